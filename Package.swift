@@ -1,0 +1,96 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "linkpulse",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "linkpulse", targets: ["linkpulse"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            name: "LinkpulseDomain",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Embedded"],
+            plugins: ["EmbedTextPlugin"]
+        ),
+        .target(
+            name: "LinkpulseStore",
+            dependencies: [
+                "LinkpulseDomain",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            plugins: ["EmbedTextPlugin"]
+        ),
+        .target(
+            name: "LinkpulseServer",
+            dependencies: [
+                "LinkpulseDomain",
+                "LinkpulseStore",
+                "CZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "linkpulse",
+            dependencies: [
+                "LinkpulseServer",
+                "LinkpulseStore",
+                "LinkpulseDomain",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Build-time embedding of text files (SQL under queries/, the bot list) so the
+        // binary carries them and runs from anywhere.
+        .executableTarget(name: "embed-text", path: "Plugins/EmbedTextTool"),
+        .plugin(name: "EmbedTextPlugin", capability: .buildTool(), dependencies: ["embed-text"]),
+        .testTarget(
+            name: "LinkpulseDomainTests",
+            dependencies: ["LinkpulseDomain"]
+        ),
+        .testTarget(
+            name: "LinkpulseServerTests",
+            dependencies: [
+                "LinkpulseServer",
+                "LinkpulseStore",
+                "LinkpulseDomain",
+                "linkpulse",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+/// What happened to a link, as reported by a landing page or an app.
+///
+/// The raw values are the wire names and the values stored in the `events.type` column.
+public enum EventKind: String, Sendable, CaseIterable, Codable {
+    /// A person tapped the link (reported by the landing page or redirect service).
+    case click
+    /// An existing install was opened by the link, or the first open after a deferred install.
+    case open
+    /// A new install, reported by the app on its first launch.
+    case install
+    /// The app was not opened: the person was sent to the web version or the store.
+    case fallback
+
+    /// Whether an event of this kind must name the link's `ref`.
+    public var requiresRef: Bool { self == .click || self == .fallback }
+}
+
+/// The device family an event came from.
+///
+/// `web` is only ever set by a sender that says so; user agents map to the other four.
+public enum Platform: String, Sendable, CaseIterable, Codable {
+    case ios, android, web, desktop, other
+
+    /// The platform a user agent string belongs to: iPhone/iPad/iPod → `ios`, Android →
+    /// `android`, Windows/macOS/Linux/ChromeOS browsers → `desktop`, anything else → `other`.
+    public static func from(userAgent: String?) -> Platform {
+        guard let ua = userAgent, !ua.isEmpty else { return .other }
+        // Order matters: Android UAs contain "Linux", iOS UAs contain "like Mac OS X".
+        if ua.contains("iPhone") || ua.contains("iPad") || ua.contains("iPod") { return .ios }
+        if ua.contains("Android") { return .android }
+        if ua.contains("Windows") || ua.contains("Macintosh") || ua.contains("Mac OS X")
+            || ua.contains("CrOS") || ua.contains("X11") || ua.contains("Linux")
+        {
+            return .desktop
+        }
+        return .other
+    }
+}

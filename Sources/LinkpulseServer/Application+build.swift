@@ -1,0 +1,161 @@
+import Foundation
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// Settings of `linkpulse serve` (flags and `LINKPULSE_…` variables map onto these).
+public struct ServerSettings: Sendable {
+    public var host: String
+    public var port: Int
+    public var trustProxy: Bool
+    /// Most events that may wait for the writer before ingest answers 503.
+    public var queueCapacity: Int
+    /// How often the id index job looks at the writer's in-memory id tail.
+    public var idIndexInterval: Duration
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
+        queueCapacity: Int = 50_000, idIndexInterval: Duration = .seconds(1)
+    ) {
+        self.host = host
+        self.port = port
+        self.trustProxy = trustProxy
+        self.queueCapacity = queueCapacity
+        self.idIndexInterval = idIndexInterval
+    }
+}
+
+/// Everything the application is wired from. The executable builds it from real parts; tests
+/// build it the same way over a temporary data directory.
+public struct AppDependencies: Sendable {
+    public var database: AppDatabase
+    public var secrets: InstallationSecrets
+    public var queue: IngestQueue
+    public var metrics: IngestMetrics
+    /// Where `/metrics` reads from; nil serves no `/metrics` route.
+    public var prometheus: PrometheusCollectorRegistry?
+    /// The current time in UTC milliseconds.
+    public var now: @Sendable () -> Int64
+
+    public init(
+        database: AppDatabase, secrets: InstallationSecrets, queue: IngestQueue = IngestQueue(),
+        metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry? = nil,
+        now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    ) {
+        self.database = database
+        self.secrets = secrets
+        self.queue = queue
+        self.metrics = metrics
+        self.prometheus = prometheus
+        self.now = now
+    }
+}
+
+/// The router with every route of the daemon.
+public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Router<LinkpulseRequestContext> {
+    let router = Router(context: LinkpulseRequestContext.self)
+    IngestController(
+        queue: deps.queue,
+        validator: EventValidator(hasher: KeyedHasher(secret: deps.secrets.hashSecretBytes)),
+        ingestKey: deps.secrets.ingestKey,
+        trustProxy: settings.trustProxy,
+        metrics: deps.metrics,
+        now: deps.now
+    ).addRoutes(to: router)
+    HealthController(database: deps.database).addRoutes(to: router)
+    AdminController(database: deps.database, readKey: deps.secrets.readKey).addRoutes(to: router)
+    if let registry = deps.prometheus {
+        MetricsController(registry: registry).addRoutes(to: router)
+    }
+    return router
+}
+
+/// The whole daemon: HTTP plus its background services (the ingest writer, the id index job).
+/// On SIGTERM/SIGINT the HTTP server stops accepting and finishes in-flight requests first,
+/// then the timers stop, then the writer drains its queue.
+public func buildApplication(
+    _ deps: AppDependencies, settings: ServerSettings, logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let services: [any Service] = [
+        IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
+        TimerService(job: IdIndexJob(database: deps.database, logger: logger), every: settings.idIndexInterval, logger: logger),
+    ]
+    return Application(
+        router: buildRouter(deps, settings: settings),
+        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
+        services: services,
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? settings.port
+            logger.notice("listening", metadata: ["host": "\(settings.host)", "port": "\(port)"])
+            await onServerRunning(port)
+        },
+        logger: logger
+    )
+}
+
+/// `GET /healthz`: 200 `{"status":"ok"}` once the database answers, else 503.
+struct HealthController: Sendable {
+    let database: AppDatabase
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.get("healthz") { _, _ -> Response in
+            if await database.isHealthy() {
+                return .json(["status": "ok"], status: .ok)
+            }
+            return .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer.", headers: [.retryAfter: "5"])
+        }
+    }
+}
+
+/// Operator endpoints, behind the read key. `GET /v1/admin/quarantine?limit=N` lists the
+/// newest rejected events with their reasons and (scrubbed) raw text.
+struct AdminController: Sendable {
+    let database: AppDatabase
+    let readKey: String
+
+    struct QuarantineResponse: Codable {
+        var events: [QuarantineRecord]
+    }
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.get("v1/admin/quarantine") { request, _ -> Response in
+            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
+            let limitText = request.uri.queryParameters["limit"].map(String.init) ?? "100"
+            guard let limit = Int(limitText), (1...1000).contains(limit) else {
+                return .error(.badRequest, code: "invalid_parameter", message: "`limit` must be a whole number from 1 to 1000.")
+            }
+            do {
+                return .json(QuarantineResponse(events: try await database.recentQuarantine(limit: limit)), status: .ok)
+            } catch {
+                return .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer.", headers: [.retryAfter: "5"])
+            }
+        }
+    }
+}
+
+extension Response {
+    static var unauthorizedRead: Response {
+        .error(
+            .unauthorized, code: "unauthorized",
+            message: "Missing or wrong read key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
+    }
+}
+
+/// `GET /metrics`: Prometheus text exposition of every metric (no refs or campaigns as labels).
+struct MetricsController: Sendable {
+    let registry: PrometheusCollectorRegistry
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.get("metrics") { _, _ -> Response in
+            var bytes: [UInt8] = []
+            registry.emit(into: &bytes)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+import NIOCore
+
+/// The answer to an ingest request: counts and, per rejected event, why.
+struct IngestResponse: Codable, Equatable {
+    struct EventProblem: Codable, Equatable {
+        var index: Int
+        var code: String
+        var field: String?
+        var message: String
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(index, forKey: .index)
+            try c.encode(code, forKey: .code)
+            try c.encode(field, forKey: .field)  // null rather than absent, for regular clients
+            try c.encode(message, forKey: .message)
+        }
+    }
+
+    var accepted: Int
+    var duplicates: Int
+    var rejected: Int
+    var errors: [EventProblem]
+}
+
+/// `POST /v1/events`: authenticates with the ingest key, reads the body (gzip/deflate, JSON,
+/// array, `{"batch":[…]}`, NDJSON), validates each event on its own, hands valid and rejected
+/// events to the writer, and answers only once they are committed.
+struct IngestController: Sendable {
+    let queue: IngestQueue
+    let validator: EventValidator
+    let ingestKey: String
+    let trustProxy: Bool
+    let metrics: IngestMetrics
+    /// The current time in UTC milliseconds (a parameter so tests can pin it).
+    let now: @Sendable () -> Int64
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        let group = router.group("v1/events").add(middleware: IngestCORSMiddleware())
+        group.post(use: ingest)
+        // Answered by the middleware; the route makes the path match for OPTIONS.
+        group.on("", method: .options) { _, _ in Response(status: .noContent) }
+    }
+
+    @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
+        let receivedAt = now()
+        guard AccessKey.check(request, expected: ingestKey) else {
+            return .error(
+                .unauthorized, code: "unauthorized",
+                message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
+        }
+        var request = request
+        let body: [UInt8]
+        switch await readBody(&request) {
+        case .bytes(let bytes): body = bytes
+        case .refused(let response): return response
+        }
+
+        let forwardedFor = forwardedAddresses(request)
+        let facts = RequestFacts(
+            receivedAtMs: receivedAt,
+            clientIP: clientIP(context: context, forwardedFor: forwardedFor),
+            userAgent: request.headers[.userAgent])
+        let format = Self.format(of: request)
+
+        let framed: [FramedEvent]
+        switch IngestBody.frame(body, format: format) {
+        case .success(let events):
+            framed = events
+        case .failure(let error) where error.kind == .tooManyEvents:
+            return .error(.contentTooLarge, code: "too_many_events", message: error.message)
+        case .failure(let error):
+            // Not JSON at all: kept in quarantine all the same, then refused as a whole.
+            let problem = EventError(code: "invalid_json", field: nil, message: error.message)
+            let record = QuarantinedEvent.make(
+                raw: body, index: nil, error: problem, request: facts, forwardedFor: forwardedFor,
+                hasher: validator.hasher)
+            metrics.rejected.increment()
+            if let failure = await store(IngestWork(events: [], quarantine: [record])).failure { return failure }
+            return .error(.badRequest, code: "invalid_json", message: error.message)
+        }
+
+        var events: [IngestEvent] = []
+        var positions: [Int] = []
+        var quarantine: [QuarantinedEvent] = []
+        var problems: [IngestResponse.EventProblem] = []
+        for (index, decoded) in PayloadDecoding.decode(body, framed).enumerated() {
+            switch decoded.flatMap({ validator.validate($0, request: facts) }) {
+            case .success(let event):
+                events.append(event)
+                positions.append(index)
+            case .failure(let problem):
+                problems.append(.init(index: index, code: problem.code, field: problem.field, message: problem.message))
+                quarantine.append(QuarantinedEvent.make(
+                    raw: body[framed[index].range], index: index, error: problem, request: facts,
+                    forwardedFor: forwardedFor, hasher: validator.hasher))
+            }
+        }
+
+        let stored = await store(IngestWork(events: events, quarantine: quarantine))
+        guard let outcomes = stored.outcomes else { return stored.failure! }
+        let duplicates = outcomes.filter { $0 == .duplicate }.count
+        let accepted = outcomes.count - duplicates
+        metrics.accepted.increment(by: accepted)
+        metrics.duplicates.increment(by: duplicates)
+        metrics.rejected.increment(by: problems.count)
+        metrics.bots.increment(by: zip(events, outcomes).filter { $0.0.isBot && $0.1 != .duplicate }.count)
+
+        let answer = IngestResponse(accepted: accepted, duplicates: duplicates, rejected: problems.count, errors: problems)
+        let allRejected = events.isEmpty && !problems.isEmpty
+        return .json(answer, status: allRejected ? .badRequest : .accepted)
+    }
+
+    /// Hands work to the writer; a full queue or a failed commit becomes a 503 with Retry-After.
+    func store(_ work: IngestWork) async -> (outcomes: [StoredOutcome]?, failure: Response?) {
+        do {
+            return (try await queue.submit(work), nil)
+        } catch IngestQueue.Failure.full {
+            metrics.overloaded.increment()
+            return (nil, .error(
+                .serviceUnavailable, code: "overloaded",
+                message: "The server is busy writing earlier events. Retry this request after the Retry-After delay; nothing of it was stored.",
+                headers: [.retryAfter: "1"]))
+        } catch IngestQueue.Failure.closed {
+            return (nil, .error(
+                .serviceUnavailable, code: "shutting_down",
+                message: "The server is restarting. Retry this request shortly; nothing of it was stored.",
+                headers: [.retryAfter: "2"]))
+        } catch {
+            return (nil, .error(
+                .serviceUnavailable, code: "storage_unavailable",
+                message: "The events could not be written to disk. Retry this request later; nothing of it was stored.",
+                headers: [.retryAfter: "5"]))
+        }
+    }
+
+    /// The body, inflated when compressed, or the error response that ends the request.
+    enum BodyRead {
+        case bytes([UInt8])
+        case refused(Response)
+    }
+
+    func readBody(_ request: inout Request) async -> BodyRead {
+        let limit = IngestLimits.maxBodyBytes
+        let tooLarge = Response.error(
+            .contentTooLarge, code: "body_too_large",
+            message: "The body is larger than \(limit) bytes (after decompression). Send fewer events per request.")
+        let encoding = request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: .whitespaces) ?? "identity"
+        guard ["identity", "gzip", "x-gzip", "deflate"].contains(encoding) else {
+            return .refused(.error(
+                .unsupportedMediaType, code: "unsupported_encoding",
+                message: "Content-Encoding \(encoding) is not supported; send the body plain, gzip or deflate."))
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch {
+            return .refused(tooLarge)
+        }
+        let raw = Array(buffer.readableBytesView)
+        guard encoding != "identity" else { return .bytes(raw) }
+        do {
+            return .bytes(try Zlib.inflate(raw, limit: limit))
+        } catch .tooLarge {
+            return .refused(tooLarge)
+        } catch {
+            return .refused(.error(
+                .badRequest, code: "invalid_encoding",
+                message: "The body is not valid \(encoding) data; compress the whole body or drop Content-Encoding."))
+        }
+    }
+
+    static func format(of request: Request) -> BodyFormat {
+        let type = request.headers[.contentType]?.lowercased() ?? ""
+        let ndjson = ["application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"]
+        return ndjson.contains { type.hasPrefix($0) } ? .ndjson : .json
+    }
+
+    /// `X-Forwarded-For` entries, read only when the proxy in front is trusted.
+    func forwardedAddresses(_ request: Request) -> [String] {
+        guard trustProxy else { return [] }
+        return request.headers[values: .init("X-Forwarded-For")!]
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The visitor's address: with a trusted proxy, the last `X-Forwarded-For` entry (the one
+    /// the proxy itself saw; entries to its left are whatever the client claimed), else the peer.
+    func clientIP(context: LinkpulseRequestContext, forwardedFor: [String]) -> String? {
+        if let forwarded = forwardedFor.last, let address = canonicalIP(forwarded) { return address }
+        return context.remoteAddress?.ipAddress.flatMap(canonicalIP)
+    }
+}

@@ -1,0 +1,105 @@
+import LinkpulseStore
+import Synchronization
+
+/// The bounded hand-off between ingest handlers and the writer.
+///
+/// Handlers `submit` a request's work and wait; the writer `take`s everything pending at once
+/// and commits it in one transaction (group commit), so many concurrent requests share one
+/// fsync. When more than `capacity` events wait, `submit` fails at once with `.full` (the
+/// handler answers 503 with Retry-After) instead of letting latency and memory grow.
+public final class IngestQueue: Sendable {
+    public enum Failure: Error, Equatable {
+        /// Too many events are waiting for the writer.
+        case full
+        /// The daemon is shutting down and no longer takes work.
+        case closed
+    }
+
+    /// A submission waiting for the writer.
+    public struct Pending: Sendable {
+        public let work: IngestWork
+        let continuation: CheckedContinuation<[StoredOutcome], any Error>
+
+        /// Hands the writer's answer back to the waiting handler.
+        public func finish(_ result: Result<[StoredOutcome], any Error>) {
+            continuation.resume(with: result)
+        }
+    }
+
+    struct State {
+        var pending: [Pending] = []
+        var pendingEvents = 0
+        var writer: CheckedContinuation<Void, Never>?
+        var closed = false
+    }
+
+    /// Most events (valid plus quarantined) that may wait for the writer at once.
+    public let capacity: Int
+    private let state = Mutex(State())
+
+    public init(capacity: Int = 50_000) {
+        self.capacity = capacity
+    }
+
+    /// How many events wait for the writer now.
+    public var depth: Int { state.withLock { $0.pendingEvents } }
+
+    /// Queues a request's work and returns, per valid event, what the writer made of it, once
+    /// it is committed. Throws `Failure.full` / `.closed` without queueing, or the writer's error.
+    public func submit(_ work: IngestWork) async throws -> [StoredOutcome] {
+        let size = max(1, work.events.count + work.quarantine.count)
+        return try await withCheckedThrowingContinuation { continuation in
+            let (refusal, writer) = state.withLock { state -> (Failure?, CheckedContinuation<Void, Never>?) in
+                if state.closed { return (.closed, nil) }
+                // One oversized submission is let through when nothing else waits.
+                if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil) }
+                state.pending.append(Pending(work: work, continuation: continuation))
+                state.pendingEvents += size
+                let writer = state.writer
+                state.writer = nil
+                return (nil, writer)
+            }
+            if let refusal {
+                continuation.resume(throwing: refusal)
+            } else {
+                writer?.resume()
+            }
+        }
+    }
+
+    /// Everything pending, waiting until there is something; nil once closed and drained.
+    /// Only the writer calls this, from one task.
+    public func take() async -> [Pending]? {
+        while true {
+            let batch: [Pending]? = state.withLock { state in
+                if !state.pending.isEmpty {
+                    let batch = state.pending
+                    state.pending = []
+                    state.pendingEvents = 0
+                    return batch
+                }
+                return state.closed ? [] : nil
+            }
+            if let batch { return batch.isEmpty ? nil : batch }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if !state.pending.isEmpty || state.closed { return true }
+                    state.writer = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+
+    /// Stops taking new work; what is already queued is still handed to the writer.
+    public func close() {
+        let writer = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.closed = true
+            let writer = state.writer
+            state.writer = nil
+            return writer
+        }
+        writer?.resume()
+    }
+}

@@ -1,0 +1,4 @@
+-- indexed_seqs_for_key: the seqs of indexed events whose id has this 64-bit key.
+-- Parameters (positional): id_key. Reads the attached id index (schema "ids").
+-- Idempotent: yes (read-only).
+SELECT seq FROM ids.event_ids WHERE id_key = ?
