@@ -143,11 +143,23 @@ public enum IngestBody {
                     events = [FramedEvent(range: start..<i, rejection: Self.check(start..<i, depth: depth))]
                 }
             default:
-                return .failure(Self.notJSON)
+                // A bare scalar is JSON, just not an event: framed so validation can say so.
+                guard skipValue(limit: bytes.count) != nil, isScalar(start..<i) else { return .failure(Self.notJSON) }
+                events = [FramedEvent(range: start..<i, rejection: nil)]
             }
             skipSpace()
             guard i == bytes.count else { return .failure(Self.notJSON) }
             return .success(events)
+        }
+
+        /// Whether the bytes are one JSON string, number, `true`, `false` or `null`.
+        func isScalar(_ range: Range<Int>) -> Bool {
+            let token = UnsafeBufferPointer(rebasing: bytes[range])
+            if token.first == UInt8(ascii: "\"") { return true }  // skipValue matched the quotes
+            if token.elementsEqual("true".utf8) || token.elementsEqual("false".utf8) || token.elementsEqual("null".utf8) {
+                return true
+            }
+            return !token.isEmpty && token.allSatisfy { Array("0123456789+-.eE".utf8).contains($0) }
         }
 
         /// Reads the array at `i` into events; leaves `i` after its closing bracket.

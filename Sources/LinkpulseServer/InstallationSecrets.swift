@@ -19,6 +19,12 @@ public struct InstallationSecrets: Sendable, Codable, Equatable {
 
     public static let fileName = "secrets.json"
 
+    public init(ingestKey: String, readKey: String, hashSecret: String) {
+        self.ingestKey = ingestKey
+        self.readKey = readKey
+        self.hashSecret = hashSecret
+    }
+
     /// The hashing secret as bytes.
     public var hashSecretBytes: [UInt8] {
         var bytes: [UInt8] = []

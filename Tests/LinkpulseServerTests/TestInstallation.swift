@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import LinkpulseDomain
+import LinkpulseServer
+import LinkpulseStore
+import Logging
+import NIOCore
+
+/// A throw-away Linkpulse installation: its own data directory, database and known keys,
+/// wired through the same builders as the daemon.
+struct TestInstallation {
+    static let ingestKey = "lpi_test_ingest_key"
+    static let readKey = "lpr_test_read_key"
+    static let secrets = InstallationSecrets(
+        ingestKey: ingestKey, readKey: readKey, hashSecret: String(repeating: "ab", count: 32))
+
+    let directory: URL
+    let database: AppDatabase
+    let logger: Logger
+
+    init(durability: Durability = .normal) throws {
+        directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-test-\(UUID().uuidString)")
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        self.logger = logger
+        database = try AppDatabase(directory: directory, durability: durability, logger: logger)
+    }
+
+    var hasher: KeyedHasher { KeyedHasher(secret: Self.secrets.hashSecretBytes) }
+
+    func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil) -> AppDependencies {
+        var deps = AppDependencies(database: database, secrets: Self.secrets, queue: IngestQueue(capacity: queueCapacity))
+        if let now { deps.now = now }
+        return deps
+    }
+
+    func application(
+        _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0)
+    ) -> some ApplicationProtocol {
+        buildApplication(deps ?? dependencies(), settings: settings, logger: logger)
+    }
+
+    /// A read-only view of the events database, as an operator would open it.
+    func reader() throws -> DatabaseQueue {
+        var config = Configuration()
+        config.readonly = true
+        return try DatabaseQueue(path: directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
+    }
+
+    func count(_ sql: String) throws -> Int {
+        try reader().read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+
+    func remove() {
+        try? database.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// The decoded ingest answer.
+struct IngestAnswer: Decodable, Equatable {
+    struct Problem: Decodable, Equatable {
+        var index: Int
+        var code: String
+        var field: String?
+        var message: String
+    }
+    var accepted: Int
+    var duplicates: Int
+    var rejected: Int
+    var errors: [Problem]
+}
+
+struct ErrorAnswer: Decodable {
+    struct Detail: Decodable {
+        var code: String
+        var message: String
+    }
+    var error: Detail
+}
+
+extension TestResponse {
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(buffer: body))
+    }
+}
+
+extension TestClientProtocol {
+    /// POSTs a body to `/v1/events` with the ingest key.
+    func postEvents(
+        _ body: String, contentType: String = "application/json", headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [.authorization: "Bearer \(TestInstallation.ingestKey)", .contentType: contentType]
+        headers.append(contentsOf: extra)
+        return try await execute(uri: "/v1/events", method: .post, headers: headers, body: ByteBuffer(string: body))
+    }
+}
