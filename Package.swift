@@ -80,6 +80,14 @@ let package = Package(
             dependencies: ["LinkpulseDomain"]
         ),
         .testTarget(
+            name: "LinkpulseStoreTests",
+            dependencies: [
+                "LinkpulseStore",
+                "LinkpulseDomain",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
             name: "LinkpulseServerTests",
             dependencies: [
                 "LinkpulseServer",

@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+import Logging
+import Testing
+
+@testable import LinkpulseStore
+
+/// A store in a temporary directory; `reopen()` simulates a restart.
+final class TemporaryStore {
+    let directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)")
+    var database: AppDatabase
+    let logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        return logger
+    }()
+
+    init(tailLimit: Int = 200_000) throws {
+        database = try AppDatabase(directory: directory, durability: .normal, tailLimit: tailLimit, logger: logger)
+    }
+
+    func reopen(tailLimit: Int = 200_000) throws {
+        try database.close()
+        database = try AppDatabase(directory: directory, durability: .normal, tailLimit: tailLimit, logger: logger)
+    }
+
+    deinit {
+        try? database.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func event(_ id: String) -> IngestEvent {
+        IngestEvent(id: id, kind: .open, occurredAtMs: 1_795_255_620_000, receivedAtMs: 1_795_255_620_000, platform: .ios, visitorId: "v")
+    }
+
+    /// Ingests ids as one request and returns how many were stored (the rest were duplicates).
+    @discardableResult
+    func ingest(_ ids: [String]) async throws -> Int {
+        let outcomes = try await database.ingest([IngestWork(events: ids.map(event), quarantine: [])])
+        return outcomes[0].filter { $0 != .duplicate }.count
+    }
+
+    func count(_ sql: String) throws -> Int {
+        try database.pool.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+}
+
+@Suite struct IdIndexTests {
+    @Test func duplicatesAreFoundBeforeAndAfterAMerge() async throws {
+        let store = try TemporaryStore()
+        let ids = (0..<500).map { "id-\($0)" }
+        #expect(try await store.ingest(ids) == 500)
+        #expect(store.database.idTailCount == 500)
+        #expect(try await store.ingest(Array(ids[0..<10])) == 0)
+
+        #expect(try store.database.mergeIdIndex() == 500)
+        #expect(try await store.ingest(Array(ids[490..<500]) + ["new-1"]) == 1)
+        #expect(store.database.idTailCount == 1)  // the merged ids left memory at the next write
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 500)
+        #expect(try store.count("SELECT indexed_through_seq FROM ids.index_state") == 500)
+        #expect(try store.count("SELECT count(*) FROM events") == 501)
+    }
+
+    @Test func aSecondMergeWithNothingNewDoesNothing() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest(["a", "b"])
+        #expect(try store.database.mergeIdIndex() == 2)
+        #expect(try store.database.mergeIdIndex() == 0)
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 2)
+    }
+
+    @Test func survivesRestartsWithAndWithoutMerges() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest((0..<100).map { "r\($0)" })
+        try store.database.mergeIdIndex(maxCount: 60)
+        try await store.ingest((100..<150).map { "r\($0)" })
+        try store.reopen()
+        #expect(store.database.idTailCount == 90)  // 40 unmerged + 50 new, reloaded from disk
+        #expect(try await store.ingest((0..<150).map { "r\($0)" }) == 0)
+        #expect(try await store.ingest(["r150"]) == 1)
+    }
+
+    @Test func startupCatchesUpALongTail() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest((0..<1000).map { "t\($0)" })
+        try store.reopen(tailLimit: 100)
+        #expect(store.database.idTailCount <= 100)
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") >= 900)
+        #expect(try await store.ingest((0..<1000).map { "t\($0)" }) == 0)
+    }
+
+    @Test func aMissingIndexFileIsRebuilt() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest((0..<300).map { "m\($0)" })
+        try store.database.mergeIdIndex()
+        try store.database.close()
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.idIndexFileName + suffix))
+        }
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 50, logger: store.logger)
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") >= 250)
+        #expect(try await store.ingest((0..<300).map { "m\($0)" }) == 0)
+    }
+
+    @Test func anIndexOfAnotherDatabaseIsRebuilt() async throws {
+        let first = try TemporaryStore()
+        let second = try TemporaryStore()
+        try await first.ingest((0..<50).map { "x\($0)" })
+        try first.database.mergeIdIndex()
+        try await second.ingest((0..<20).map { "y\($0)" })
+        try second.database.mergeIdIndex()
+        try first.database.close()
+        try second.database.close()
+        // Put the first installation's index beside the second's events.
+        for suffix in ["", "-wal", "-shm"] {
+            let target = second.directory.appending(path: AppDatabase.idIndexFileName + suffix)
+            try? FileManager.default.removeItem(at: target)
+            try? FileManager.default.copyItem(at: first.directory.appending(path: AppDatabase.idIndexFileName + suffix), to: target)
+        }
+        try first.reopen()
+        second.database = try AppDatabase(directory: second.directory, durability: .normal, logger: second.logger)
+        #expect(try await second.ingest((0..<20).map { "y\($0)" }) == 0)
+        #expect(try await second.ingest(["x1"]) == 1)
+        try second.database.mergeIdIndex()
+        #expect(try second.count("SELECT count(*) FROM ids.event_ids") == 21)
+    }
+
+    @Test func mergesRacingTheWriterNeverLetADuplicateThrough() async throws {
+        let store = try TemporaryStore()
+        let database = store.database
+        let merger = Task.detached {
+            var merged = 0
+            while !Task.isCancelled {
+                merged += try database.mergeIdIndex(maxCount: 37)
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            return merged
+        }
+        // Every id is sent twice, the second time a few requests later, while merges run.
+        for round in 0..<200 {
+            let fresh = (0..<20).map { "race-\(round)-\($0)" }
+            let again = round >= 3 ? (0..<20).map { "race-\(round - 3)-\($0)" } : []
+            #expect(try await store.ingest(fresh + again) == 20)
+        }
+        merger.cancel()
+        _ = try? await merger.value
+        #expect(try store.count("SELECT count(*) FROM events") == 4000)
+        #expect(try store.count("SELECT count(DISTINCT event_id) FROM events") == 4000)
+    }
+
+    @Test func tailKeepsEverySeqOfASharedKey() {
+        var tail = IdTail()
+        tail.add(key: 5, seq: 1)
+        tail.add(key: 5, seq: 2)
+        tail.add(key: 5, seq: 3)
+        tail.add(key: 9, seq: 4)
+        #expect(tail.seqs(for: 5) == [1, 2, 3])
+        #expect(tail.count == 4)
+        tail.requestPrune(through: 1)
+        #expect(tail.seqs(for: 5) == [1, 2, 3])  // nothing dropped until the writer applies it
+        tail.applyPendingPrune()
+        #expect(tail.seqs(for: 5) == [2, 3])
+        #expect(tail.seqs(for: 9) == [4])
+        #expect(tail.count == 3)
+        tail.requestPrune(through: 3)
+        tail.applyPendingPrune()
+        #expect(tail.seqs(for: 5) == [])
+        #expect(tail.count == 1)
+    }
+
+    @Test func keyCollisionsAreResolvedByTheIdItself() async throws {
+        // Two different ids stored under one key (as a 64-bit collision would) stay distinct.
+        let store = try TemporaryStore()
+        try await store.database.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO events (event_id, id_key, type, occurred_at_ms, received_at_ms, platform, visitor_id)
+                VALUES ('collider', ?, 'open', 0, 0, 'ios', 'v')
+                """, arguments: [EventIdKey.of("victim")])
+        }
+        try store.reopen()
+        #expect(try await store.ingest(["victim"]) == 1)
+        #expect(try await store.ingest(["victim"]) == 0)
+        try store.database.mergeIdIndex()
+        #expect(try await store.ingest(["victim"]) == 0)
+        #expect(try store.count("SELECT count(*) FROM events WHERE event_id = 'victim'") == 1)
+    }
+}
