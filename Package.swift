@@ -27,6 +27,10 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
+            name: "CSQLiteTuning",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
+        .target(
             name: "LinkpulseDomain",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -38,7 +42,9 @@ let package = Package(
             name: "LinkpulseStore",
             dependencies: [
                 "LinkpulseDomain",
+                "CSQLiteTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["EmbedTextPlugin"]

@@ -34,26 +34,9 @@ public struct BotDetector: Sendable {
     /// browser or app. A missing or empty user agent is not judged a bot.
     public func reason(userAgent: String?) -> String? {
         guard let userAgent, !userAgent.isEmpty else { return nil }
-        let haystack = userAgent.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        for rule in rules where rule.parts.allSatisfy({ Self.contains(haystack, $0) }) {
-            return rule.reason
+        let lowered = userAgent.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+        return lowered.withUnsafeBytes { haystack in
+            rules.first { rule in rule.parts.allSatisfy { ByteSearch.contains(haystack, $0) } }?.reason
         }
-        return nil
-    }
-
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, haystack.count >= needle.count else { return needle.isEmpty }
-        let first = needle[0]
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first {
-                var j = 1
-                while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return true }
-            }
-            i += 1
-        }
-        return false
     }
 }

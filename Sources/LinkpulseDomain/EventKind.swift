@@ -25,14 +25,18 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
     /// `android`, Windows/macOS/Linux/ChromeOS browsers → `desktop`, anything else → `other`.
     public static func from(userAgent: String?) -> Platform {
         guard let ua = userAgent, !ua.isEmpty else { return .other }
-        // Order matters: Android UAs contain "Linux", iOS UAs contain "like Mac OS X".
-        if ua.contains("iPhone") || ua.contains("iPad") || ua.contains("iPod") { return .ios }
-        if ua.contains("Android") { return .android }
-        if ua.contains("Windows") || ua.contains("Macintosh") || ua.contains("Mac OS X")
-            || ua.contains("CrOS") || ua.contains("X11") || ua.contains("Linux")
-        {
-            return .desktop
+        return ByteSearch.withBytes(ua) { bytes in
+            // Order matters: Android UAs contain "Linux", iOS UAs contain "like Mac OS X".
+            if markers.ios.contains(where: { ByteSearch.contains(bytes, $0) }) { return .ios }
+            if markers.android.contains(where: { ByteSearch.contains(bytes, $0) }) { return .android }
+            if markers.desktop.contains(where: { ByteSearch.contains(bytes, $0) }) { return .desktop }
+            return .other
         }
-        return .other
     }
+
+    private static let markers = (
+        ios: ["iPhone", "iPad", "iPod"].map { Array($0.utf8) },
+        android: ["Android"].map { Array($0.utf8) },
+        desktop: ["Windows", "Macintosh", "Mac OS X", "CrOS", "X11", "Linux"].map { Array($0.utf8) }
+    )
 }

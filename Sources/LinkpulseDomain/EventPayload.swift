@@ -13,6 +13,8 @@ public enum Field<Value: Sendable>: Sendable {
     }
 }
 
+extension Field: Equatable where Value: Equatable {}
+
 /// A `timestamp` or `sent_at` as sent: an RFC 3339 string or a JSON number of epoch milliseconds.
 public enum TimeValue: Sendable, Decodable, Equatable {
     case text(String)
@@ -64,7 +66,7 @@ public enum PropertyValue: Sendable, Codable, Equatable {
 /// The wire shape of one ingest event, decoded leniently: decoding never fails on a field of
 /// the wrong type (that becomes `.wrongType`), so one bad field or event never spoils a batch.
 /// Unknown top-level fields are ignored. `EventValidator` turns it into an `IngestEvent`.
-public struct EventPayload: Sendable, Decodable {
+public struct EventPayload: Sendable, Decodable, Equatable {
     public var isObject = true
     public var id: Field<String> = .absent
     public var type: Field<String> = .absent
@@ -87,7 +89,7 @@ public struct EventPayload: Sendable, Decodable {
     /// `.wrongType` also when the object holds a value that is not a string, number or bool.
     public var properties: Field<[String: PropertyValue]> = .absent
 
-    enum Key: String, CodingKey {
+    enum Key: String, CodingKey, CaseIterable {
         case id, type, ref, campaign, source, medium, platform, timestamp
         case sentAt = "sent_at", deviceId = "device_id", clickId = "click_id", deferred
         case url, referrer, userAgent = "user_agent", ip, osVersion = "os_version"
@@ -101,31 +103,35 @@ public struct EventPayload: Sendable, Decodable {
             isObject = false
             return
         }
-        id = Self.field(c, .id)
-        type = Self.field(c, .type)
-        ref = Self.field(c, .ref)
-        campaign = Self.field(c, .campaign)
-        source = Self.field(c, .source)
-        medium = Self.field(c, .medium)
-        platform = Self.field(c, .platform)
-        timestamp = Self.field(c, .timestamp)
-        sentAt = Self.field(c, .sentAt)
-        deviceId = Self.field(c, .deviceId)
-        clickId = Self.field(c, .clickId)
-        deferred = Self.field(c, .deferred)
-        url = Self.field(c, .url)
-        referrer = Self.field(c, .referrer)
-        userAgent = Self.field(c, .userAgent)
-        ip = Self.field(c, .ip)
-        osVersion = Self.field(c, .osVersion)
-        appVersion = Self.field(c, .appVersion)
-        properties = Self.field(c, .properties)
+        // Only the keys present are visited: events carry a handful of the nineteen fields.
+        for key in c.allKeys {
+            switch key {
+            case .id: id = Self.field(c, key)
+            case .type: type = Self.field(c, key)
+            case .ref: ref = Self.field(c, key)
+            case .campaign: campaign = Self.field(c, key)
+            case .source: source = Self.field(c, key)
+            case .medium: medium = Self.field(c, key)
+            case .platform: platform = Self.field(c, key)
+            case .timestamp: timestamp = Self.field(c, key)
+            case .sentAt: sentAt = Self.field(c, key)
+            case .deviceId: deviceId = Self.field(c, key)
+            case .clickId: clickId = Self.field(c, key)
+            case .deferred: deferred = Self.field(c, key)
+            case .url: url = Self.field(c, key)
+            case .referrer: referrer = Self.field(c, key)
+            case .userAgent: userAgent = Self.field(c, key)
+            case .ip: ip = Self.field(c, key)
+            case .osVersion: osVersion = Self.field(c, key)
+            case .appVersion: appVersion = Self.field(c, key)
+            case .properties: properties = Self.field(c, key)
+            }
+        }
     }
 
     static func field<V: Decodable & Sendable>(_ c: KeyedDecodingContainer<Key>, _ key: Key) -> Field<V> {
-        guard c.contains(key) else { return .absent }
-        if (try? c.decodeNil(forKey: key)) == true { return .absent }
         if let value = try? c.decode(V.self, forKey: key) { return .value(value) }
+        if (try? c.decodeNil(forKey: key)) == true { return .absent }
         return .wrongType(sent: describe(c, key))
     }
 
@@ -135,11 +141,7 @@ public struct EventPayload: Sendable, Decodable {
         if (try? c.decode(Bool.self, forKey: key)) != nil { return "a boolean" }
         if (try? c.decode(Double.self, forKey: key)) != nil { return "a number" }
         if (try? c.nestedUnkeyedContainer(forKey: key)) != nil { return "an array" }
-        if (try? c.decode([String: PropertyValue].self, forKey: key)) == nil,
-           (try? c.nestedContainer(keyedBy: Key.self, forKey: key)) != nil
-        {
-            return "an object with nested or null values"
-        }
-        return "an object"
+        // Only `properties` takes an object; there, the object's values were the problem.
+        return key == .properties ? "an object with nested or null values" : "an object"
     }
 }

@@ -27,11 +27,11 @@ public struct RequestFacts: Sendable {
 /// Hashes addresses with the installation's secret; never keeps a raw IP.
 public struct EventValidator: Sendable {
     public let hasher: KeyedHasher
-    public let bots: BotDetector
+    public let userAgents: UserAgentClassifier
 
-    public init(hasher: KeyedHasher, bots: BotDetector = .standard) {
+    public init(hasher: KeyedHasher, userAgents: UserAgentClassifier = UserAgentClassifier()) {
         self.hasher = hasher
-        self.bots = bots
+        self.userAgents = userAgents
     }
 
     public func validate(_ p: EventPayload, request: RequestFacts) -> Result<IngestEvent, EventError> {
@@ -74,6 +74,8 @@ public struct EventValidator: Sendable {
         let appVersion = try text(p.appVersion, "app_version", max: IngestLimits.maxVersionLength)
         let properties = try propertiesJSON(p.properties)
 
+        let ipHash = ip.map(hasher.ipHash)
+        let verdict = userAgents.classify(userAgent)
         let platform: Platform
         if let platformText {
             guard let named = Platform(rawValue: platformText.lowercased()) else {
@@ -83,17 +85,17 @@ public struct EventValidator: Sendable {
             }
             platform = named
         } else {
-            platform = Platform.from(userAgent: userAgent)
+            platform = verdict.platform
         }
 
         return IngestEvent(
             id: id, kind: kind, occurredAtMs: occurredAt, receivedAtMs: request.receivedAtMs, sentAtMs: sentAt,
             ref: ref, campaign: campaign, source: source, medium: medium, platform: platform,
             deviceId: deviceId, clickId: clickId, deferred: deferred, url: url, referrer: referrer,
-            userAgent: userAgent, ipHash: ip.map(hasher.ipHash),
-            visitorId: deviceId ?? hasher.visitorId(ip: ip, userAgent: userAgent),
+            userAgent: userAgent, ipHash: ipHash,
+            visitorId: deviceId ?? hasher.visitorId(ipHash: ipHash, userAgent: userAgent),
             osVersion: osVersion, appVersion: appVersion, propertiesJSON: properties,
-            botReason: bots.reason(userAgent: userAgent))
+            botReason: verdict.botReason)
     }
 
     func eventKind(_ field: Field<String>) throws -> EventKind {
@@ -121,6 +123,8 @@ public struct EventValidator: Sendable {
         case .wrongType(let sent): throw wrongType(name, sent: sent, expected: "a string")
         case .value(let value):
             if value.isEmpty { return nil }
+            // Bytes bound code points from above: count code points only when it matters.
+            if value.utf8.count <= max { return value }
             let length = value.unicodeScalars.count
             guard length <= max else {
                 throw EventError(

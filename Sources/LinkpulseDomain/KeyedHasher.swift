@@ -4,25 +4,53 @@ import Crypto
 /// secret, so the same visitor hashes the same way across restarts but the raw value cannot be
 /// recovered or looked up in a precomputed table.
 public struct KeyedHasher: Sendable {
-    // Kept as bytes: SymmetricKey is not Sendable; making one per hash costs one allocation.
-    private let secret: [UInt8]
-    private var key: SymmetricKey { SymmetricKey(data: secret) }
+    /// The HMAC already keyed: each hash copies this state instead of rekeying.
+    private let keyed: KeyedHMAC
 
     /// - Parameter secret: the installation secret (32 random bytes, kept under `data/`).
     public init(secret: [UInt8]) {
-        self.secret = secret
+        self.keyed = KeyedHMAC(HMAC<SHA256>(key: SymmetricKey(data: secret)))
     }
 
     /// HMAC-SHA256 of an IP address, as 32 hex digits (the first 128 bits).
     public func ipHash(_ ip: String) -> String {
-        hex(HMAC<SHA256>.authenticationCode(for: Array(("ip\u{0}" + ip).utf8), using: key), bytes: 16)
+        hex(keyed.code("ip", ip, nil), bytes: 16)
     }
 
-    /// The visitor id of an event without a `device_id`: HMAC-SHA256 of IP and user agent, as
-    /// `v:` and 32 hex digits. Either part may be missing.
-    public func visitorId(ip: String?, userAgent: String?) -> String {
-        let message = "visitor\u{0}" + (ip ?? "") + "\u{0}" + (userAgent ?? "")
-        return "v:" + hex(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: key), bytes: 16)
+    /// The visitor id of an event without a `device_id`, as `v:` and 32 hex digits: SHA-256 of
+    /// the IP's keyed hash (`ipHash`, so the id is keyed too) and the user agent; an HMAC of the
+    /// user agent alone when there is no address. One keyed hash per event instead of two.
+    public func visitorId(ipHash: String?, userAgent: String?) -> String {
+        guard let ipHash else { return "v:" + hex(keyed.code("visitor", "", userAgent ?? ""), bytes: 16) }
+        var sha = SHA256()
+        sha.update(data: Array("visitor\u{0}\(ipHash)\u{0}\(userAgent ?? "")".utf8))
+        return "v:" + hex(sha.finalize(), bytes: 16)
+    }
+}
+
+/// A keyed HMAC state, copied for each message (the copy is a plain value; the key is never
+/// set up again).
+private struct KeyedHMAC: @unchecked Sendable {
+    // HMAC is a value type, but swift-crypto does not declare it Sendable; it is never mutated
+    // here, only copied.
+    let state: HMAC<SHA256>
+
+    init(_ state: HMAC<SHA256>) { self.state = state }
+
+    /// The code of the NUL-separated parts (domain, then one or two values).
+    func code(_ domain: String, _ first: String, _ second: String?) -> HMAC<SHA256>.MAC {
+        var message: [UInt8] = []
+        message.reserveCapacity(domain.utf8.count + first.utf8.count + (second?.utf8.count ?? 0) + 2)
+        message.append(contentsOf: domain.utf8)
+        message.append(0)
+        message.append(contentsOf: first.utf8)
+        if let second {
+            message.append(0)
+            message.append(contentsOf: second.utf8)
+        }
+        var hmac = state
+        hmac.update(data: message)
+        return hmac.finalize()
     }
 }
 

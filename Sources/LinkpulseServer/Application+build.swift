@@ -83,6 +83,7 @@ public func buildApplication(
     let services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, logger: logger), every: settings.idIndexInterval, logger: logger),
+        TimerService(job: CheckpointJob(database: deps.database), every: .milliseconds(500), logger: logger),
     ]
     return Application(
         router: buildRouter(deps, settings: settings),

@@ -37,7 +37,7 @@ enum AccessKey {
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return parts[1].trimmingCharacters(in: .whitespaces)
+                return String(parts[1].drop { $0 == " " })
             }
         }
         if let key = request.headers[headerName] { return key }

@@ -88,3 +88,17 @@ final class MutexBox<Value: Sendable>: Sendable {
         set { mutex.withLock { $0 = newValue } }
     }
 }
+
+/// Checkpoints the events database's WAL on its own connection, so commits never pay for it.
+public struct CheckpointJob: TimerJob {
+    public let name = "checkpoint"
+    let database: AppDatabase
+
+    public init(database: AppDatabase) {
+        self.database = database
+    }
+
+    public func run() throws {
+        try database.checkpoint()
+    }
+}

@@ -37,9 +37,32 @@ extension AppDatabase {
             for pair in pairs { try insert.execute(arguments: [pair.key, pair.seq]) }
             try db.execute(sql: "UPDATE index_state SET indexed_through_seq = ?", arguments: [upTo])
         }
+        // The filter learns the keys before the writer may forget them: no moment without either.
+        if filter.withLock({ $0.count + pairs.count > $0.capacity }) {
+            try rebuildFilter(capacity: 2 * (filter.withLock { $0.count } + pairs.count))
+        } else {
+            for chunk in stride(from: 0, to: pairs.count, by: 8192) {
+                filter.withLock { filter in
+                    for pair in pairs[chunk..<min(chunk + 8192, pairs.count)] { filter.insert(pair.key) }
+                }
+            }
+        }
         indexedThrough.withLock { $0 = upTo }
         tail.withLock { $0.requestPrune(through: upTo) }
+        // Keep the index file's WAL short; readers only ever hold it for one lookup.
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         return pairs.count
+    }
+
+    /// Builds a filter of every key in the on-disk index, sized for `capacity` keys, and swaps
+    /// it in. Called at open and by merges when the filter is full.
+    func rebuildFilter(capacity: Int) throws {
+        var fresh = IdFilter(capacity: capacity)
+        try idIndex.read { db in
+            let keys = try Int64.fetchCursor(db, sql: "SELECT id_key FROM event_ids")
+            while let key = try keys.next() { fresh.insert(key) }
+        }
+        filter.withLock { $0 = fresh }
     }
 
     /// At open: ties the id index to this database, rebuilds it when it belongs elsewhere or
@@ -69,6 +92,8 @@ extension AppDatabase {
             return 0
         }
         indexedThrough.withLock { $0 = through }
+        let indexedCount = try idIndex.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event_ids") ?? 0 }
+        try rebuildFilter(capacity: max(1 << 20, 2 * indexedCount))
         while try maxSeq() - indexedThrough.withLock({ $0 }) > Int64(tailLimit) {
             let merged = try mergeIdIndex()
             logger.info("id index caught up", metadata: ["merged": "\(merged)"])

@@ -41,6 +41,9 @@ extension AppDatabase {
             added = []
             var seenInCommit: [String: Int64] = [:]
             let insert = try db.cachedStatement(sql: queries.insertEvent)
+            let lookups = IdLookups(
+                indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
+                stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
             let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
             for request in work {
                 var results: [StoredOutcome] = []
@@ -51,11 +54,11 @@ extension AppDatabase {
                         continue
                     }
                     let key = EventIdKey.of(event.id)
-                    if try isStored(db, id: event.id, key: key) {
+                    if try isStored(db, id: event.id, key: key, lookups) {
                         results.append(.duplicate)
                         continue
                     }
-                    try insert.execute(arguments: Self.arguments(event, key: key))
+                    try Self.insert(event, key: key, with: HotStatement(insert, in: db))
                     let seq = db.lastInsertedRowID
                     seenInCommit[event.id] = seq
                     added.append((key, seq))
@@ -80,24 +83,54 @@ extension AppDatabase {
 
     /// Whether an event with exactly this id is stored: candidates by key from the in-memory
     /// tail and the on-disk id index, confirmed by comparing the stored id.
-    func isStored(_ db: Database, id: String, key: Int64) throws -> Bool {
-        let fromTail = tail.withLock { $0.seqs(for: key) }
-        let fromIndex = try Int64.fetchAll(db.cachedStatement(sql: queries.indexedSeqsForKey), arguments: [key])
-        for seq in fromTail + fromIndex {
-            if try String.fetchOne(db.cachedStatement(sql: queries.eventIdAtSeq), arguments: [seq]) == id {
-                return true
-            }
+    /// The two statements of an id lookup, prepared once per commit.
+    struct IdLookups {
+        let indexed: Statement
+        let stored: Statement
+    }
+
+    func isStored(_ db: Database, id: String, key: Int64, _ lookups: IdLookups) throws -> Bool {
+        var candidates = tail.withLock { $0.seqs(for: key) }
+        if filter.withLock({ $0.mayContain(key) }) {
+            let indexed = HotStatement(lookups.indexed, in: db)
+            indexed.bind(1, key)
+            try indexed.forEachInt64 { candidates.append($0) }
+        }
+        for seq in candidates {
+            let stored = HotStatement(lookups.stored, in: db)
+            stored.bind(1, seq)
+            if try stored.firstText() == id { return true }
         }
         return false
     }
 
-    static func arguments(_ e: IngestEvent, key: Int64) -> StatementArguments {
-        [
-            e.id, key, e.kind.rawValue, e.occurredAtMs, e.receivedAtMs, e.sentAtMs,
-            e.ref, e.campaign, e.source, e.medium, e.platform.rawValue, e.deviceId, e.clickId,
-            e.deferred, e.url, e.referrer, e.userAgent, e.ipHash, e.visitorId, e.osVersion,
-            e.appVersion, e.propertiesJSON, e.isBot, e.botReason,
-        ]
+    /// Binds an event to `insert_event.sql` in its parameter order and runs it.
+    static func insert(_ e: IngestEvent, key: Int64, with statement: HotStatement) throws {
+        statement.bind(1, e.id)
+        statement.bind(2, key)
+        statement.bind(3, e.kind.rawValue)
+        statement.bind(4, e.occurredAtMs)
+        statement.bind(5, e.receivedAtMs)
+        statement.bind(6, e.sentAtMs)
+        statement.bind(7, e.ref)
+        statement.bind(8, e.campaign)
+        statement.bind(9, e.source)
+        statement.bind(10, e.medium)
+        statement.bind(11, e.platform.rawValue)
+        statement.bind(12, e.deviceId)
+        statement.bind(13, e.clickId)
+        statement.bind(14, e.deferred)
+        statement.bind(15, e.url)
+        statement.bind(16, e.referrer)
+        statement.bind(17, e.userAgent)
+        statement.bind(18, e.ipHash)
+        statement.bind(19, e.visitorId)
+        statement.bind(20, e.osVersion)
+        statement.bind(21, e.appVersion)
+        statement.bind(22, e.propertiesJSON)
+        statement.bind(23, e.isBot)
+        statement.bind(24, e.botReason)
+        try statement.run()
     }
 
     /// The newest quarantined events, newest first (for operators).

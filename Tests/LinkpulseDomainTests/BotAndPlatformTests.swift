@@ -85,8 +85,13 @@ import Testing
         #expect(a.ipHash("203.0.113.7") != b.ipHash("203.0.113.7"))
         #expect(a.ipHash("203.0.113.7").count == 32)
         #expect(!a.ipHash("203.0.113.7").contains("203"))
-        #expect(a.visitorId(ip: "203.0.113.7", userAgent: "UA") != a.visitorId(ip: "203.0.113.7", userAgent: "UB"))
-        #expect(a.visitorId(ip: "203.0.113.7", userAgent: "UA").hasPrefix("v:"))
+        let ip = a.ipHash("203.0.113.7")
+        #expect(a.visitorId(ipHash: ip, userAgent: "UA") != a.visitorId(ipHash: ip, userAgent: "UB"))
+        #expect(a.visitorId(ipHash: ip, userAgent: "UA").hasPrefix("v:"))
+        #expect(a.visitorId(ipHash: ip, userAgent: "UA").count == 34)
+        // Keyed: another installation gives the same visitor another id, with or without an address.
+        #expect(a.visitorId(ipHash: ip, userAgent: "UA") != b.visitorId(ipHash: b.ipHash("203.0.113.7"), userAgent: "UA"))
+        #expect(a.visitorId(ipHash: nil, userAgent: "UA") != b.visitorId(ipHash: nil, userAgent: "UA"))
     }
 
     @Test func eventIdKeysAreStable() {

@@ -1,0 +1,75 @@
+import GRDB
+import GRDBSQLite
+
+/// Direct binding and stepping of a GRDB-cached statement, for the ingest writer's per-event
+/// statements only. GRDB's `StatementArguments` boxes every value in an existential, which
+/// costs more than the insert itself at tens of thousands of events a second; here values go
+/// straight to `sqlite3_bind_*`. The statement still comes from `Database.cachedStatement`,
+/// so GRDB owns its lifetime, and it is reset before every use.
+struct HotStatement {
+    let handle: OpaquePointer
+    let db: Database
+
+    init(_ statement: Statement, in db: Database) {
+        self.handle = statement.sqliteStatement
+        self.db = db
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ index: Int32, _ value: String?) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        value.withUTF8 { bytes in
+            _ = sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Int64?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Bool?) {
+        bind(index, value.map { $0 ? Int64(1) : 0 })
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws {
+        let code = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else { throw error(code) }
+    }
+
+    /// Runs a query and hands each row's first column, as an integer, to `body`.
+    func forEachInt64(_ body: (Int64) throws -> Void) throws {
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code) }
+            try body(sqlite3_column_int64(handle, 0))
+        }
+    }
+
+    /// Runs a query and returns the first row's first column as text (nil when no row).
+    func firstText() throws -> String? {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw error(code) }
+        guard let text = sqlite3_column_text(handle, 0) else { return nil }
+        return String(cString: text)
+    }
+
+    private func error(_ code: Int32) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+
+/// A value behind a lock, shareable between tasks and threads.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// The real `linkpulse` binary, started as a child process over a data directory, for tests
+/// that need a real process: crashes, signals, restarts.
+final class DaemonProcess: Sendable {
+    let process: Process
+    let output = Locked("")
+    let port: Int
+
+    /// The binary the test build already has, next to the test bundle.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "linkpulse")
+    }
+
+    /// Starts `linkpulse serve --port 0` and waits until it says which port it listens on.
+    init(dataDirectory: URL, arguments extra: [String] = [], environment: [String: String] = [:]) throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path] + extra
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = self.output
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+        try process.run()
+        self.process = process
+
+        let deadline = Date().addingTimeInterval(60)
+        var found: Int?
+        while found == nil, Date() < deadline, process.isRunning {
+            Thread.sleep(forTimeInterval: 0.02)
+            found = output.withLock { Self.listeningPort(in: $0) }
+        }
+        guard let found else {
+            process.terminate()
+            throw DaemonError.didNotStart(output.withLock { $0 })
+        }
+        port = found
+    }
+
+    static func listeningPort(in log: String) -> Int? {
+        for line in log.split(separator: "\n") where line.contains("listening") && line.contains("port=") {
+            let digits = line.split(separator: "port=")[1].prefix { $0.isNumber }
+            if let port = Int(digits) { return port }
+        }
+        return nil
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// SIGKILL: no chance to flush or clean up.
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then waits for the exit status (nil when it did not exit within `timeout`).
+    func terminate(timeout: TimeInterval = 30) -> Int32? {
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    var log: String { output.withLock { $0 } }
+}
+
+enum DaemonError: Error, CustomStringConvertible {
+    case didNotStart(String)
+
+    var description: String {
+        switch self {
+        case .didNotStart(let log): "linkpulse did not start listening. Output:\n\(log)"
+        }
+    }
+}

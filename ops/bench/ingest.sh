@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Ingest benchmark: the release daemon against nginx answering `return 204` to the same POSTs
+# (this machine's ceiling), driven by wrk on loopback, in the same run.
+#
+# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal]
+#   --prefill N   first loads N events through the API (e.g. 10000000), then measures
+#
+# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and the daemon's peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PREFILL=0
+DURATION=10
+DURABILITY=full
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefill) PREFILL="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --durability) DURABILITY="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || need+=(nginx-light)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+ops/install-deps.sh build
+swift build -c release --product linkpulse >/dev/null
+
+WORK=$(mktemp -d /tmp/linkpulse-bench.XXXXXX)
+NGINX_PORT=18090
+LP_PORT=18091
+KEY=lpi_bench_key
+LP_PID=""; NGINX_PID=""; SAMPLER_PID=""
+cleanup() {
+  [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null || true
+  [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
+  [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+cat > "$WORK/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_max_body_size 2m;
+  client_body_buffer_size 1m;
+  keepalive_requests 10000000;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location / { return 204; }
+  }
+}
+CONF
+nginx -c "$WORK/nginx.conf" &
+NGINX_PID=$!
+
+LINKPULSE_LOG_LEVEL=warning .build/release/linkpulse serve --port $LP_PORT --data-dir "$WORK/data" \
+  --ingest-key $KEY --durability "$DURABILITY" > "$WORK/linkpulse.log" 2>&1 &
+LP_PID=$!
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$LP_PORT/healthz" >/dev/null && break
+  sleep 0.1
+done
+
+# Peak resident memory of the daemon, sampled every 100 ms.
+( peak=0; while kill -0 $LP_PID 2>/dev/null; do
+    rss=$(awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null || echo 0)
+    [ "${rss:-0}" -gt "$peak" ] && peak=$rss && echo "$peak" > "$WORK/rss_peak_kb"
+    sleep 0.1
+  done ) &
+SAMPLER_PID=$!
+
+stored() {
+  python3 - "$WORK/data/linkpulse.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+print(db.execute("select coalesce(max(seq), 0) from events").fetchone()[0])
+PY
+}
+
+if [ "$PREFILL" -gt 0 ]; then
+  echo "prefilling $PREFILL events through the API..." >&2
+  start=$(date +%s)
+  while [ "$(stored)" -lt "$PREFILL" ]; do
+    BATCH=1000 KEY=$KEY wrk -t2 -c16 -d20s -s ops/bench/events.lua "http://127.0.0.1:$LP_PORT/v1/events" >/dev/null
+  done
+  echo "prefilled $(stored) events in $(( $(date +%s) - start )) s; waiting for the id index to catch up" >&2
+  sleep 5
+fi
+echo 0 > "$WORK/rss_peak_kb"
+
+run() {  # name url batch connections
+  local line
+  local threads=2; [ "$4" -lt 2 ] && threads=1
+  line=$(BATCH=$3 KEY=$KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
+  echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
+}
+
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 64
+run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 1 64
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 1
+run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 1 1
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64
+run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 100 64
+
+python3 - "$WORK/results" "$(cat "$WORK/rss_peak_kb")" "$(stored)" "$DURABILITY" <<'PY'
+import sys
+rows = []
+for line in open(sys.argv[1]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+    rows.append((parts[0], int(fields["batch"]), int(fields["conns"]), fields))
+print(f"\nIngest benchmark (durability={sys.argv[4]}, {sys.argv[3]} events stored at the end)")
+print(f"{'server':<10} {'events/req':>10} {'conns':>5} {'req/s':>10} {'events/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'vs nginx':>8}")
+ceiling = {}
+for name, batch, conns, f in rows:
+    rps = float(f["rps"])
+    if name == "nginx":
+        ceiling[(batch, conns)] = rps
+    ratio = rps / ceiling[(batch, conns)] if name != "nginx" and (batch, conns) in ceiling else None
+    errors = int(f["errors"]) + int(f["non2xx"])
+    print(f"{name:<10} {batch:>10} {conns:>5} {rps:>10.0f} {rps * batch:>11.0f} {float(f['p50_ms']):>8.2f} {float(f['p99_ms']):>8.2f} {errors:>6} {('%.0f%%' % (ratio * 100)) if ratio else '':>8}")
+print(f"linkpulse peak RSS under load: {int(sys.argv[2]) / 1024:.1f} MB")
+PY

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
+# the SQLite and zlib headers (build), and whatever the test suite needs.
+# Usage: ops/install-deps.sh [build|test]
+set -euo pipefail
+
+want=(libsqlite3-dev zlib1g-dev pkg-config)
+if [ "${1:-build}" = "test" ]; then
+  : # nothing more yet
+fi
+
+missing=()
+for package in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
