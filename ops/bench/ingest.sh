@@ -44,6 +44,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+for port in $NGINX_PORT $LP_PORT; do
+  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+    echo "port $port is already in use; stop whatever listens there first" >&2
+    exit 1
+  fi
+done
+
 cat > "$WORK/nginx.conf" <<CONF
 worker_processes 2;
 daemon off;
@@ -67,15 +74,15 @@ NGINX_PID=$!
 LINKPULSE_LOG_LEVEL=warning .build/release/linkpulse serve --port $LP_PORT --data-dir "$WORK/data" \
   --ingest-key $KEY --durability "$DURABILITY" > "$WORK/linkpulse.log" 2>&1 &
 LP_PID=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$LP_PORT/healthz" >/dev/null && break
+  kill -0 $LP_PID 2>/dev/null || { cat "$WORK/linkpulse.log" >&2; exit 1; }
   sleep 0.1
 done
 
-# Peak resident memory of the daemon, sampled every 100 ms.
-( peak=0; while kill -0 $LP_PID 2>/dev/null; do
-    rss=$(awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null || echo 0)
-    [ "${rss:-0}" -gt "$peak" ] && peak=$rss && echo "$peak" > "$WORK/rss_peak_kb"
+# Resident memory of the daemon, sampled every 100 ms (one line a sample, in KiB).
+( while kill -0 $LP_PID 2>/dev/null; do
+    awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null >> "$WORK/rss_kb"
     sleep 0.1
   done ) &
 SAMPLER_PID=$!
@@ -97,10 +104,13 @@ if [ "$PREFILL" -gt 0 ]; then
   echo "prefilled $(stored) events in $(( $(date +%s) - start )) s; waiting for the id index to catch up" >&2
   sleep 5
 fi
-echo 0 > "$WORK/rss_peak_kb"
+# Only the samples taken during the measured runs count.
+touch "$WORK/rss_kb"
+RSS_FROM=$(wc -l < "$WORK/rss_kb")
 
 run() {  # name url batch connections
   local line
+  kill -0 $LP_PID 2>/dev/null || { echo "linkpulse died:" >&2; cat "$WORK/linkpulse.log" >&2; exit 1; }
   local threads=2; [ "$4" -lt 2 ] && threads=1
   line=$(BATCH=$3 KEY=$KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
   echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
@@ -113,7 +123,8 @@ run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 1 1
 run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64
 run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 100 64
 
-python3 - "$WORK/results" "$(cat "$WORK/rss_peak_kb")" "$(stored)" "$DURABILITY" <<'PY'
+RSS_PEAK=$(tail -n +"$((RSS_FROM + 1))" "$WORK/rss_kb" | sort -n | tail -1)
+python3 - "$WORK/results" "${RSS_PEAK:-0}" "$(stored)" "$DURABILITY" <<'PY'
 import sys
 rows = []
 for line in open(sys.argv[1]):
