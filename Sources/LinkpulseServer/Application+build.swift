@@ -15,11 +15,14 @@ public struct ServerSettings: Sendable {
     public var queueCapacity: Int
     /// How often the id index job looks at the writer's in-memory id tail.
     public var idIndexInterval: Duration
+    /// How many new ids the writer holds in memory before they are merged into the id index.
+    public var idMergeThreshold: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
-        queueCapacity: Int = 50_000, idIndexInterval: Duration = .seconds(1)
+        queueCapacity: Int = 50_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000
     ) {
+        self.idMergeThreshold = idMergeThreshold
         self.host = host
         self.port = port
         self.trustProxy = trustProxy
@@ -82,8 +85,8 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
-        TimerService(job: IdIndexJob(database: deps.database, logger: logger), every: settings.idIndexInterval, logger: logger),
-        TimerService(job: CheckpointJob(database: deps.database), every: .milliseconds(500), logger: logger),
+        TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
+        TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
     ]
     return Application(
         router: buildRouter(deps, settings: settings),

@@ -1,5 +1,6 @@
 import Dispatch
 import LinkpulseStore
+import Metrics
 import Synchronization
 import Logging
 import ServiceLifecycle
@@ -59,6 +60,7 @@ public struct IdIndexJob: TimerJob {
     let threshold: Int
     let maxAge: Duration
     let lastMerge = MutexBox(ContinuousClock.now)
+    let mergeDuration = Metrics.Timer(label: "linkpulse_store_id_merge_step_duration_seconds", preferredDisplayUnit: .seconds)
     let logger: Logger
 
     public init(database: AppDatabase, threshold: Int = 100_000, maxAge: Duration = .seconds(60), logger: Logger) {
@@ -69,12 +71,15 @@ public struct IdIndexJob: TimerJob {
     }
 
     public func run() throws {
-        let waiting = database.idTailCount
-        let stale = ContinuousClock.now - lastMerge.value > maxAge
-        guard waiting >= threshold || (waiting > 0 && stale) else { return }
+        if !database.idMergeInProgress {
+            let waiting = database.idTailCount
+            let stale = ContinuousClock.now - lastMerge.value > maxAge
+            guard waiting >= threshold || (waiting > 0 && stale) else { return }
+        }
         let start = ContinuousClock.now
-        let merged = try database.mergeIdIndex()
-        lastMerge.value = ContinuousClock.now
+        let (merged, finished) = try database.mergeIdIndexStep()
+        if finished { lastMerge.value = ContinuousClock.now }
+        mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])
     }
 }
@@ -98,7 +103,11 @@ public struct CheckpointJob: TimerJob {
         self.database = database
     }
 
+    let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
+
     public func run() throws {
+        let start = ContinuousClock.now
         try database.checkpoint()
+        duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
     }
 }

@@ -12,46 +12,83 @@ extension AppDatabase {
     /// How many stored ids are not yet in the on-disk index (held in memory by the writer).
     public var idTailCount: Int { tail.withLock { $0.count } }
 
+    /// Whether a merge round has started and not finished (see `mergeIdIndexStep`).
+    public var idMergeInProgress: Bool { mergeRound.withLock { $0 != nil } }
+
     /// Merges the ids of up to `maxCount` committed events past the watermark into the on-disk
-    /// index and advances the watermark in the same transaction. Returns how many it merged.
-    ///
-    /// Synchronous and idempotent; call it from one place at a time (the id index job, or
-    /// start-up). Safe beside the writer: the writer drops merged ids from memory only at the
-    /// start of its next transaction.
+    /// index, all at once, and advances the watermark. Returns how many it merged. Finishes a
+    /// round already in progress instead of starting one. For start-up and tests; the id index
+    /// job uses `mergeIdIndexStep` to spread the work.
     @discardableResult
     public func mergeIdIndex(maxCount: Int = 1_000_000) throws -> Int {
-        let from = indexedThrough.withLock { $0 }
-        let newest = try maxSeq()
-        guard newest > from else { return 0 }
-        let upTo = min(newest, from + Int64(maxCount))
-        var pairs = try pool.read { db in
-            var pairs: [(key: Int64, seq: Int64)] = []
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [from, upTo])
-            while let row = try rows.next() { pairs.append((row[0], row[1])) }
-            return pairs
+        var total = 0
+        repeat {
+            total += try mergeIdIndexStep(maxCount: maxCount, slices: 1).merged
+        } while idMergeInProgress
+        return total
+    }
+
+    /// One step of a merge round. A round takes the ids of up to `maxCount` committed events
+    /// past the watermark, sorted by key, and inserts them in `slices` key ranges, one range per
+    /// call, each in its own transaction of the index file: a merge rewrites most of the index's
+    /// leaves, and in slices that cost is spread over several timer ticks instead of stealing
+    /// the CPU from ingest at once. The last slice advances the watermark in its transaction;
+    /// only then may the writer forget those ids. A crash mid-round leaves extra index entries
+    /// past the watermark, which the next round inserts again harmlessly (INSERT OR IGNORE).
+    ///
+    /// Synchronous; call it from one place at a time (the id index job, or start-up). Safe
+    /// beside the writer, which forgets merged ids only at the start of its next transaction.
+    @discardableResult
+    public func mergeIdIndexStep(maxCount: Int = 1_000_000, slices: Int = 8) throws -> (merged: Int, roundFinished: Bool) {
+        var round: MergeRound
+        if let current = mergeRound.withLock({ $0 }) {
+            round = current
+        } else {
+            let from = indexedThrough.withLock { $0 }
+            let newest = try maxSeq()
+            guard newest > from else { return (0, true) }
+            let upTo = min(newest, from + Int64(maxCount))
+            var pairs = try pool.read { db in
+                var pairs: [(key: Int64, seq: Int64)] = []
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [from, upTo])
+                while let row = try rows.next() { pairs.append((row[0], row[1])) }
+                return pairs
+            }
+            // Sorted by key, each slice is one key range, inserted left to right.
+            pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
+            round = MergeRound(upTo: upTo, pairs: pairs, slices: max(1, min(slices, pairs.count)))
         }
-        // Sorted by key, the inserts walk the B-tree once from left to right.
-        pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
+        let n = round.pairs.count
+        let slice = round.pairs[(round.slicesDone * n / round.slices)..<((round.slicesDone + 1) * n / round.slices)]
+        let last = round.slicesDone + 1 == round.slices
         try idIndex.write { db in
             let insert = try db.cachedStatement(sql: queries.insertEventId)
-            for pair in pairs { try insert.execute(arguments: [pair.key, pair.seq]) }
-            try db.execute(sql: "UPDATE index_state SET indexed_through_seq = ?", arguments: [upTo])
+            for pair in slice { try insert.execute(arguments: [pair.key, pair.seq]) }
+            if last {
+                try db.execute(sql: "UPDATE index_state SET indexed_through_seq = ?", arguments: [round.upTo])
+            }
         }
         // The filter learns the keys before the writer may forget them: no moment without either.
-        if filter.withLock({ $0.count + pairs.count > $0.capacity }) {
-            try rebuildFilter(capacity: 2 * (filter.withLock { $0.count } + pairs.count))
+        if filter.withLock({ $0.count + slice.count > $0.capacity }) {
+            try rebuildFilter(capacity: 2 * (filter.withLock { $0.count } + slice.count))
         } else {
-            for chunk in stride(from: 0, to: pairs.count, by: 8192) {
+            for chunk in stride(from: slice.startIndex, to: slice.endIndex, by: 8192) {
                 filter.withLock { filter in
-                    for pair in pairs[chunk..<min(chunk + 8192, pairs.count)] { filter.insert(pair.key) }
+                    for pair in slice[chunk..<min(chunk + 8192, slice.endIndex)] { filter.insert(pair.key) }
                 }
             }
         }
-        indexedThrough.withLock { $0 = upTo }
-        tail.withLock { $0.requestPrune(through: upTo) }
+        guard last else {
+            round.slicesDone += 1
+            mergeRound.withLock { $0 = round }
+            return (slice.count, false)
+        }
+        indexedThrough.withLock { $0 = round.upTo }
+        tail.withLock { $0.requestPrune(through: round.upTo) }
+        mergeRound.withLock { $0 = nil }
         // Keep the index file's WAL short; readers only ever hold it for one lookup.
         _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        return pairs.count
+        return (slice.count, true)
     }
 
     /// Builds a filter of every key in the on-disk index, sized for `capacity` keys, and swaps
@@ -105,5 +142,19 @@ extension AppDatabase {
             while let row = try rows.next() { loaded.add(key: row[0], seq: row[1]) }
             tail.withLock { $0 = loaded }
         }
+    }
+}
+
+/// A merge into the id index in progress: the sorted ids to insert and how many slices are done.
+struct MergeRound: Sendable {
+    let upTo: Int64
+    let pairs: [(key: Int64, seq: Int64)]
+    let slices: Int
+    var slicesDone = 0
+
+    init(upTo: Int64, pairs: [(key: Int64, seq: Int64)], slices: Int) {
+        self.upTo = upTo
+        self.pairs = pairs
+        self.slices = slices
     }
 }

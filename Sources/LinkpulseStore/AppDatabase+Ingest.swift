@@ -29,7 +29,10 @@ extension AppDatabase {
     ///
     /// Only the ingest writer may call this (writes are serialised by the pool anyway).
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
-        try await pool.writeWithoutTransaction { db in try self.ingestSync(db, work) }
+        try await pool.writeWithoutTransaction { db in
+            self.resetWALIfWanted(db)
+            return try self.ingestSync(db, work)
+        }
     }
 
     func ingestSync(_ db: Database, _ work: [IngestWork]) throws -> [[StoredOutcome]] {

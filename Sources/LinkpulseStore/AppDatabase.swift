@@ -37,6 +37,10 @@ public final class AppDatabase: Sendable {
     let tail: Mutex<IdTail>
     /// Which keys the on-disk id index may hold (see `IdFilter`).
     let filter: Mutex<IdFilter>
+    /// The id index merge in progress, if any (see `mergeIdIndexStep`).
+    let mergeRound: Mutex<MergeRound?>
+    /// Set by `checkpoint` when the WAL should start over; the writer acts on it between commits.
+    let walResetWanted: Mutex<Bool>
     /// The id index's watermark as last written by a merge (merges run one at a time).
     let indexedThrough: Mutex<Int64>
     let logger: Logger
@@ -97,6 +101,8 @@ public final class AppDatabase: Sendable {
 
         tail = Mutex(IdTail())
         filter = Mutex(IdFilter(capacity: 0))
+        mergeRound = Mutex(nil)
+        walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
         try prepareIdIndex(tailLimit: tailLimit)
     }
@@ -117,20 +123,26 @@ public final class AppDatabase: Sendable {
     }
 
     /// Copies committed pages from the WAL into the database file without blocking the writer
-    /// or readers (a passive checkpoint). Under constant writes a passive checkpoint never
-    /// catches the WAL's end, and SQLite only rewinds a WAL that was checkpointed to its end; so
-    /// past `restartPages` the checkpoint waits for the writer once (RESTART), which lets the
-    /// next commit start the WAL over. Synchronous; run it from the checkpoint timer.
-    /// Returns the WAL's size in pages and how many of them are in the database file.
+    /// or readers (a passive checkpoint). SQLite only starts a WAL over when a checkpoint has
+    /// reached its end, which a checkpoint running beside constant writes never does; so past
+    /// `restartPages` it asks the writer to finish the job between two commits (see
+    /// `resetWALIfWanted`), where only the last few frames are left to copy. Synchronous; run
+    /// it from the checkpoint timer. Returns the WAL's size in pages and how many were copied.
     @discardableResult
     public func checkpoint(restartPages: Int = 8192) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
             let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
             let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
-            guard pages > restartPages else { return (pages, done) }
-            let restarted = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(RESTART)")
-            return (restarted?[1] ?? 0, restarted?[2] ?? 0)
+            if pages > restartPages { walResetWanted.withLock { $0 = true } }
+            return (pages, done)
         }
+    }
+
+    /// On the writer's connection, between transactions: a passive checkpoint that nothing can
+    /// overtake (no other writer exists), after which the next commit starts the WAL over.
+    func resetWALIfWanted(_ db: Database) {
+        guard walResetWanted.withLock({ let wanted = $0; $0 = false; return wanted }) else { return }
+        _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
     }
 
     /// Closes every connection. The object must not be used afterwards.

@@ -34,15 +34,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most events that may wait for the writer before ingest answers 503 (LINKPULSE_QUEUE_CAPACITY).")
     var queueCapacity: Int = Environment.int("queue-capacity") ?? 50_000
 
+    @Option(help: "New event ids held in memory before they are merged into the id index (LINKPULSE_ID_MERGE_THRESHOLD).")
+    var idMergeThreshold: Int = Environment.int("id-merge-threshold") ?? 100_000
+
     mutating func validate() throws {
         try Environment.validate(
-            ints: ["port", "queue-capacity"], bools: ["trust-proxy"],
+            ints: ["port", "queue-capacity", "id-merge-threshold"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full or normal.")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
         guard queueCapacity > 0 else { throw ValidationError("--queue-capacity must be positive.") }
+        guard idMergeThreshold > 0 else { throw ValidationError("--id-merge-threshold must be positive.") }
     }
 
     func run() async throws {
@@ -60,7 +64,8 @@ struct Serve: AsyncParsableCommand {
 
         let deps = AppDependencies(
             database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry)
-        let settings = ServerSettings(host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity)
+        let settings = ServerSettings(host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
+            idMergeThreshold: idMergeThreshold)
         let app = buildApplication(deps, settings: settings, logger: logger)
         try await app.runService()
         try database.close()

@@ -149,6 +149,52 @@ final class TemporaryStore {
         #expect(try store.count("SELECT count(DISTINCT event_id) FROM events") == 4000)
     }
 
+    @Test func aRoundInSlicesAdvancesTheWatermarkOnlyAtTheEnd() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest((0..<400).map { "s\($0)" })
+        var steps = 0
+        var finished = false
+        while !finished {
+            let step = try store.database.mergeIdIndexStep(slices: 4)
+            steps += 1
+            finished = step.roundFinished
+            #expect(step.merged == 100)
+            // Between slices every id is still found, and new duplicates are still refused.
+            #expect(try await store.ingest(["s\(steps * 7)", "s399"]) == 0)
+            let watermark = try store.count("SELECT indexed_through_seq FROM ids.index_state")
+            #expect(watermark == (finished ? 400 : 0))
+            #expect(store.database.idMergeInProgress == !finished)
+        }
+        #expect(steps == 4)
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 400)
+        #expect(try await store.ingest(["s0", "fresh"]) == 1)
+        #expect(store.database.idTailCount == 1)
+    }
+
+    @Test func aRoundCutShortByARestartIsRedoneHarmlessly() async throws {
+        let store = try TemporaryStore()
+        try await store.ingest((0..<300).map { "c\($0)" })
+        _ = try store.database.mergeIdIndexStep(slices: 3)
+        _ = try store.database.mergeIdIndexStep(slices: 3)
+        try store.reopen()  // the round's last slice never ran
+        #expect(store.database.idTailCount == 300)
+        #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
+        try store.database.mergeIdIndex()
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 300)
+        #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
+    }
+
+    @Test func theWriterStartsTheWALOverWhenAsked() async throws {
+        let store = try TemporaryStore()
+        for round in 0..<20 { try await store.ingest((0..<50).map { "w\(round)-\($0)" }) }
+        let before = try store.database.checkpoint(restartPages: 1)
+        #expect(before.walPages > 20)
+        try await store.ingest(["after-reset"])
+        let after = try store.database.checkpoint()
+        #expect(after.walPages < before.walPages / 4, "the WAL started over: \(before.walPages) → \(after.walPages)")
+        #expect(try store.count("SELECT count(*) FROM events") == 1001)
+    }
+
     @Test func tailKeepsEverySeqOfASharedKey() {
         var tail = IdTail()
         tail.add(key: 5, seq: 1)
