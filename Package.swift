@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
-            name: "CSQLiteTuning",
+            name: "CSystemTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         .target(
@@ -42,7 +42,7 @@ let package = Package(
             name: "LinkpulseStore",
             dependencies: [
                 "LinkpulseDomain",
-                "CSQLiteTuning",
+                "CSystemTuning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -70,6 +70,7 @@ let package = Package(
                 "LinkpulseServer",
                 "LinkpulseStore",
                 "LinkpulseDomain",
+                "CSystemTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

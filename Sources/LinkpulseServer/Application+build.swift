@@ -20,7 +20,7 @@ public struct ServerSettings: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
-        queueCapacity: Int = 50_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000
+        queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000
     ) {
         self.idMergeThreshold = idMergeThreshold
         self.host = host

@@ -37,7 +37,7 @@ public final class IngestQueue: Sendable {
     public let capacity: Int
     private let state = Mutex(State())
 
-    public init(capacity: Int = 50_000) {
+    public init(capacity: Int = 20_000) {
         self.capacity = capacity
     }
 

@@ -77,7 +77,10 @@ public struct IdIndexJob: TimerJob {
             guard waiting >= threshold || (waiting > 0 && stale) else { return }
         }
         let start = ContinuousClock.now
-        let (merged, finished) = try database.mergeIdIndexStep()
+        // Spread a round over ticks while merges keep up; when ids pile up faster than that
+        // (sustained batch load), merge whole rounds to keep the writer's memory bounded.
+        let behind = database.idTailCount > 3 * threshold
+        let (merged, finished) = try database.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
         if finished { lastMerge.value = ContinuousClock.now }
         mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import CSQLiteTuning
+import CSystemTuning
 import Logging
 import Synchronization
 
@@ -75,7 +75,7 @@ public final class AppDatabase: Sendable {
 
         var config = Configuration()
         config.busyMode = .timeout(10)
-        config.maximumReaderCount = 4
+        config.maximumReaderCount = 2
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")

