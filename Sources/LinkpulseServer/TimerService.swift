@@ -1,6 +1,4 @@
 import Dispatch
-import LinkpulseStore
-import Metrics
 import Synchronization
 import Logging
 import ServiceLifecycle
@@ -30,7 +28,7 @@ public struct TimerService: Service {
     public func run() async throws {
         let queue = DispatchQueue(label: "linkpulse.timer.\(job.name)")
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanos = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        let nanos = Int(interval.nanoseconds)
         timer.schedule(
             deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
             leeway: .nanoseconds(max(nanos / 20, 1_000_000)))
@@ -52,41 +50,6 @@ public struct TimerService: Service {
     }
 }
 
-/// Merges the writer's in-memory id tail into the on-disk id index when it has grown past
-/// `threshold` ids, or when ids have waited longer than `maxAge` (to keep restarts fast).
-public struct IdIndexJob: TimerJob {
-    public let name = "id-index"
-    let database: AppDatabase
-    let threshold: Int
-    let maxAge: Duration
-    let lastMerge = MutexBox(ContinuousClock.now)
-    let mergeDuration = Metrics.Timer(label: "linkpulse_store_id_merge_step_duration_seconds", preferredDisplayUnit: .seconds)
-    let logger: Logger
-
-    public init(database: AppDatabase, threshold: Int = 100_000, maxAge: Duration = .seconds(60), logger: Logger) {
-        self.database = database
-        self.threshold = threshold
-        self.maxAge = maxAge
-        self.logger = logger
-    }
-
-    public func run() throws {
-        if !database.idMergeInProgress {
-            let waiting = database.idTailCount
-            let stale = ContinuousClock.now - lastMerge.value > maxAge
-            guard waiting >= threshold || (waiting > 0 && stale) else { return }
-        }
-        let start = ContinuousClock.now
-        // Spread a round over ticks while merges keep up; when ids pile up faster than that
-        // (sustained batch load), merge whole rounds to keep the writer's memory bounded.
-        let behind = database.idTailCount > 3 * threshold
-        let (merged, finished) = try database.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
-        if finished { lastMerge.value = ContinuousClock.now }
-        mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
-        logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])
-    }
-}
-
 /// A value behind a lock, for small bits of state shared with timer handlers.
 final class MutexBox<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
@@ -94,23 +57,5 @@ final class MutexBox<Value: Sendable>: Sendable {
     var value: Value {
         get { mutex.withLock { $0 } }
         set { mutex.withLock { $0 = newValue } }
-    }
-}
-
-/// Checkpoints the events database's WAL on its own connection, so commits never pay for it.
-public struct CheckpointJob: TimerJob {
-    public let name = "checkpoint"
-    let database: AppDatabase
-
-    public init(database: AppDatabase) {
-        self.database = database
-    }
-
-    let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
-
-    public func run() throws {
-        let start = ContinuousClock.now
-        try database.checkpoint()
-        duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
     }
 }
