@@ -70,7 +70,7 @@ extension AppDatabase {
         }
         // The filter learns the keys before the writer may forget them: no moment without either.
         if filter.withLock({ $0.count + slice.count > $0.capacity }) {
-            try rebuildFilter(capacity: 2 * (filter.withLock { $0.count } + slice.count))
+            try rebuildFilter(capacity: (filter.withLock { $0.count } + slice.count) * 3 / 2)
         } else {
             for chunk in stride(from: slice.startIndex, to: slice.endIndex, by: 8192) {
                 filter.withLock { filter in
@@ -130,7 +130,7 @@ extension AppDatabase {
         }
         indexedThrough.withLock { $0 = through }
         let indexedCount = try idIndex.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event_ids") ?? 0 }
-        try rebuildFilter(capacity: max(1 << 20, 2 * indexedCount))
+        try rebuildFilter(capacity: max(1 << 20, indexedCount * 3 / 2))
         while try maxSeq() - indexedThrough.withLock({ $0 }) > Int64(tailLimit) {
             let merged = try mergeIdIndex()
             logger.info("id index caught up", metadata: ["merged": "\(merged)"])

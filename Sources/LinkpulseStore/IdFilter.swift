@@ -1,9 +1,9 @@
 /// A Bloom filter over the id keys in the on-disk id index: when it says a key is absent (for
 /// almost every new event) the writer skips the index lookup, and with it the random page read
 /// that would otherwise cost more than the insert. It never says "absent" for a key it was
-/// given; about 0.3% of absent keys come back "maybe", which costs only that lookup.
+/// given; about 1% of absent keys come back "maybe", which costs only that lookup.
 ///
-/// 12 bits and 8 probes per key. It is filled by whoever merges into the index, before the
+/// 10 bits and 7 probes per key (1.2 MB per million keys). It is filled by whoever merges into the index, before the
 /// writer forgets those keys from memory, so it covers every indexed key at every moment.
 struct IdFilter: Sendable {
     private(set) var bits: [UInt64]
@@ -11,8 +11,8 @@ struct IdFilter: Sendable {
     /// Keys it was sized for; past this the false-positive rate climbs and it should be rebuilt.
     let capacity: Int
 
-    static let bitsPerKey = 12
-    static let probes = 8
+    static let bitsPerKey = 10
+    static let probes = 7
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1 << 16)

@@ -232,3 +232,19 @@ final class TemporaryStore {
         #expect(try store.count("SELECT count(*) FROM events WHERE event_id = 'victim'") == 1)
     }
 }
+
+@Suite struct IdFilterTests {
+    @Test func neverForgetsAKeyAndRarelyImaginesOne() {
+        var filter = IdFilter(capacity: 100_000)
+        var rng = SystemRandomNumberGenerator()
+        let keys = (0..<100_000).map { _ in Int64.random(in: .min ... .max, using: &rng) }
+        for key in keys { filter.insert(key) }
+        #expect(keys.allSatisfy { filter.mayContain($0) })
+        let strangers = (0..<100_000).map { _ in Int64.random(in: .min ... .max, using: &rng) }
+        let falsePositives = strangers.filter { filter.mayContain($0) }.count
+        #expect(falsePositives < 2_000, "false-positive rate \(Double(falsePositives) / 1000)%")
+        #expect(!filter.isOverfull)
+        filter.insert(1)
+        #expect(filter.isOverfull)
+    }
+}
