@@ -80,8 +80,8 @@ let package = Package(
         ),
         // Build-time embedding of text files (SQL under queries/, the bot list) so the
         // binary carries them and runs from anywhere.
-        .executableTarget(name: "embed-text", path: "Plugins/EmbedTextTool"),
-        .plugin(name: "EmbedTextPlugin", capability: .buildTool(), dependencies: ["embed-text"]),
+        .executableTarget(name: "embed-text"),
+        .plugin(name: "EmbedTextPlugin", capability: .buildTool(), dependencies: ["embed-text"], path: "Sources/EmbedTextPlugin"),
         .testTarget(
             name: "LinkpulseDomainTests",
             dependencies: ["LinkpulseDomain"]
