@@ -17,11 +17,18 @@ public struct ServerSettings: Sendable {
     public var idIndexInterval: Duration
     /// How many new ids the writer holds in memory before they are merged into the id index.
     public var idMergeThreshold: Int
+    /// How often the rollup job runs.
+    public var rollupInterval: Duration
+    /// The IANA zone stats use when a request names none.
+    public var defaultTimeZone: String
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
-        queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000
+        queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000,
+        rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC"
     ) {
+        self.rollupInterval = rollupInterval
+        self.defaultTimeZone = defaultTimeZone
         self.idMergeThreshold = idMergeThreshold
         self.host = host
         self.port = port
@@ -42,12 +49,15 @@ public struct AppDependencies: Sendable {
     public var prometheus: PrometheusCollectorRegistry?
     /// The current time in UTC milliseconds.
     public var now: @Sendable () -> Int64
+    public var logger: Logger
 
     public init(
         database: AppDatabase, secrets: InstallationSecrets, queue: IngestQueue = IngestQueue(),
         metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry? = nil,
-        now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+        now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+        logger: Logger = Logger(label: "linkpulse")
     ) {
+        self.logger = logger
         self.database = database
         self.secrets = secrets
         self.queue = queue
@@ -69,7 +79,12 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
         now: deps.now
     ).addRoutes(to: router)
     HealthController(database: deps.database).addRoutes(to: router)
-    AdminController(database: deps.database, readKey: deps.secrets.readKey).addRoutes(to: router)
+    AdminController(database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger))
+        .addRoutes(to: router)
+    StatsController(
+        stats: StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now),
+        readKey: deps.secrets.readKey
+    ).addRoutes(to: router)
     if let registry = deps.prometheus {
         MetricsController(registry: registry).addRoutes(to: router)
     }
@@ -87,6 +102,7 @@ public func buildApplication(
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
+        TimerService(job: RollupJob(database: deps.database, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
     return Application(
         router: buildRouter(deps, settings: settings),
@@ -120,12 +136,30 @@ struct HealthController: Sendable {
 struct AdminController: Sendable {
     let database: AppDatabase
     let readKey: String
+    let rollup: RollupJob
 
     struct QuarantineResponse: Codable {
         var events: [QuarantineRecord]
     }
 
+    struct RollupResponse: Codable {
+        var processed: Int
+    }
+
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        // Runs a rollup pass now, off the cooperative threads, and answers when it is done.
+        router.post("v1/admin/rollup") { request, _ -> Response in
+            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
+            let job = rollup
+            do {
+                let processed = try await withCheckedThrowingContinuation { continuation in
+                    DispatchQueue.global().async { continuation.resume(with: Result { try job.runAndCount() }) }
+                }
+                return .json(RollupResponse(processed: processed), status: .ok)
+            } catch {
+                return .error(.serviceUnavailable, code: "rollup_failed", message: "The rollup pass failed (\(error)); try again shortly.", headers: [.retryAfter: "5"])
+            }
+        }
         router.get("v1/admin/quarantine") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let limitText = request.uri.queryParameters["limit"].map(String.init) ?? "100"

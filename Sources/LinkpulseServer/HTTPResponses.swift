@@ -7,6 +7,8 @@ struct ErrorResponse: Codable, Equatable {
     struct Detail: Codable, Equatable {
         var code: String
         var message: String
+        /// The query parameter at fault, for `invalid_parameter` (absent otherwise).
+        var parameter: String? = nil
     }
     var error: Detail
 }
@@ -23,8 +25,10 @@ extension Response {
     }
 
     /// A request-level JSON error.
-    static func error(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) -> Response {
-        .json(ErrorResponse(error: .init(code: code, message: message)), status: status, headers: headers)
+    static func error(
+        _ status: HTTPResponse.Status, code: String, message: String, parameter: String? = nil, headers: HTTPFields = [:]
+    ) -> Response {
+        .json(ErrorResponse(error: .init(code: code, message: message, parameter: parameter)), status: status, headers: headers)
     }
 }
 

@@ -54,3 +54,34 @@ public struct CheckpointJob: TimerJob {
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
     }
 }
+
+/// Rolls every new event up (attribution and conversion rollups) until caught up. Runs on
+/// its own timer; never blocks ingest (the rollups live in their own file).
+public struct RollupJob: TimerJob {
+    public let name = "rollup"
+    let database: AppDatabase
+    let logger: Logger
+    let processed = Counter(label: "linkpulse_rollup_events_total")
+    let duration = Metrics.Timer(label: "linkpulse_rollup_pass_duration_seconds", preferredDisplayUnit: .seconds)
+
+    public init(database: AppDatabase, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func run() throws {
+        _ = try runAndCount()
+    }
+
+    /// One run; returns how many events it rolled up.
+    func runAndCount() throws -> Int {
+        let start = ContinuousClock.now
+        let count = try database.rollUpAll()
+        duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        processed.increment(by: count)
+        if count > 0 {
+            logger.debug("rolled up events", metadata: ["events": "\(count)", "took": "\(ContinuousClock.now - start)"])
+        }
+        return count
+    }
+}

@@ -28,11 +28,17 @@ public final class AppDatabase: Sendable {
     /// File names under the data directory.
     public static let eventsFileName = "linkpulse.sqlite"
     public static let idIndexFileName = "linkpulse-ids.sqlite"
+    public static let rollupFileName = "linkpulse-rollups.sqlite"
 
     let pool: DatabasePool
     let idIndex: DatabaseQueue
     /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
     let checkpointer: DatabaseQueue
+    /// The rollup job's connection: the rollup file as main, the events database ("ev") and
+    /// the id index ("ids") attached. Only the rollup job writes the rollup file.
+    let rollupQueue: DatabaseQueue
+    /// How long before an install or open a click may be to match it by fingerprint.
+    let attributionWindowMs: Int64
     let queries: SQLQueries
     let tail: Mutex<IdTail>
     /// Which keys the on-disk id index may hold (see `IdFilter`).
@@ -49,7 +55,11 @@ public final class AppDatabase: Sendable {
     /// - Parameters:
     ///   - durability: the `synchronous` level of every connection to the events database.
     ///   - tailLimit: at start, merge into the id index until at most this many ids remain in memory.
-    public init(directory: URL, durability: Durability = .full, tailLimit: Int = 200_000, logger: Logger) throws {
+    ///   - attributionWindowMs: the fingerprint attribution window (rule 3), in milliseconds.
+    public init(
+        directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
+        attributionWindowMs: Int64 = 2 * 3_600_000, logger: Logger
+    ) throws {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.logger = logger
@@ -58,6 +68,8 @@ public final class AppDatabase: Sendable {
 
         let eventsPath = directory.appending(path: Self.eventsFileName).path
         let idIndexPath = directory.appending(path: Self.idIndexFileName).path
+        let rollupPath = directory.appending(path: Self.rollupFileName).path
+        self.attributionWindowMs = attributionWindowMs
 
         // The id index file first: every events connection attaches it.
         var idConfig = Configuration()
@@ -73,6 +85,24 @@ public final class AppDatabase: Sendable {
         }
         try idMigrator.migrate(idIndex)
 
+        // The rollup file next: every events connection attaches it too.
+        var rollupConfig = Configuration()
+        rollupConfig.busyMode = .timeout(10)
+        rollupConfig.prepareDatabase { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+            try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
+            try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
+            SketchFunctions.register(in: db)
+        }
+        rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
+        var rollupMigrator = DatabaseMigrator()
+        for migration in queries.rollupMigrations {
+            rollupMigrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+        }
+        try rollupMigrator.migrate(rollupQueue)
+
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.maximumReaderCount = 2
@@ -83,6 +113,8 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
+            try db.execute(sql: "ATTACH DATABASE ? AS agg", arguments: [rollupPath])
+            SketchFunctions.register(in: db)
         }
         pool = try DatabasePool(path: eventsPath, configuration: config)
         var checkpointConfig = Configuration()
@@ -105,6 +137,7 @@ public final class AppDatabase: Sendable {
         walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
         try prepareIdIndex(tailLimit: tailLimit)
+        try prepareRollups()
     }
 
     /// Runs the migrations of both files and returns (nothing else): for `linkpulse migrate`.
@@ -148,6 +181,7 @@ public final class AppDatabase: Sendable {
     /// Closes every connection. The object must not be used afterwards.
     public func close() throws {
         try checkpointer.close()
+        try rollupQueue.close()
         try pool.close()
         try idIndex.close()
     }

@@ -41,6 +41,44 @@ struct HotStatement {
         bind(index, value.map { $0 ? Int64(1) : 0 })
     }
 
+    func bind(_ index: Int32, _ value: [UInt8]?) {
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        value.withUnsafeBytes { bytes in
+            _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+        }
+    }
+
+    /// Steps a query: true while it has a row (read it with the column accessors), false when
+    /// done. Call `finish()` (or `run()`-style reuse resets it) when stopping early.
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        if code == SQLITE_ROW { return true }
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else { throw error(code) }
+        return false
+    }
+
+    /// Resets a query stopped before its last row.
+    func finish() { sqlite3_reset(handle) }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
+        guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
+        return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
     /// Runs a statement that returns no rows.
     func run() throws {
         let code = sqlite3_step(handle)

@@ -10,9 +10,12 @@ struct IdTail: Sendable {
     private var more: [Int64: [Int64]] = [:]
     private var pendingPrune: Int64?
     private(set) var count = 0
+    /// The highest seq ever added: every event up to it is here or in the on-disk index.
+    private(set) var newestSeq: Int64 = 0
 
     mutating func add(key: Int64, seq: Int64) {
         count += 1
+        newestSeq = max(newestSeq, seq)
         if first[key] == nil {
             first[key] = seq
         } else {

@@ -12,11 +12,15 @@ struct SQLQueries: Sendable {
     let idKeysInRange: String
     let insertEventId: String
     let recentQuarantine: String
+    let rollup: RollupQueries
+    let stats: StatsQueries
 
     /// Migrations of the events database, in order: (name, SQL).
     let migrations: [(name: String, sql: String)]
     /// Migrations of the id index file, in order: (name, SQL).
     let idIndexMigrations: [(name: String, sql: String)]
+    /// Migrations of the rollup file, in order: (name, SQL).
+    let rollupMigrations: [(name: String, sql: String)]
 
     static func load() throws -> SQLQueries {
         SQLQueries(
@@ -27,8 +31,25 @@ struct SQLQueries: Sendable {
             idKeysInRange: try text("ingest/id_keys_in_range.sql"),
             insertEventId: try text("ingest/insert_event_id.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
+            rollup: RollupQueries(
+                state: try text("rollup/rollup_state.sql"),
+                reset: try text("rollup/reset_rollups.sql"),
+                advanceWatermark: try text("rollup/advance_watermark.sql"),
+                eventsAfter: try text("rollup/events_after.sql"),
+                clickAtSeq: try text("rollup/click_at_seq.sql"),
+                latestRefClick: try text("rollup/latest_ref_click.sql"),
+                fingerprintCandidates: try text("rollup/fingerprint_candidates.sql"),
+                insertRefClick: try text("rollup/insert_ref_click.sql"),
+                insertFingerprintClick: try text("rollup/insert_fingerprint_click.sql"),
+                insertEventTime: try text("rollup/insert_event_time.sql"),
+                insertAttribution: try text("rollup/insert_attribution.sql"),
+                upsertRollup: try text("rollup/upsert_rollup.sql")),
+            stats: StatsQueries(
+                rollupCounts: try text("stats/rollup_counts.sql"),
+                rawEvents: try text("stats/raw_events.sql")),
             migrations: files(under: "migrations/"),
-            idIndexMigrations: files(under: "ids/"))
+            idIndexMigrations: files(under: "ids/"),
+            rollupMigrations: files(under: "rollups/"))
     }
 
     static func text(_ name: String) throws -> String {
@@ -45,10 +66,36 @@ struct SQLQueries: Sendable {
 
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
-        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine] {
+        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
+                    stats.rollupCounts, stats.rawEvents] {
             _ = try db.makeStatement(sql: sql)
         }
     }
+
+    /// Compiles the rollup job's statements on its connection.
+    func prepareRollupStatements(_ db: Database) throws {
+        for sql in rollup.preparable + [indexedSeqsForKey, idKeysInRange] {
+            _ = try db.makeStatement(sql: sql)
+        }
+    }
+}
+
+/// The rollup job's statements (run on the rollup connection: rollup file as main, the events
+/// database and the id index attached).
+struct RollupQueries: Sendable {
+    let state, reset, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates: String
+    let insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup: String
+
+    /// The statements compiled at start-up (`reset` has several statements and runs rarely).
+    var preparable: [String] {
+        [state, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates,
+         insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup]
+    }
+}
+
+/// The stats statements (run on reader connections, rollup file attached).
+struct StatsQueries: Sendable {
+    let rollupCounts, rawEvents: String
 }
 
 /// Failures of the store that are not SQLite errors.

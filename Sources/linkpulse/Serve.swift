@@ -2,6 +2,7 @@ import ArgumentParser
 import CSystemTuning
 import Foundation
 import Hummingbird
+import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import Logging
@@ -38,7 +39,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "New event ids held in memory before they are merged into the id index (LINKPULSE_ID_MERGE_THRESHOLD).")
     var idMergeThreshold: Int = Environment.int("id-merge-threshold") ?? 100_000
 
+    @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")
+    var timezone: String = Environment.string("timezone") ?? "UTC"
+
+    @Option(help: "How often new events are rolled up, e.g. 10s (LINKPULSE_ROLLUP_INTERVAL).")
+    var rollupInterval: String = Environment.string("rollup-interval") ?? "10s"
+
+    @OptionGroup var attribution: AttributionOptions
+
     mutating func validate() throws {
+        guard ZoneClock(identifier: timezone) != nil else {
+            throw ValidationError("--timezone must be an IANA time zone name such as UTC or Asia/Kolkata, not \"\(timezone)\".")
+        }
+        guard let interval = DurationText.milliseconds(rollupInterval), interval >= 100 else {
+            throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
+        }
         try Environment.validate(
             ints: ["port", "queue-capacity", "id-merge-threshold"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
@@ -62,15 +77,19 @@ struct Serve: AsyncParsableCommand {
         let secrets = try InstallationSecrets.loadOrCreate(
             directory: storage.dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
         let durability = Durability(rawValue: durability) ?? .full
-        let database = try AppDatabase(directory: storage.dataURL, durability: durability, logger: logger)
+        let database = try AppDatabase(
+            directory: storage.dataURL, durability: durability, attributionWindowMs: attribution.windowMs, logger: logger)
         logger.info(
             "database open",
             metadata: ["data_dir": "\(storage.dataURL.path)", "durability": "\(durability.rawValue)"])
 
         let deps = AppDependencies(
-            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry)
-        let settings = ServerSettings(host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
-            idMergeThreshold: idMergeThreshold)
+            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry,
+            logger: logger)
+        let settings = ServerSettings(
+            host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
+            idMergeThreshold: idMergeThreshold,
+            rollupInterval: .milliseconds(DurationText.milliseconds(rollupInterval) ?? 10_000), defaultTimeZone: timezone)
         let app = buildApplication(deps, settings: settings, logger: logger)
         try await app.runService()
         try database.close()
@@ -89,5 +108,54 @@ struct Migrate: AsyncParsableCommand {
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
         try database.close()
         logger.notice("database is up to date", metadata: ["data_dir": "\(storage.dataURL.path)"])
+    }
+}
+
+/// `linkpulse rollup`: one rollup pass over every new event (or, with `--rebuild`, over all of
+/// them, recomputing attribution), then exits. Safe beside a running `serve`.
+struct Rollup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Roll up new events now (attribution and conversion rollups), then exit.")
+
+    @OptionGroup var storage: StorageOptions
+    @OptionGroup var attribution: AttributionOptions
+
+    @Flag(help: "Forget all rollups and attribution and recompute them from the raw events (for example after changing --attribution-window).")
+    var rebuild = false
+
+    func run() async throws {
+        let logger = storage.bootstrapLogging()
+        let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, logger: logger)
+        let start = ContinuousClock.now
+        if rebuild { try database.resetRollups() }
+        let processed = try database.rollUpAll()
+        try database.close()
+        logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - start)"])
+        print("{\"processed\":\(processed)}")
+    }
+}
+
+/// The attribution window option, shared by `serve` and `rollup`.
+struct AttributionOptions: ParsableArguments {
+    @Option(help: "How long before an install or open a click may be to match it by fingerprint, e.g. 2h (LINKPULSE_ATTRIBUTION_WINDOW).")
+    var attributionWindow: String = Environment.string("attribution-window") ?? "2h"
+
+    var windowMs: Int64 { DurationText.milliseconds(attributionWindow) ?? 7_200_000 }
+
+    mutating func validate() throws {
+        guard let ms = DurationText.milliseconds(attributionWindow), ms > 0, ms <= 30 * 86_400_000 else {
+            throw ValidationError("--attribution-window must be a duration from 1s to 30d, such as 2h or 90m.")
+        }
+    }
+}
+
+/// Durations as people write them: `500ms`, `10s`, `5m`, `2h`, `1d`, or plain seconds.
+enum DurationText {
+    static func milliseconds(_ text: String) -> Int64? {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Int64(text.dropLast(suffix.count)), value >= 0 else { return nil }
+            return value * scale
+        }
+        return Int64(text).map { $0 * 1000 }
     }
 }

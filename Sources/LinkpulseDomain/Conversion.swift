@@ -1,0 +1,230 @@
+/// How an install, open or fallback was tied to a click (stored with the event by the rollup job).
+public enum MatchType: String, Sendable, CaseIterable, Codable {
+    /// The event named the click's id: certain.
+    case clickId = "click_id"
+    /// The event carried the link's ref: certain about the link, campaign filled from its clicks.
+    case ref
+    /// Same network address and platform within the attribution window: a guess.
+    case fingerprint
+    /// No link: the install or open did not come from one.
+    case organic
+}
+
+/// The campaign dimensions an event is counted under.
+public struct LinkDimensions: Sendable, Hashable {
+    public var ref: String?
+    public var campaign: String?
+    public var source: String?
+    public var medium: String?
+
+    public init(ref: String? = nil, campaign: String? = nil, source: String? = nil, medium: String? = nil) {
+        self.ref = ref; self.campaign = campaign; self.source = source; self.medium = medium
+    }
+
+    /// These dimensions, with every empty one taken from `click` (the event's own values win).
+    public func filled(from click: LinkDimensions) -> LinkDimensions {
+        LinkDimensions(
+            ref: ref ?? click.ref, campaign: campaign ?? click.campaign,
+            source: source ?? click.source, medium: medium ?? click.medium)
+    }
+}
+
+/// One event as the rollups count it: its kind, where it came from, and the dimensions and
+/// match type attribution gave it.
+public struct CountedEvent: Sendable {
+    public var kind: EventKind
+    public var platform: Platform
+    public var isBot: Bool
+    public var deferred: Bool
+    public var visitorHash: UInt64
+    public var dimensions: LinkDimensions
+    /// The match type of an install, open or fallback (nil for clicks).
+    public var match: MatchType?
+
+    public init(
+        kind: EventKind, platform: Platform, isBot: Bool, deferred: Bool, visitorHash: UInt64,
+        dimensions: LinkDimensions, match: MatchType?
+    ) {
+        self.kind = kind; self.platform = platform; self.isBot = isBot; self.deferred = deferred
+        self.visitorHash = visitorHash; self.dimensions = dimensions; self.match = match
+    }
+}
+
+/// Additive counts of a set of events, as stored in one rollup row. Everything but the visitor
+/// sketch is a plain sum, so rows of any buckets combine by adding.
+public struct ConversionCounts: Sendable, Equatable {
+    public var events = 0
+    public var clicks = 0
+    public var fallbacks = 0
+    public var installsClickId = 0
+    public var installsRef = 0
+    public var installsFingerprint = 0
+    public var installsOrganic = 0
+    public var opens = 0
+    public var deferredOpens = 0
+    /// The visitors of the clicks.
+    public var clickVisitors = VisitorSketch()
+
+    public init() {}
+
+    public var installs: Int { installsClickId + installsRef + installsFingerprint + installsOrganic }
+
+    /// Counts one event.
+    public mutating func add(_ event: CountedEvent) {
+        events += 1
+        switch event.kind {
+        case .click:
+            clicks += 1
+            clickVisitors.insert(hash: event.visitorHash)
+        case .fallback:
+            fallbacks += 1
+        case .open:
+            opens += 1
+            if event.deferred { deferredOpens += 1 }
+        case .install:
+            switch event.match ?? .organic {
+            case .clickId: installsClickId += 1
+            case .ref: installsRef += 1
+            case .fingerprint: installsFingerprint += 1
+            case .organic: installsOrganic += 1
+            }
+        }
+    }
+
+    /// Adds every count of `other`.
+    public mutating func add(_ other: ConversionCounts) {
+        events += other.events
+        clicks += other.clicks
+        fallbacks += other.fallbacks
+        installsClickId += other.installsClickId
+        installsRef += other.installsRef
+        installsFingerprint += other.installsFingerprint
+        installsOrganic += other.installsOrganic
+        opens += other.opens
+        deferredOpens += other.deferredOpens
+        clickVisitors.merge(other.clickVisitors)
+    }
+}
+
+/// The counts of one answer, split into people and bots, so that `include_bots` and
+/// `bot_events` can be answered from the same rows.
+public struct CountsByAudience: Sendable, Equatable {
+    public var people = ConversionCounts()
+    public var bots = ConversionCounts()
+
+    public init() {}
+
+    public mutating func add(_ counts: ConversionCounts, isBot: Bool) {
+        if isBot { bots.add(counts) } else { people.add(counts) }
+    }
+
+    public mutating func add(_ other: CountsByAudience) {
+        people.add(other.people)
+        bots.add(other.bots)
+    }
+
+    /// The metrics of the answer: people only, or everyone with `includeBots`.
+    public func metrics(includeBots: Bool) -> ConversionMetrics {
+        var counted = people
+        if includeBots { counted.add(bots) }
+        return ConversionMetrics(counted, botEvents: bots.events)
+    }
+}
+
+/// The metrics every stats answer reports, under the same names in JSON, CSV and the dashboard.
+public struct ConversionMetrics: Sendable, Equatable, Codable {
+    public struct InstallsByMatch: Sendable, Equatable, Codable {
+        public var clickId: Int
+        public var ref: Int
+        public var fingerprint: Int
+        public var organic: Int
+
+        enum CodingKeys: String, CodingKey {
+            case clickId = "click_id", ref, fingerprint, organic
+        }
+    }
+
+    public var clicks: Int
+    public var uniqueClicks: Int
+    public var fallbacks: Int
+    public var installs: Int
+    public var opens: Int
+    public var deferredOpens: Int
+    /// installs / clicks; nil when there were no clicks.
+    public var installRate: Double?
+    public var openRate: Double?
+    public var fallbackRate: Double?
+    public var installsByMatch: InstallsByMatch
+    /// Every bot event in the answer's range and filters, whether or not bots are included.
+    public var botEvents: Int
+
+    public init(_ c: ConversionCounts, botEvents: Int) {
+        clicks = c.clicks
+        // An estimate beyond 1,000 visitors may overshoot slightly; never more visitors than clicks.
+        uniqueClicks = min(c.clickVisitors.count, c.clicks)
+        fallbacks = c.fallbacks
+        installs = c.installs
+        opens = c.opens
+        deferredOpens = c.deferredOpens
+        let clicks = Double(c.clicks)
+        installRate = c.clicks == 0 ? nil : Double(c.installs) / clicks
+        openRate = c.clicks == 0 ? nil : Double(c.opens) / clicks
+        fallbackRate = c.clicks == 0 ? nil : Double(c.fallbacks) / clicks
+        installsByMatch = InstallsByMatch(
+            clickId: c.installsClickId, ref: c.installsRef, fingerprint: c.installsFingerprint, organic: c.installsOrganic)
+        self.botEvents = botEvents
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case clicks, uniqueClicks = "unique_clicks", fallbacks, installs, opens, deferredOpens = "deferred_opens"
+        case installRate = "install_rate", openRate = "open_rate", fallbackRate = "fallback_rate"
+        case installsByMatch = "installs_by_match", botEvents = "bot_events"
+    }
+
+    /// Rates are encoded as `null` when undefined (not left out).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(clicks, forKey: .clicks)
+        try c.encode(uniqueClicks, forKey: .uniqueClicks)
+        try c.encode(fallbacks, forKey: .fallbacks)
+        try c.encode(installs, forKey: .installs)
+        try c.encode(opens, forKey: .opens)
+        try c.encode(deferredOpens, forKey: .deferredOpens)
+        try c.encode(installRate, forKey: .installRate)
+        try c.encode(openRate, forKey: .openRate)
+        try c.encode(fallbackRate, forKey: .fallbackRate)
+        try c.encode(installsByMatch, forKey: .installsByMatch)
+        try c.encode(botEvents, forKey: .botEvents)
+    }
+
+    /// The value of a sortable metric (see `StatsSort`); nil rates sort as lowest.
+    public func value(of metric: StatsMetric) -> Double {
+        switch metric {
+        case .clicks: Double(clicks)
+        case .uniqueClicks: Double(uniqueClicks)
+        case .fallbacks: Double(fallbacks)
+        case .installs: Double(installs)
+        case .opens: Double(opens)
+        case .deferredOpens: Double(deferredOpens)
+        case .installRate: installRate ?? -1
+        case .openRate: openRate ?? -1
+        case .fallbackRate: fallbackRate ?? -1
+        case .botEvents: Double(botEvents)
+        }
+    }
+}
+
+/// The metrics a breakdown can be sorted by (an allow-list: names never reach SQL).
+public enum StatsMetric: String, Sendable, CaseIterable {
+    case clicks, uniqueClicks = "unique_clicks", fallbacks, installs, opens, deferredOpens = "deferred_opens"
+    case installRate = "install_rate", openRate = "open_rate", fallbackRate = "fallback_rate"
+    case botEvents = "bot_events"
+}
+
+/// Normalises an OS version to major.minor ("17.1.2" → "17.1", "14" → "14"), for fingerprint
+/// matching. Nil for nil or empty input.
+public func osMajorMinor(_ version: String?) -> String? {
+    guard let version, !version.isEmpty else { return nil }
+    let parts = version.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+    return parts.prefix(2).joined(separator: ".")
+}

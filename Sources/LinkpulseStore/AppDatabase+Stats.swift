@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+
+/// How a stats answer groups its counts.
+public enum StatsGrouping: Sendable, Equatable {
+    /// One group for the whole range.
+    case none
+    /// One group per value of a dimension.
+    case dimension(StatsDimension)
+    /// One group per time bucket; the sorted bucket starts (UTC ms) are given, and every
+    /// instant counts in the last bucket starting at or before it.
+    case buckets([Int64])
+}
+
+/// The key of one group of a stats answer.
+public enum StatsGroupKey: Hashable, Sendable {
+    case all
+    /// A dimension's value; nil for organic or missing.
+    case value(String?)
+    /// A time bucket's start, UTC ms.
+    case bucket(Int64)
+}
+
+extension AppDatabase {
+    /// Conversion counts of `query`'s range and filters, grouped by `grouping`.
+    ///
+    /// Exact for any range: whole UTC days come from day rollups, whole 15-minute buckets from
+    /// 15-minute rollups, and the rest (ranges that do not start or end on a 15-minute
+    /// boundary) from the raw events themselves. Counts only what the rollup job has
+    /// processed. Click visitor sketches are merged only with `withVisitors` (they are the
+    /// expensive part); `onlyKeys` restricts a dimension grouping to those values.
+    public func statsCounts(
+        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil
+    ) async throws -> [StatsGroupKey: CountsByAudience] {
+        let plan = StatsPlan(query: query, grouping: grouping)
+        let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
+        let statements = queries.stats
+        return try await pool.read { db in
+            var groups: [StatsGroupKey: CountsByAudience] = [:]
+            for piece in plan.pieces {
+                switch piece {
+                case .rollup(let grain, let from, let to):
+                    try Self.addRollupCounts(
+                        db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
+                        withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
+                case .raw(let from, let to):
+                    try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
+                }
+            }
+            return groups
+        }
+    }
+
+    static func addRollupCounts(
+        _ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64, plan: StatsPlan,
+        withVisitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
+    ) throws {
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        let f = plan.query.filters
+        s.bind(1, grain.rawValue)
+        s.bind(2, from)
+        s.bind(3, to)
+        s.bind(4, plan.sqlKey)
+        s.bind(5, f.campaign)
+        s.bind(6, f.ref)
+        s.bind(7, f.source)
+        s.bind(8, f.medium)
+        s.bind(9, f.platform?.rawValue)
+        s.bind(10, withVisitors ? Int64(1) : nil)
+        s.bind(11, keysJSON)
+        while try s.step() {
+            var c = ConversionCounts()
+            c.events = Int(s.int64(2))
+            c.clicks = Int(s.int64(3))
+            c.fallbacks = Int(s.int64(4))
+            c.installsClickId = Int(s.int64(5))
+            c.installsRef = Int(s.int64(6))
+            c.installsFingerprint = Int(s.int64(7))
+            c.installsOrganic = Int(s.int64(8))
+            c.opens = Int(s.int64(9))
+            c.deferredOpens = Int(s.int64(10))
+            if let blob = s.blob(11) { c.clickVisitors = VisitorSketch(serialized: blob) }
+            let key: StatsGroupKey
+            switch plan.grouping {
+            case .none: key = .all
+            case .dimension: key = .value(s.text(0).flatMap { $0.isEmpty ? nil : $0 })
+            case .buckets: key = plan.bucket(containing: s.int64(0))
+            }
+            groups[key, default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
+        }
+    }
+
+    static func addRawCounts(
+        _ db: Database, sql: String, from: Int64, to: Int64, plan: StatsPlan, onlyKeys: [String?]?,
+        into groups: inout [StatsGroupKey: CountsByAudience]
+    ) throws {
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        s.bind(1, from)
+        s.bind(2, to)
+        let wanted = onlyKeys.map(Set.init)
+        while try s.step() {
+            let event = CountedEvent(
+                kind: EventKind(rawValue: s.text(1) ?? "") ?? .click, platform: Platform(rawValue: s.text(2) ?? "") ?? .other,
+                isBot: s.int64(3) != 0, deferred: s.int64(4) == 1, visitorHash: VisitorSketch.hash(s.text(5) ?? ""),
+                dimensions: LinkDimensions(ref: s.text(6), campaign: s.text(7), source: s.text(8), medium: s.text(9)),
+                match: s.text(10).flatMap(MatchType.init(rawValue:)))
+            guard plan.query.filters.admits(event.dimensions, platform: event.platform) else { continue }
+            var resolved = event
+            if resolved.kind == .install && resolved.match == nil {
+                resolved.match = event.dimensions.ref == nil ? .organic : .ref  // a bot: not attributed
+            }
+            let key: StatsGroupKey
+            switch plan.grouping {
+            case .none: key = .all
+            case .dimension(let dimension):
+                let value = dimension.value(of: resolved)
+                if let wanted, !wanted.contains(value) { continue }
+                key = .value(value)
+            case .buckets: key = plan.bucket(containing: s.int64(0))
+            }
+            var c = ConversionCounts()
+            c.add(resolved)
+            groups[key, default: CountsByAudience()].add(c, isBot: resolved.isBot)
+        }
+    }
+}
+
+extension StatsDimension {
+    /// This dimension's value for an event.
+    func value(of event: CountedEvent) -> String? {
+        switch self {
+        case .campaign: event.dimensions.campaign
+        case .ref: event.dimensions.ref
+        case .source: event.dimensions.source
+        case .medium: event.dimensions.medium
+        case .platform: event.platform.rawValue
+        }
+    }
+}
+
+/// Which rollups and raw ranges answer a stats query.
+struct StatsPlan: Sendable {
+    enum Piece: Sendable, Equatable {
+        case rollup(RollupGrain, from: Int64, to: Int64)
+        case raw(from: Int64, to: Int64)
+    }
+
+    let query: StatsQuery
+    let grouping: StatsGrouping
+    var pieces: [Piece] = []
+
+    init(query: StatsQuery, grouping: StatsGrouping) {
+        self.query = query
+        self.grouping = grouping
+        // Rollups without link dimensions are a hundred times smaller: use them when possible.
+        let narrow: Bool
+        switch grouping {
+        case .none, .buckets: narrow = query.filters.onlyPlatform
+        case .dimension(let d): narrow = query.filters.onlyPlatform && d == .platform
+        }
+        let (quarter, day) = narrow ? (RollupGrain.quarterHourByPlatform, RollupGrain.dayByPlatform) : (.quarterHour, .day)
+        // A UTC day row may stand for its 96 quarter hours only if no bucket boundary falls inside it.
+        let daysUsable: Bool
+        if case .buckets(let starts) = grouping {
+            daysUsable = starts.allSatisfy { TimeGrain.floor($0, TimeGrain.dayMs) == $0 }
+        } else {
+            daysUsable = true
+        }
+        let (from, to) = (query.fromMs, query.toMs)
+        let a = TimeGrain.ceil(from, TimeGrain.quarterHourMs), b = TimeGrain.floor(to, TimeGrain.quarterHourMs)
+        guard a < b else {
+            pieces = [.raw(from: from, to: to)]
+            return
+        }
+        if from < a { pieces.append(.raw(from: from, to: a)) }
+        let dayA = TimeGrain.ceil(a, TimeGrain.dayMs), dayB = TimeGrain.floor(b, TimeGrain.dayMs)
+        if daysUsable && dayA < dayB {
+            if a < dayA { pieces.append(.rollup(quarter, from: a, to: dayA)) }
+            pieces.append(.rollup(day, from: dayA, to: dayB))
+            if dayB < b { pieces.append(.rollup(quarter, from: dayB, to: b)) }
+        } else {
+            pieces.append(.rollup(quarter, from: a, to: b))
+        }
+        if b < to { pieces.append(.raw(from: b, to: to)) }
+    }
+
+    /// The rollup query's grouping key (an allow-listed name, never user text).
+    var sqlKey: String {
+        switch grouping {
+        case .none: ""
+        case .dimension(let d): d.rawValue
+        case .buckets: "bucket"
+        }
+    }
+
+    /// The bucket an instant (or a rollup bucket's start) counts in.
+    func bucket(containing ms: Int64) -> StatsGroupKey {
+        guard case .buckets(let starts) = grouping else { return .all }
+        var low = 0, high = starts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if starts[mid] <= ms { low = mid + 1 } else { high = mid }
+        }
+        return .bucket(starts[max(low - 1, 0)])
+    }
+}

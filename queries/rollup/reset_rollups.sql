@@ -1,0 +1,9 @@
+-- reset_rollups: forgets every rollup and attribution, so the next passes recompute them from
+-- the raw events. Parameters (named): :database_id, :window_ms. Idempotent: yes.
+DELETE FROM attribution;
+DELETE FROM event_times;
+DELETE FROM ref_clicks;
+DELETE FROM fingerprint_clicks;
+DELETE FROM rollups;
+INSERT OR REPLACE INTO rollup_state (singleton, database_id, rolled_through_seq, attribution_window_ms)
+VALUES (1, :database_id, 0, :window_ms);
