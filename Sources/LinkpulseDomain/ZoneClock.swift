@@ -47,9 +47,10 @@ public final class ZoneClock {
         (ms + offsetMs(at: ms)).quotientAndRemainderFloored(dividingBy: TimeGrain.hourMs).quotient
     }
 
-    /// The number of the local `interval` bucket an instant falls in.
+    /// A number that differs between consecutive local `interval` buckets. An hour is told
+    /// apart by its offset too, so the hour repeated when clocks go back is two buckets.
     public func unit(_ interval: SeriesInterval, _ ms: Int64) -> Int64 {
-        interval == .day ? localDay(ms) : localHour(ms)
+        interval == .day ? localDay(ms) : localHour(ms) &* 8192 &+ offsetMs(at: ms) / 60_000
     }
 
     /// The first instant of the local bucket that contains `ms`.

@@ -1,0 +1,76 @@
+import Foundation
+import LinkpulseDomain
+import Testing
+
+@Suite struct ZoneClockTests {
+    static func ms(_ text: String) -> Int64 { Timestamp.parseRFC3339(text)! }
+
+    @Test func localDaysStartOnTheQuarterHourGrid() {
+        let kolkata = ZoneClock(identifier: "Asia/Kolkata")!
+        #expect(kolkata.startOfDay(year: 2026, month: 11, day: 1) == Self.ms("2026-10-31T18:30:00Z"))
+        let kathmandu = ZoneClock(identifier: "Asia/Kathmandu")!
+        #expect(kathmandu.startOfDay(year: 2026, month: 11, day: 1) == Self.ms("2026-10-31T18:15:00Z"))
+        #expect(kathmandu.format(Self.ms("2026-10-31T18:15:00Z")) == "2026-11-01T00:00:00+05:45")
+        let stJohns = ZoneClock(identifier: "America/St_Johns")!
+        #expect(stJohns.format(stJohns.startOfDay(year: 2026, month: 12, day: 1)) == "2026-12-01T00:00:00-03:30")
+    }
+
+    @Test func daylightSavingDaysHaveTwentyThreeAndTwentyFiveHours() {
+        let newYork = ZoneClock(identifier: "America/New_York")!
+        let spring = newYork.startOfDay(year: 2026, month: 3, day: 8), after = newYork.startOfDay(year: 2026, month: 3, day: 9)
+        #expect(after - spring == 23 * 3_600_000)
+        let fall = newYork.startOfDay(year: 2026, month: 11, day: 1), next = newYork.startOfDay(year: 2026, month: 11, day: 2)
+        #expect(next - fall == 25 * 3_600_000)
+        #expect(newYork.format(fall) == "2026-11-01T00:00:00-04:00")
+        #expect(newYork.format(next) == "2026-11-02T00:00:00-05:00")
+        // The repeated hour 01:00 is two different hourly buckets.
+        #expect(newYork.unit(.hour, Self.ms("2026-11-01T05:30:00Z")) != newYork.unit(.hour, Self.ms("2026-11-01T06:30:00Z")))
+        #expect(newYork.startOfUnit(.hour, containing: Self.ms("2026-11-01T06:30:00Z")) == Self.ms("2026-11-01T06:00:00Z"))
+    }
+
+    @Test func unknownZonesAreRefused() {
+        #expect(ZoneClock(identifier: "Mars/Olympus") == nil)
+        #expect(ZoneClock(identifier: "") == nil)
+        #expect(ZoneClock(identifier: "../etc/passwd") == nil)
+    }
+}
+
+@Suite struct StatsQueryTests {
+    let now = Timestamp.parseRFC3339("2026-11-22T12:00:00Z")!
+
+    func parse(_ parameters: [String: String]) throws(ParameterError) -> StatsQuery {
+        try StatsQuery.parse(parameters, defaultZone: "UTC", nowMs: now)
+    }
+
+    @Test func datesAreLocalAndToIsInclusive() throws {
+        let q = try parse(["from": "2026-11-01", "to": "2026-11-07", "tz": "Asia/Kolkata"])
+        #expect(q.fromMs == Timestamp.parseRFC3339("2026-10-31T18:30:00Z"))
+        #expect(q.toMs == Timestamp.parseRFC3339("2026-11-07T18:30:00Z"))
+        #expect(q.toMs - q.fromMs == 7 * 86_400_000)
+    }
+
+    @Test func defaultsToTheLastSevenDays() throws {
+        let q = try parse([:])
+        #expect(q.toMs == now && q.fromMs == now - 7 * 86_400_000)
+        #expect(q.zone == "UTC" && !q.includeBots && q.filters == StatsFilters())
+    }
+
+    @Test func malformedParametersNameThemselves() {
+        let cases: [([String: String], String)] = [
+            (["from": "yesterday"], "from"), (["tz": "Nowhere/City"], "tz"),
+            (["from": "2026-11-05", "to": "2026-11-01"], "from"),
+            (["from": "2024-01-01", "to": "2026-01-01"], "to"), (["platform": "toaster"], "platform"),
+            (["include_bots": "maybe"], "include_bots"), (["from": "2026-02-30"], "from"),
+        ]
+        for (parameters, name) in cases {
+            #expect(throws: ParameterError.self) { try parse(parameters) }
+            do { _ = try parse(parameters) } catch { #expect(error.parameter == name, "\(parameters)") }
+        }
+        let stats = try! parse([:])
+        for (parameters, name) in [(["by": "color"], "by"), (["by": "ref", "sort": "1;DROP"], "sort"), (["by": "ref", "order": "up"], "order"),
+                                   (["by": "ref", "limit": "1001"], "limit"), (["by": "ref", "limit": "0"], "limit"), (["by": "ref", "offset": "-1"], "offset")] {
+            do { _ = try BreakdownQuery.parse(parameters, stats: stats); Issue.record("\(parameters) accepted") } catch { #expect(error.parameter == name) }
+        }
+        do { _ = try SeriesInterval.parse(["interval": "week"], stats: stats); Issue.record("week accepted") } catch { #expect(error.parameter == "interval") }
+    }
+}

@@ -1,0 +1,334 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LinkpulseDomain
+import LinkpulseServer
+import LinkpulseStore
+import NIOCore
+import Testing
+
+/// One event as a test sends it; the oracle reads the same values.
+struct SentEvent {
+    var id: String
+    var type: String
+    var ms: Int64
+    var platform: String
+    var ip: String
+    var userAgent: String
+    var ref: String? = nil
+    var campaign: String? = nil
+    var source: String? = nil
+    var medium: String? = nil
+    var clickId: String? = nil
+    var deferred: Bool? = nil
+    var deviceId: String? = nil
+    var osVersion: String? = nil
+
+    static let botAgents: Set<String> = ["facebookexternalhit/1.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]
+    static let personAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
+
+    var isBot: Bool { Self.botAgents.contains(userAgent) }
+    var visitor: String { deviceId ?? "\(ip)|\(userAgent)" }
+
+    var json: [String: Any] {
+        var o: [String: Any] = ["id": id, "type": type, "timestamp": ms, "platform": platform, "ip": ip, "user_agent": userAgent]
+        if let ref { o["ref"] = ref }
+        if let campaign { o["campaign"] = campaign }
+        if let source { o["source"] = source }
+        if let medium { o["medium"] = medium }
+        if let clickId { o["click_id"] = clickId }
+        if let deferred { o["deferred"] = deferred }
+        if let deviceId { o["device_id"] = deviceId }
+        if let osVersion { o["os_version"] = osVersion }
+        return o
+    }
+}
+
+/// A plain, obviously-correct reading of the attribution rules and metrics, straight from the
+/// events as sent (in the order they were stored), with no buckets, sketches or SQL.
+struct Oracle {
+    struct Counted {
+        var event: SentEvent
+        var ref, campaign, source, medium: String?
+        var match: String?
+    }
+
+    let counted: [Counted]
+
+    init(_ sent: [SentEvent], windowMs: Int64 = 7_200_000) {
+        var stored: [SentEvent] = []
+        var seen = Set<String>()
+        for e in sent where seen.insert(e.id).inserted { stored.append(e) }
+        func versionsAgree(_ a: String?, _ b: String?) -> Bool {
+            guard let a, let b else { return true }
+            return a.split(separator: ".").prefix(2) == b.split(separator: ".").prefix(2)
+        }
+        var result: [Counted] = []
+        for (i, e) in stored.enumerated() {
+            let earlier = stored[..<i]
+            var c = Counted(event: e, ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium, match: nil)
+            if e.type == "click" {
+                // counted under its own link
+            } else if e.isBot {
+                c.match = e.ref == nil ? "organic" : "ref"
+            } else if let id = e.clickId, let click = earlier.first(where: { $0.id == id && $0.type == "click" }) {
+                c.match = "click_id"
+                c.ref = e.ref ?? click.ref; c.campaign = e.campaign ?? click.campaign
+                c.source = e.source ?? click.source; c.medium = e.medium ?? click.medium
+            } else if let ref = e.ref {
+                c.match = "ref"
+                let clicks = earlier.filter { $0.type == "click" && !$0.isBot && $0.ref == ref && $0.ms <= e.ms }
+                if let latest = Self.newest(clicks) {
+                    c.campaign = e.campaign ?? latest.campaign; c.source = e.source ?? latest.source; c.medium = e.medium ?? latest.medium
+                }
+            } else if e.type != "fallback", let click = Self.newest(earlier.filter({
+                $0.type == "click" && !$0.isBot && $0.ip == e.ip && $0.platform == e.platform
+                    && $0.ms <= e.ms && $0.ms >= e.ms - windowMs && versionsAgree($0.osVersion, e.osVersion)
+            })) {
+                c.match = "fingerprint"
+                c.ref = click.ref; c.campaign = click.campaign; c.source = click.source; c.medium = click.medium
+            } else {
+                c.match = "organic"
+                c.ref = nil; c.campaign = nil
+            }
+            result.append(c)
+        }
+        counted = result
+    }
+
+    /// The click with the latest time; of equal times, the one stored last.
+    static func newest(_ clicks: [SentEvent]) -> SentEvent? {
+        clicks.reduce(nil as SentEvent?) { best, x in best == nil || x.ms >= best!.ms ? x : best }
+    }
+
+    struct Filters {
+        var campaign, ref, source, medium, platform: String?
+        var query: String {
+            [("campaign", campaign), ("ref", ref), ("source", source), ("medium", medium), ("platform", platform)]
+                .compactMap { name, value in value.map { "&\(name)=\($0)" } }.joined()
+        }
+    }
+
+    /// The metrics of the events in [from, to) passing the filters, as the API names them.
+    func metrics(from: Int64, to: Int64, filters: Filters, includeBots: Bool, where extra: (Counted) -> Bool = { _ in true }) -> [String: Double?] {
+        let inRange = counted.filter { c in
+            c.event.ms >= from && c.event.ms < to && extra(c)
+                && (filters.campaign == nil || c.campaign == filters.campaign) && (filters.ref == nil || c.ref == filters.ref)
+                && (filters.source == nil || c.source == filters.source) && (filters.medium == nil || c.medium == filters.medium)
+                && (filters.platform == nil || c.event.platform == filters.platform)
+        }
+        let people = inRange.filter { includeBots || !$0.event.isBot }
+        func n(_ type: String) -> Int { people.filter { $0.event.type == type }.count }
+        let clicks = n("click"), installs = n("install")
+        func rate(_ x: Int) -> Double? { clicks == 0 ? nil : Double(x) / Double(clicks) }
+        return [
+            "clicks": Double(clicks),
+            "unique_clicks": Double(Set(people.filter { $0.event.type == "click" }.map(\.event.visitor)).count),
+            "fallbacks": Double(n("fallback")), "installs": Double(installs), "opens": Double(n("open")),
+            "deferred_opens": Double(people.filter { $0.event.type == "open" && $0.event.deferred == true }.count),
+            "install_rate": rate(installs), "open_rate": rate(n("open")), "fallback_rate": rate(n("fallback")),
+            "bot_events": Double(inRange.filter { $0.event.isBot }.count),
+            "click_id": Double(people.filter { $0.event.type == "install" && $0.match == "click_id" }.count),
+            "ref": Double(people.filter { $0.event.type == "install" && $0.match == "ref" }.count),
+            "fingerprint": Double(people.filter { $0.event.type == "install" && $0.match == "fingerprint" }.count),
+            "organic": Double(people.filter { $0.event.type == "install" && $0.match == "organic" }.count),
+        ]
+    }
+
+    /// The API's metrics object flattened the same way.
+    static func flatten(_ metrics: [String: Any]) -> [String: Double?] {
+        var flat: [String: Double?] = [:]
+        for (name, value) in metrics {
+            if let nested = value as? [String: Any] {
+                for (inner, v) in nested { flat.updateValue((v as? NSNumber)?.doubleValue, forKey: inner) }
+            } else {
+                flat.updateValue((value as? NSNumber)?.doubleValue, forKey: name)
+            }
+        }
+        return flat
+    }
+
+    static func same(_ a: [String: Double?], _ b: [String: Double?]) -> Bool {
+        guard Set(a.keys) == Set(b.keys) else { return false }
+        return a.allSatisfy { key, value in
+            switch (value, b[key]!) {
+            case (nil, nil): true
+            case (let x?, let y?): abs(x - y) < 1e-9
+            default: false
+            }
+        }
+    }
+}
+
+/// Random event sets, sent through the real ingest route, rolled up, and asked about through
+/// the real stats routes; every answer must equal the oracle's.
+@Suite struct StatsOracleTests {
+    static let refs = ["alpha", "beta", "gamma", "delta"]
+    static let campaigns = ["spring", "fall"]
+    static let ips = ["203.0.113.1", "203.0.113.2", "203.0.113.3", "2001:db8::7"]
+    static let platforms = ["ios", "android", "desktop"]
+
+    static func randomEvents(count: Int, around center: Int64, spanMs: Int64, seed: UInt64) -> [SentEvent] {
+        var rng = SplitMix64(seed: seed)
+        var events: [SentEvent] = []
+        for i in 0..<count {
+            let ms = center - spanMs / 2 + Int64(rng.unit() * Double(spanMs))
+            let kinds = ["click", "click", "click", "install", "open", "fallback"]
+            var e = SentEvent(
+                id: "e\(seed)-\(i)", type: kinds[rng.below(kinds.count)], ms: ms,
+                platform: platforms[rng.below(platforms.count)], ip: ips[rng.below(ips.count)],
+                userAgent: rng.chance(0.1) ? Array(SentEvent.botAgents)[rng.below(2)] : SentEvent.personAgent)
+            if e.type == "click" || e.type == "fallback" || rng.chance(0.3) { e.ref = refs[rng.below(refs.count)] }
+            if e.type == "click" || rng.chance(0.2) { e.campaign = rng.chance(0.8) ? campaigns[rng.below(2)] : nil }
+            if rng.chance(0.5) { e.source = ["email", "sms"][rng.below(2)] }
+            if rng.chance(0.3) { e.medium = "paid" }
+            if e.type != "click", rng.chance(0.3), let click = events.filter({ $0.type == "click" }).randomElement(using: &rng) {
+                e.clickId = click.id
+            }
+            if e.type == "open", rng.chance(0.4) { e.deferred = true }
+            if rng.chance(0.3) { e.deviceId = "device-\(rng.below(6))" }
+            if rng.chance(0.4) { e.osVersion = ["17.1", "17.1.2", "16.4"][rng.below(3)] }
+            events.append(e)
+            if rng.chance(0.03) { events.append(e) }  // a retry
+        }
+        return events
+    }
+
+    static func post(_ events: [SentEvent], with client: some TestClientProtocol) async throws {
+        for start in stride(from: 0, to: events.count, by: 500) {
+            let chunk = events[start..<min(start + 500, events.count)].map(\.json)
+            let body = try JSONSerialization.data(withJSONObject: chunk)
+            let response = try await client.execute(
+                uri: "/v1/events", method: .post,
+                headers: [.authorization: "Bearer \(TestInstallation.ingestKey)", .contentType: "application/json"],
+                body: ByteBuffer(bytes: body))
+            #expect(response.status == .accepted)
+        }
+    }
+
+    static func get(_ client: some TestClientProtocol, _ path: String) async throws -> [String: Any] {
+        let response = try await client.execute(
+            uri: path, method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
+        #expect(response.status == .ok, "\(path): \(String(buffer: response.body))")
+        return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any] ?? [:]
+    }
+
+    /// The local start of the day or hour containing `date` in `zone`, by Foundation's calendar.
+    static func localStart(_ ms: Int64, _ unit: Calendar.Component, _ zone: TimeZone) -> Int64 {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let start = calendar.dateInterval(of: unit, for: Date(timeIntervalSince1970: Double(ms) / 1000))!.start
+        return Int64((start.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    static func checkZone(
+        _ zoneName: String, events: [SentEvent], oracle: Oracle, center: Int64, seed: UInt64, client: some TestClientProtocol
+    ) async throws {
+        let zone = TimeZone(identifier: zoneName)!
+        var rng = SplitMix64(seed: seed)
+        let encodedZone = zoneName.replacingOccurrences(of: "/", with: "%2F").replacingOccurrences(of: "+", with: "%2B")
+        for round in 0..<4 {
+            // A range of arbitrary instants (not on any bucket edge) or of whole local dates.
+            var from = center - 2 * 86_400_000 + Int64(rng.below(86_400_000)) + Int64(rng.below(1000))
+            var to = from + 3_600_000 + Int64(rng.below(3 * 86_400_000))
+            var range = "from=\(Timestamp.formatUTC(from))&to=\(Timestamp.formatUTC(to))"
+            if round == 0 {
+                var calendar = Calendar(identifier: .gregorian)
+                calendar.timeZone = zone
+                let day = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(center) / 1000 - 86_400))
+                let first = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day))!
+                let afterLast = calendar.date(byAdding: .day, value: 3, to: first)!
+                from = Int64(first.timeIntervalSince1970 * 1000)
+                to = Int64(afterLast.timeIntervalSince1970 * 1000)
+                let last = calendar.date(byAdding: .day, value: 2, to: first)!
+                let f = calendar.dateComponents([.year, .month, .day], from: first), l = calendar.dateComponents([.year, .month, .day], from: last)
+                range = String(format: "from=%04d-%02d-%02d&to=%04d-%02d-%02d", f.year!, f.month!, f.day!, l.year!, l.month!, l.day!)
+            }
+            let includeBots = rng.chance(0.3)
+            var filters = Oracle.Filters()
+            switch rng.below(4) {
+            case 0: filters.campaign = campaigns[rng.below(2)]
+            case 1: filters.platform = platforms[rng.below(3)]
+            case 2: filters.ref = refs[rng.below(refs.count)]; filters.source = "email"
+            default: break
+            }
+            let common = "\(range)&tz=\(encodedZone)&include_bots=\(includeBots)\(filters.query)"
+
+            let summary = try await get(client, "/v1/stats/summary?\(common)")
+            let expected = oracle.metrics(from: from, to: to, filters: filters, includeBots: includeBots)
+            let got = Oracle.flatten(summary["metrics"] as? [String: Any] ?? [:])
+            #expect(Oracle.same(got, expected), "summary \(zoneName) \(common)\n got \(got)\n want \(expected)")
+            #expect(Timestamp.parseRFC3339(summary["from"] as? String ?? "") == from)
+            #expect(Timestamp.parseRFC3339(summary["to"] as? String ?? "") == to)
+
+            for by in ["campaign", "ref", "source", "platform"] {
+                let breakdown = try await get(client, "/v1/stats/breakdown?\(common)&by=\(by)&limit=1000")
+                let rows = breakdown["rows"] as? [[String: Any]] ?? []
+                #expect(breakdown["total_rows"] as? Int == rows.count)
+                for row in rows {
+                    let key = row["key"] as? String
+                    let want = oracle.metrics(from: from, to: to, filters: filters, includeBots: includeBots) { c in
+                        switch by {
+                        case "campaign": c.campaign == key
+                        case "ref": c.ref == key
+                        case "source": c.source == key
+                        default: c.event.platform == key
+                        }
+                    }
+                    let got = Oracle.flatten(row["metrics"] as? [String: Any] ?? [:])
+                    #expect(Oracle.same(got, want), "breakdown by \(by)=\(key ?? "null") \(zoneName) \(common)\n got \(got)\n want \(want)")
+                }
+                let clicksInRows = rows.reduce(0.0) { $0 + ((($1["metrics"] as? [String: Any])?["clicks"] as? NSNumber)?.doubleValue ?? 0) }
+                #expect(clicksInRows == expected["clicks"]!!, "rows of \(by) must add up to the summary")
+            }
+
+            for interval in ["hour", "day"] where interval == "day" || to - from <= 3 * 86_400_000 {
+                let series = try await get(client, "/v1/stats/timeseries?\(common)&interval=\(interval)")
+                let points = series["points"] as? [[String: Any]] ?? []
+                let unit: Calendar.Component = interval == "day" ? .day : .hour
+                // Every local unit starts on the 15-minute grid: visit each grid point in range.
+                var starts: [Int64] = []
+                var t = from
+                while t < to {
+                    let start = localStart(t, unit, zone)
+                    if starts.last != start { starts.append(start) }
+                    t = (t / 900_000 + 1) * 900_000
+                }
+                #expect(points.map { Timestamp.parseRFC3339($0["t"] as? String ?? "") } == starts.map { Optional($0) },
+                        "\(interval) points in \(zoneName) \(common)")
+                for (i, point) in points.enumerated() where i < starts.count {
+                    let end = i + 1 < starts.count ? starts[i + 1] : to
+                    let want = oracle.metrics(from: max(from, starts[i]), to: min(to, end), filters: filters, includeBots: includeBots)
+                    let got = Oracle.flatten(point["metrics"] as? [String: Any] ?? [:])
+                    #expect(Oracle.same(got, want), "\(interval) point \(point["t"] ?? "") \(zoneName)\n got \(got)\n want \(want)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (UInt64(1), "2026-11-01T06:00:00Z"),  // New York falls back on 2026-11-01 (a 25-hour day)
+        (UInt64(2), "2026-03-08T07:00:00Z"),  // New York springs forward on 2026-03-08 (23 hours)
+        (UInt64(3), "2026-10-15T12:00:00Z"),
+    ])
+    func rollupAnswersEqualTheOracle(seed: UInt64, centerText: String) async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let center = Timestamp.parseRFC3339(centerText)!
+        let events = Self.randomEvents(count: 400, around: center, spanMs: 4 * 86_400_000, seed: seed)
+        let oracle = Oracle(events)
+        // The random set exercises every attribution rule, bots and retries.
+        #expect(Set(oracle.counted.compactMap(\.match)) == ["click_id", "ref", "fingerprint", "organic"])
+        #expect(oracle.counted.contains { $0.event.isBot } && oracle.counted.count < events.count)
+        try await installation.application().test(.router) { client in
+            try await Self.post(events, with: client)
+            let rollup = try await client.execute(
+                uri: "/v1/admin/rollup", method: .post, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
+            #expect(rollup.status == .ok)
+            for zone in ["UTC", "Asia/Kolkata", "Asia/Kathmandu", "America/St_Johns", "America/New_York"] {
+                try await Self.checkZone(zone, events: events, oracle: oracle, center: center, seed: seed &+ UInt64(zone.count), client: client)
+            }
+        }
+    }
+}
