@@ -71,7 +71,7 @@ public struct StatsQuery: Sendable {
             throw ParameterError("from", "`from` must be before `to` (the range is [from, to)).")
         }
         guard to - from <= maxRangeDays * TimeGrain.dayMs else {
-            throw ParameterError("to", "The range may cover at most \(maxRangeDays) days; ask for a shorter one.")
+            throw ParameterError("to", "The range from `from` to `to` may cover at most \(maxRangeDays) days; ask for a shorter one.")
         }
         var filters = StatsFilters()
         filters.campaign = try dimension(parameters, "campaign")
