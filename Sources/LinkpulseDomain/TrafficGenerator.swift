@@ -66,14 +66,11 @@ public struct TrafficGenerator: Sendable {
     }
 
     mutating func makeVisit() -> [EventPayload] {
-        let span = Int64(profile.days) * 86_400_000
-        // Busier in the day than at night (a sine over the UTC day).
-        var at = profile.endMs - span + Int64(rng.unit() * Double(span))
-        if rng.chance(0.3) {
-            let dayStart = at - at % 86_400_000
-            at = dayStart + Int64((0.35 + 0.4 * rng.unit()) * 86_400_000)
-        }
-        at = min(at, profile.endMs - 3_600_000)
+        let span = Int64(profile.days) * 86_400_000 - 3_600_000
+        // Traffic arrives in time order, as it does from real senders (a few minutes of jitter);
+        // the late arrivals are the events held back in `next`.
+        let progress = Double(made) / Double(max(profile.events, 1))
+        let at = profile.endMs - 3_600_000 - span + Int64(progress * Double(span)) + Int64(rng.below(300_000))
         let ip = "10.\(rng.below(200)).\(rng.below(250)).\(rng.below(250) + 1)"
         let (platform, agent, os) = pickDevice()
         let device = rng.chance(0.5) ? uuid() : nil

@@ -12,9 +12,45 @@ enum RollupGrain: Int64, CaseIterable {
     case quarterHourByPlatform = 3
     /// UTC days by platform only.
     case dayByPlatform = 4
+    /// UTC hours by platform only (local days of half-hour zones are mostly whole UTC hours).
+    case hourByPlatform = 5
 
-    var length: Int64 { self == .quarterHour || self == .quarterHourByPlatform ? TimeGrain.quarterHourMs : TimeGrain.dayMs }
+    var length: Int64 {
+        switch self {
+        case .quarterHour, .quarterHourByPlatform: TimeGrain.quarterHourMs
+        case .hourByPlatform: TimeGrain.hourMs
+        case .day, .dayByPlatform: TimeGrain.dayMs
+        }
+    }
     var hasLinkDimensions: Bool { self == .quarterHour || self == .day }
+}
+
+/// The key of one dimension-day delta (see `dimension_blocks` and `dimension_days`).
+struct DimensionDayKey: Hashable {
+    var dimension: StatsDimension
+    var value: String
+    var day: Int64
+    var isBot: Bool
+}
+
+/// Blocks of whole UTC days at power-of-two sizes, for breakdowns over long ranges.
+enum DayBlocks {
+    /// Levels 0…8: blocks of 1 to 256 days.
+    static let levels = 0...8
+
+    /// The fewest aligned blocks that exactly cover the days [from, to): (level, block) pairs.
+    static func cover(from: Int64, to: Int64) -> [(level: Int, block: Int64)] {
+        var blocks: [(level: Int, block: Int64)] = []
+        var day = from
+        while day < to {
+            var level = levels.upperBound
+            // The largest block that starts at `day` and ends by `to`.
+            while level > 0 && (day % (Int64(1) << level) != 0 || day + (Int64(1) << level) > to) { level -= 1 }
+            blocks.append((level, day >> level))
+            day += Int64(1) << level
+        }
+        return blocks
+    }
 }
 
 /// The key of one rollup row.
@@ -40,6 +76,15 @@ struct RollupSourceEvent {
     var ipHash: String?
     var visitorId: String
     var osVersion: String?
+    var isBot: Bool
+}
+
+/// The key of one dimension block row.
+struct DimensionBlockKey: Hashable {
+    var dimension: StatsDimension
+    var level: Int
+    var block: Int64
+    var value: String
     var isBot: Bool
 }
 
@@ -101,6 +146,8 @@ extension AppDatabase {
                 let events = try readEvents(db, after: watermark, limit: maxEvents)
                 guard let last = events.last else { return .commit }
                 var pass = try RollupPass(db: db, queries: queries.rollup, windowMs: attributionWindowMs)
+                pass.deltas.reserveCapacity(events.count)
+                pass.dimensionDeltas.reserveCapacity(events.count / 4)
                 pass.clicksById = try resolveClickIds(db, in: events)
                 for event in events { try pass.add(event) }
                 try pass.flush()
@@ -219,8 +266,9 @@ struct RollupPass {
     let windowMs: Int64
     var clicksById: [String: [(seq: Int64, dimensions: LinkDimensions)]] = [:]
     var deltas: [RollupKey: ConversionCounts] = [:]
+    var dimensionDeltas: [DimensionDayKey: ConversionCounts] = [:]
     // The pass's statements, looked up once (every one is left reset after each use).
-    let time, attribution, latest, candidates, byRef, byAddress, upsert: HotStatement
+    let time, attribution, latest, candidates, byRef, byAddress, upsert, upsertBlock, upsertDay: HotStatement
 
     init(db: Database, queries: RollupQueries, windowMs: Int64) throws {
         self.windowMs = windowMs
@@ -232,6 +280,8 @@ struct RollupPass {
         byRef = try statement(queries.insertRefClick)
         byAddress = try statement(queries.insertFingerprintClick)
         upsert = try statement(queries.upsertRollup)
+        upsertBlock = try statement(queries.upsertDimensionBlock)
+        upsertDay = try statement(queries.upsertDimensionDay)
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
@@ -241,7 +291,7 @@ struct RollupPass {
 
         var counted = CountedEvent(
             kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
-            visitorHash: VisitorSketch.hash(event.visitorId), dimensions: event.dimensions, match: nil)
+            visitorHash: event.kind == .click ? VisitorSketch.hash(event.visitorId) : 0, dimensions: event.dimensions, match: nil)
         if event.kind == .click {
             if !event.isBot { try indexClick(event) }
         } else if event.isBot {
@@ -267,6 +317,11 @@ struct RollupPass {
                 grain: grain, bucket: TimeGrain.floor(event.occurredAtMs, grain.length), platform: event.platform,
                 isBot: event.isBot, dimensions: grain.hasLinkDimensions ? counted.dimensions : LinkDimensions())
             deltas[key, default: ConversionCounts()].add(counted)
+        }
+        let day = TimeGrain.floor(event.occurredAtMs, TimeGrain.dayMs) / TimeGrain.dayMs
+        for dimension in StatsDimension.allCases {
+            let key = DimensionDayKey(dimension: dimension, value: dimension.value(of: counted) ?? "", day: day, isBot: event.isBot)
+            dimensionDeltas[key, default: ConversionCounts()].add(counted)
         }
     }
 
@@ -347,8 +402,34 @@ struct RollupPass {
         }
     }
 
-    /// Writes every delta of the pass into its rollup row.
+    /// Writes every delta of the pass into its rollup rows.
     func flush() throws {
+        var blocks: [DimensionBlockKey: ConversionCounts] = [:]
+        for (key, c) in dimensionDeltas {
+            if !c.clickVisitors.isEmpty {
+                upsertDay.bind(1, key.dimension.rawValue)
+                upsertDay.bind(2, key.value)
+                upsertDay.bind(3, key.day)
+                upsertDay.bind(4, key.isBot)
+                upsertDay.bind(5, c.clickVisitors.serialized)
+                try upsertDay.run()
+            }
+            var counts = c
+            counts.clickVisitors = VisitorSketch()
+            for level in DayBlocks.levels {
+                let block = DimensionBlockKey(dimension: key.dimension, level: level, block: key.day >> level, value: key.value, isBot: key.isBot)
+                blocks[block, default: ConversionCounts()].add(counts)
+            }
+        }
+        for (key, c) in blocks {
+            upsertBlock.bind(1, key.dimension.rawValue)
+            upsertBlock.bind(2, Int64(key.level))
+            upsertBlock.bind(3, key.block)
+            upsertBlock.bind(4, key.value)
+            upsertBlock.bind(5, key.isBot)
+            Self.bindCounts(c, to: upsertBlock, from: 6)
+            try upsertBlock.run()
+        }
         for (key, c) in deltas {
             upsert.bind(1, key.grain.rawValue)
             upsert.bind(2, key.bucket)
@@ -358,18 +439,17 @@ struct RollupPass {
             upsert.bind(6, key.dimensions.campaign ?? "")
             upsert.bind(7, key.dimensions.source ?? "")
             upsert.bind(8, key.dimensions.medium ?? "")
-            upsert.bind(9, Int64(c.events))
-            upsert.bind(10, Int64(c.clicks))
-            upsert.bind(11, Int64(c.fallbacks))
-            upsert.bind(12, Int64(c.installsClickId))
-            upsert.bind(13, Int64(c.installsRef))
-            upsert.bind(14, Int64(c.installsFingerprint))
-            upsert.bind(15, Int64(c.installsOrganic))
-            upsert.bind(16, Int64(c.opens))
-            upsert.bind(17, Int64(c.deferredOpens))
+            Self.bindCounts(c, to: upsert, from: 9)
             upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
             try upsert.run()
         }
+    }
+
+    /// Binds the nine counts, in the column order of the rollup tables, from parameter `first`.
+    static func bindCounts(_ c: ConversionCounts, to statement: HotStatement, from first: Int32) {
+        let values = [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
+                      c.installsOrganic, c.opens, c.deferredOpens]
+        for (i, value) in values.enumerated() { statement.bind(first + Int32(i), Int64(value)) }
     }
 
     /// The first 8 bytes of a hex keyed IP hash, as a signed integer.

@@ -46,6 +46,10 @@ extension AppDatabase {
                         withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
+                case .dimensionDays(let dimension, let fromDay, let toDay):
+                    try Self.addDimensionCounts(
+                        db, statements, dimension: dimension, fromDay: fromDay, toDay: toDay, withVisitors: withVisitors,
+                        onlyKeys: onlyKeys, into: &groups)
                 }
             }
             return groups
@@ -88,6 +92,51 @@ extension AppDatabase {
             case .buckets: key = plan.bucket(containing: s.int64(0))
             }
             groups[key, default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
+        }
+    }
+
+    /// Counts by one dimension over whole UTC days, from the dimension blocks (about ten reads
+    /// for any range), and the click visitors of the wanted values from their days.
+    static func addDimensionCounts(
+        _ db: Database, _ statements: StatsQueries, dimension: StatsDimension, fromDay: Int64, toDay: Int64,
+        withVisitors: Bool, onlyKeys: [String?]?, into groups: inout [StatsGroupKey: CountsByAudience]
+    ) throws {
+        let wanted = onlyKeys.map { Set($0.map { $0 ?? "" }) }
+        let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
+        var seen = Set<String>()
+        for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) {
+            s.bind(1, dimension.rawValue)
+            s.bind(2, Int64(level))
+            s.bind(3, block)
+            while try s.step() {
+                let value = s.text(0) ?? ""
+                if let wanted, !wanted.contains(value) { continue }
+                var c = ConversionCounts()
+                c.events = Int(s.int64(2))
+                c.clicks = Int(s.int64(3))
+                c.fallbacks = Int(s.int64(4))
+                c.installsClickId = Int(s.int64(5))
+                c.installsRef = Int(s.int64(6))
+                c.installsFingerprint = Int(s.int64(7))
+                c.installsOrganic = Int(s.int64(8))
+                c.opens = Int(s.int64(9))
+                c.deferredOpens = Int(s.int64(10))
+                seen.insert(value)
+                groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
+            }
+        }
+        guard withVisitors, !seen.isEmpty else { return }
+        let keys = String(decoding: try JSONEncoder().encode(Array(seen)), as: UTF8.self)
+        let v = HotStatement(try db.cachedStatement(sql: statements.dimensionVisitors), in: db)
+        v.bind(1, dimension.rawValue)
+        v.bind(2, fromDay)
+        v.bind(3, toDay)
+        v.bind(4, keys)
+        while try v.step() {
+            var c = ConversionCounts()
+            if let blob = v.blob(2) { c.clickVisitors = VisitorSketch(serialized: blob) }
+            let value = v.text(0) ?? ""
+            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(c, isBot: v.int64(1) != 0)
         }
     }
 
@@ -140,10 +189,16 @@ extension StatsDimension {
 }
 
 /// Which rollups and raw ranges answer a stats query.
+///
+/// A range is cut into the coarsest rollup rows that fit: whole UTC days, then whole UTC hours
+/// (platform-only rollups), then 15-minute buckets, and raw events for what is left at the
+/// edges. A time series is cut bucket by bucket, so no row ever straddles two of its buckets.
 struct StatsPlan: Sendable {
     enum Piece: Sendable, Equatable {
         case rollup(RollupGrain, from: Int64, to: Int64)
         case raw(from: Int64, to: Int64)
+        /// Whole UTC days [fromDay, toDay) of one dimension's blocks (days since 1970-01-01).
+        case dimensionDays(StatsDimension, fromDay: Int64, toDay: Int64)
     }
 
     let query: StatsQuery
@@ -159,30 +214,71 @@ struct StatsPlan: Sendable {
         case .none, .buckets: narrow = query.filters.onlyPlatform
         case .dimension(let d): narrow = query.filters.onlyPlatform && d == .platform
         }
-        let (quarter, day) = narrow ? (RollupGrain.quarterHourByPlatform, RollupGrain.dayByPlatform) : (.quarterHour, .day)
-        // A UTC day row may stand for its 96 quarter hours only if no bucket boundary falls inside it.
-        let daysUsable: Bool
+        let grains: Grains = narrow
+            ? Grains(day: .dayByPlatform, hour: .hourByPlatform, quarter: .quarterHourByPlatform)
+            : Grains(day: .day, hour: nil, quarter: .quarterHour)
+        var cut: [Piece] = []
         if case .buckets(let starts) = grouping {
-            daysUsable = starts.allSatisfy { TimeGrain.floor($0, TimeGrain.dayMs) == $0 }
+            for (i, start) in starts.enumerated() {
+                let end = i + 1 < starts.count ? starts[i + 1] : query.toMs
+                let (from, to) = (max(start, query.fromMs), min(end, query.toMs))
+                if from < to { cut += Self.decompose(from: from, to: to, grains) }
+            }
         } else {
-            daysUsable = true
+            cut = Self.decompose(from: query.fromMs, to: query.toMs, grains)
         }
-        let (from, to) = (query.fromMs, query.toMs)
+        // Breakdowns without filters read whole days from the dimension blocks.
+        if case .dimension(let d) = grouping, query.filters == StatsFilters() {
+            cut = cut.map { piece in
+                if case .rollup(.day, let from, let to) = piece {
+                    return .dimensionDays(d, fromDay: from / TimeGrain.dayMs, toDay: to / TimeGrain.dayMs)
+                }
+                return piece
+            }
+        }
+        // Neighbouring pieces of the same kind become one read.
+        for piece in cut {
+            switch (pieces.last, piece) {
+            case (.rollup(let g, let a, let b)?, .rollup(let h, let c, let d)) where g == h && b == c:
+                pieces[pieces.count - 1] = .rollup(g, from: a, to: d)
+            case (.raw(let a, let b)?, .raw(let c, let d)) where b == c:
+                pieces[pieces.count - 1] = .raw(from: a, to: d)
+            default:
+                pieces.append(piece)
+            }
+        }
+    }
+
+    struct Grains {
+        var day: RollupGrain
+        var hour: RollupGrain?
+        var quarter: RollupGrain
+    }
+
+    static func decompose(from: Int64, to: Int64, _ grains: Grains) -> [Piece] {
         let a = TimeGrain.ceil(from, TimeGrain.quarterHourMs), b = TimeGrain.floor(to, TimeGrain.quarterHourMs)
-        guard a < b else {
-            pieces = [.raw(from: from, to: to)]
-            return
-        }
+        guard a < b else { return [.raw(from: from, to: to)] }
+        var pieces: [Piece] = []
         if from < a { pieces.append(.raw(from: from, to: a)) }
-        let dayA = TimeGrain.ceil(a, TimeGrain.dayMs), dayB = TimeGrain.floor(b, TimeGrain.dayMs)
-        if daysUsable && dayA < dayB {
-            if a < dayA { pieces.append(.rollup(quarter, from: a, to: dayA)) }
-            pieces.append(.rollup(day, from: dayA, to: dayB))
-            if dayB < b { pieces.append(.rollup(quarter, from: dayB, to: b)) }
+        func belowDay(_ x: Int64, _ y: Int64) {
+            guard x < y else { return }
+            guard let hour = grains.hour else { return pieces.append(.rollup(grains.quarter, from: x, to: y)) }
+            let hA = TimeGrain.ceil(x, TimeGrain.hourMs), hB = TimeGrain.floor(y, TimeGrain.hourMs)
+            guard hA < hB else { return pieces.append(.rollup(grains.quarter, from: x, to: y)) }
+            if x < hA { pieces.append(.rollup(grains.quarter, from: x, to: hA)) }
+            pieces.append(.rollup(hour, from: hA, to: hB))
+            if hB < y { pieces.append(.rollup(grains.quarter, from: hB, to: y)) }
+        }
+        let dA = TimeGrain.ceil(a, TimeGrain.dayMs), dB = TimeGrain.floor(b, TimeGrain.dayMs)
+        if dA < dB {
+            belowDay(a, dA)
+            pieces.append(.rollup(grains.day, from: dA, to: dB))
+            belowDay(dB, b)
         } else {
-            pieces.append(.rollup(quarter, from: a, to: b))
+            belowDay(a, b)
         }
         if b < to { pieces.append(.raw(from: b, to: to)) }
+        return pieces
     }
 
     /// The rollup query's grouping key (an allow-listed name, never user text).

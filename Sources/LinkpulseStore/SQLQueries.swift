@@ -43,10 +43,14 @@ struct SQLQueries: Sendable {
                 insertFingerprintClick: try text("rollup/insert_fingerprint_click.sql"),
                 insertEventTime: try text("rollup/insert_event_time.sql"),
                 insertAttribution: try text("rollup/insert_attribution.sql"),
-                upsertRollup: try text("rollup/upsert_rollup.sql")),
+                upsertRollup: try text("rollup/upsert_rollup.sql"),
+                upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
+                upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
-                rawEvents: try text("stats/raw_events.sql")),
+                rawEvents: try text("stats/raw_events.sql"),
+                dimensionBlock: try text("stats/dimension_block.sql"),
+                dimensionVisitors: try text("stats/dimension_visitors.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"))
@@ -67,7 +71,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rawEvents] {
+                    stats.rollupCounts, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -85,17 +89,19 @@ struct SQLQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates: String
     let insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup: String
+    let upsertDimensionBlock, upsertDimensionDay: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
         [state, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates,
-         insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup]
+         insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup,
+         upsertDimensionBlock, upsertDimensionDay]
     }
 }
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
-    let rollupCounts, rawEvents: String
+    let rollupCounts, rawEvents, dimensionBlock, dimensionVisitors: String
 }
 
 /// Failures of the store that are not SQLite errors.

@@ -5,5 +5,7 @@ DELETE FROM event_times;
 DELETE FROM ref_clicks;
 DELETE FROM fingerprint_clicks;
 DELETE FROM rollups;
+DELETE FROM dimension_blocks;
+DELETE FROM dimension_days;
 INSERT OR REPLACE INTO rollup_state (singleton, database_id, rolled_through_seq, attribution_window_ms)
 VALUES (1, :database_id, 0, :window_ms);

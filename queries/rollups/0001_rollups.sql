@@ -61,11 +61,11 @@ CREATE TABLE fingerprint_clicks (
 ) WITHOUT ROWID;
 
 -- Conversion counts. grain: 1 = 15-minute buckets by every dimension, 2 = UTC days by every
--- dimension, 3 = 15-minute buckets by platform only, 4 = UTC days by platform only (link
--- dimensions '' there). bucket: the bucket's start, UTC ms. A missing dimension is ''.
--- Counts add up across rows; click_visitors is a VisitorSketch (merged, never added).
+-- dimension, 3 = 15-minute buckets by platform only, 4 = UTC days by platform only, 5 = UTC
+-- hours by platform only (link dimensions '' there). bucket: the bucket's start, UTC ms. A
+-- missing dimension is ''. Counts add up across rows; click_visitors is a VisitorSketch
+-- (merged, never added).
 CREATE TABLE rollups (
-    id                   INTEGER PRIMARY KEY,
     grain                INTEGER NOT NULL,
     bucket               INTEGER NOT NULL,
     platform             TEXT    NOT NULL,
@@ -83,6 +83,39 @@ CREATE TABLE rollups (
     installs_organic     INTEGER NOT NULL,
     opens                INTEGER NOT NULL,
     deferred_opens       INTEGER NOT NULL,
-    click_visitors       BLOB
-);
-CREATE UNIQUE INDEX rollups_by_key ON rollups (grain, bucket, platform, bot, ref, campaign, source, medium);
+    click_visitors       BLOB,
+    PRIMARY KEY (grain, bucket, platform, bot, ref, campaign, source, medium)
+) WITHOUT ROWID;
+
+-- Conversion counts by ONE dimension (dim: ref, campaign, source, medium or platform) over
+-- power-of-two blocks of UTC days: block b of level L covers days [b * 2^L, (b + 1) * 2^L)
+-- (days since 1970-01-01). Any range of whole days is at most two blocks per level, so a
+-- breakdown over 90 days reads about ten blocks instead of 90 days of rows. No sketches here.
+CREATE TABLE dimension_blocks (
+    dim                  TEXT    NOT NULL,
+    level                INTEGER NOT NULL,
+    block                INTEGER NOT NULL,
+    value                TEXT    NOT NULL,
+    bot                  INTEGER NOT NULL,
+    events               INTEGER NOT NULL,
+    clicks               INTEGER NOT NULL,
+    fallbacks            INTEGER NOT NULL,
+    installs_click_id    INTEGER NOT NULL,
+    installs_ref         INTEGER NOT NULL,
+    installs_fingerprint INTEGER NOT NULL,
+    installs_organic     INTEGER NOT NULL,
+    opens                INTEGER NOT NULL,
+    deferred_opens       INTEGER NOT NULL,
+    PRIMARY KEY (dim, level, block, value, bot)
+) WITHOUT ROWID;
+
+-- Click visitors by one dimension's value and UTC day, for the unique clicks of a
+-- breakdown's rows (looked up by value).
+CREATE TABLE dimension_days (
+    dim            TEXT    NOT NULL,
+    value          TEXT    NOT NULL,
+    day            INTEGER NOT NULL,      -- days since 1970-01-01
+    bot            INTEGER NOT NULL,
+    click_visitors BLOB    NOT NULL,
+    PRIMARY KEY (dim, value, day, bot)
+) WITHOUT ROWID;
