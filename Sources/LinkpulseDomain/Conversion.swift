@@ -123,6 +123,13 @@ public struct CountsByAudience: Sendable, Equatable {
         bots.add(other.bots)
     }
 
+    /// The distinct click visitors alone (an estimate beyond 1,000, not capped by the clicks).
+    public func clickVisitors(includeBots: Bool) -> Int {
+        var visitors = people.clickVisitors
+        if includeBots { visitors.merge(bots.clickVisitors) }
+        return visitors.count
+    }
+
     /// The metrics of the answer: people only, or everyone with `includeBots`.
     public func metrics(includeBots: Bool) -> ConversionMetrics {
         var counted = people

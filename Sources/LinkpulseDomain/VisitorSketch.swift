@@ -59,6 +59,7 @@ public struct VisitorSketch: Sendable, Equatable {
 
     /// Adds every visitor of `other`.
     public mutating func merge(_ other: VisitorSketch) {
+        if other.isEmpty { return }
         switch (storage, other.storage) {
         case (_, .exact(let theirs)):
             for h in theirs { insert(hash: h) }

@@ -162,9 +162,11 @@ public struct StatsService: Sendable {
         var page = Array(rows.dropFirst(q.offset).prefix(q.limit))
         if !sortsByVisitors && !page.isEmpty {
             let keys = page.map(\.key)
-            let exact = try await database.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: true, onlyKeys: keys)
+            let exact = try await database.statsCounts(
+                q.stats, grouping: .dimension(q.by), withVisitors: true, onlyKeys: keys, visitorsOnly: true)
             for i in page.indices {
-                page[i].metrics.uniqueClicks = exact[.value(page[i].key)].map { $0.metrics(includeBots: q.stats.includeBots).uniqueClicks } ?? 0
+                let visitors = exact[.value(page[i].key)]?.clickVisitors(includeBots: q.stats.includeBots) ?? 0
+                page[i].metrics.uniqueClicks = min(visitors, page[i].metrics.clicks)
             }
         }
         let range = RangeEcho(q.stats)

@@ -79,13 +79,11 @@ struct RollupSourceEvent {
     var isBot: Bool
 }
 
-/// The key of one dimension block row.
-struct DimensionBlockKey: Hashable {
+/// Which dimension block a row of `dimension_blocks` is.
+struct DimensionBlockID: Hashable {
     var dimension: StatsDimension
     var level: Int
     var block: Int64
-    var value: String
-    var isBot: Bool
 }
 
 /// What attribution decided for one install, open or fallback.
@@ -268,7 +266,7 @@ struct RollupPass {
     var deltas: [RollupKey: ConversionCounts] = [:]
     var dimensionDeltas: [DimensionDayKey: ConversionCounts] = [:]
     // The pass's statements, looked up once (every one is left reset after each use).
-    let time, attribution, latest, candidates, byRef, byAddress, upsert, upsertBlock, upsertDay: HotStatement
+    let time, attribution, latest, candidates, byRef, byAddress, upsert, readBlock, upsertBlock, upsertDay: HotStatement
 
     init(db: Database, queries: RollupQueries, windowMs: Int64) throws {
         self.windowMs = windowMs
@@ -280,6 +278,7 @@ struct RollupPass {
         byRef = try statement(queries.insertRefClick)
         byAddress = try statement(queries.insertFingerprintClick)
         upsert = try statement(queries.upsertRollup)
+        readBlock = try statement(queries.dimensionBlock)
         upsertBlock = try statement(queries.upsertDimensionBlock)
         upsertDay = try statement(queries.upsertDimensionDay)
     }
@@ -404,7 +403,7 @@ struct RollupPass {
 
     /// Writes every delta of the pass into its rollup rows.
     func flush() throws {
-        var blocks: [DimensionBlockKey: ConversionCounts] = [:]
+        var blocks: [DimensionBlockID: DimensionBlock] = [:]
         for (key, c) in dimensionDeltas {
             if !c.clickVisitors.isEmpty {
                 upsertDay.bind(1, key.dimension.rawValue)
@@ -414,20 +413,26 @@ struct RollupPass {
                 upsertDay.bind(5, c.clickVisitors.serialized)
                 try upsertDay.run()
             }
-            var counts = c
-            counts.clickVisitors = VisitorSketch()
             for level in DayBlocks.levels {
-                let block = DimensionBlockKey(dimension: key.dimension, level: level, block: key.day >> level, value: key.value, isBot: key.isBot)
-                blocks[block, default: ConversionCounts()].add(counts)
+                let id = DimensionBlockID(dimension: key.dimension, level: level, block: key.day >> level)
+                blocks[id, default: DimensionBlock()].add(c, value: key.value, isBot: key.isBot)
             }
         }
-        for (key, c) in blocks {
-            upsertBlock.bind(1, key.dimension.rawValue)
-            upsertBlock.bind(2, Int64(key.level))
-            upsertBlock.bind(3, key.block)
-            upsertBlock.bind(4, key.value)
-            upsertBlock.bind(5, key.isBot)
-            Self.bindCounts(c, to: upsertBlock, from: 6)
+        // Each touched block: read it, add this pass's counts, write it back whole.
+        for (id, delta) in blocks {
+            readBlock.bind(1, id.dimension.rawValue)
+            readBlock.bind(2, Int64(id.level))
+            readBlock.bind(3, id.block)
+            var block = DimensionBlock()
+            if try readBlock.step() {
+                if let bytes = readBlock.blob(0) { block = DimensionBlock(bytes) }
+                readBlock.finish()
+            }
+            for (key, counts) in delta.entries { block.add(counts, value: key.value, isBot: key.isBot) }
+            upsertBlock.bind(1, id.dimension.rawValue)
+            upsertBlock.bind(2, Int64(id.level))
+            upsertBlock.bind(3, id.block)
+            upsertBlock.bind(4, block.serialized)
             try upsertBlock.run()
         }
         for (key, c) in deltas {

@@ -29,9 +29,11 @@ extension AppDatabase {
     /// 15-minute rollups, and the rest (ranges that do not start or end on a 15-minute
     /// boundary) from the raw events themselves. Counts only what the rollup job has
     /// processed. Click visitor sketches are merged only with `withVisitors` (they are the
-    /// expensive part); `onlyKeys` restricts a dimension grouping to those values.
+    /// expensive part); `onlyKeys` restricts a dimension grouping to those values, and with
+    /// `visitorsOnly` only their sketches are sure to be filled (counts may be left out).
     public func statsCounts(
-        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil
+        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
+        visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let plan = StatsPlan(query: query, grouping: grouping)
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
@@ -49,7 +51,7 @@ extension AppDatabase {
                 case .dimensionDays(let dimension, let fromDay, let toDay):
                     try Self.addDimensionCounts(
                         db, statements, dimension: dimension, fromDay: fromDay, toDay: toDay, withVisitors: withVisitors,
-                        onlyKeys: onlyKeys, into: &groups)
+                        onlyKeys: onlyKeys, visitorsOnly: visitorsOnly, into: &groups)
                 }
             }
             return groups
@@ -99,33 +101,31 @@ extension AppDatabase {
     /// for any range), and the click visitors of the wanted values from their days.
     static func addDimensionCounts(
         _ db: Database, _ statements: StatsQueries, dimension: StatsDimension, fromDay: Int64, toDay: Int64,
-        withVisitors: Bool, onlyKeys: [String?]?, into groups: inout [StatsGroupKey: CountsByAudience]
+        withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool, into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
         let wanted = onlyKeys.map { Set($0.map { $0 ?? "" }) }
         let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
-        var seen = Set<String>()
-        for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) {
+        var blobs: [[UInt8]] = []
+        for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) where !(visitorsOnly && wanted != nil) {
             s.bind(1, dimension.rawValue)
             s.bind(2, Int64(level))
             s.bind(3, block)
-            while try s.step() {
-                let value = s.text(0) ?? ""
-                if let wanted, !wanted.contains(value) { continue }
-                var c = ConversionCounts()
-                c.events = Int(s.int64(2))
-                c.clicks = Int(s.int64(3))
-                c.fallbacks = Int(s.int64(4))
-                c.installsClickId = Int(s.int64(5))
-                c.installsRef = Int(s.int64(6))
-                c.installsFingerprint = Int(s.int64(7))
-                c.installsOrganic = Int(s.int64(8))
-                c.opens = Int(s.int64(9))
-                c.deferredOpens = Int(s.int64(10))
-                seen.insert(value)
-                groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
-            }
+            guard try s.step() else { continue }
+            if let bytes = s.blob(0) { blobs.append(Array(bytes)) }
+            s.finish()
         }
-        guard withVisitors, !seen.isEmpty else { return }
+        var found: [String] = []
+        for (value, people, bots) in DimensionBlock.sum(blobs) {
+            if let wanted, !wanted.contains(value) { continue }
+            found.append(value)
+            var counts = CountsByAudience()
+            counts.people = DimensionBlock.counts(people)
+            counts.bots = DimensionBlock.counts(bots)
+            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(counts)
+        }
+        guard withVisitors else { return }
+        let seen = visitorsOnly ? Array(wanted ?? []) : found
+        guard !seen.isEmpty else { return }
         let keys = String(decoding: try JSONEncoder().encode(Array(seen)), as: UTF8.self)
         let v = HotStatement(try db.cachedStatement(sql: statements.dimensionVisitors), in: db)
         v.bind(1, dimension.rawValue)

@@ -45,6 +45,7 @@ struct SQLQueries: Sendable {
                 insertAttribution: try text("rollup/insert_attribution.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
+                dimensionBlock: try text("stats/dimension_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
@@ -89,13 +90,13 @@ struct SQLQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates: String
     let insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup: String
-    let upsertDimensionBlock, upsertDimensionDay: String
+    let upsertDimensionBlock, dimensionBlock, upsertDimensionDay: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
         [state, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates,
          insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup,
-         upsertDimensionBlock, upsertDimensionDay]
+         upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
     }
 }
 

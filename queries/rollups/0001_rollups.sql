@@ -90,24 +90,15 @@ CREATE TABLE rollups (
 -- Conversion counts by ONE dimension (dim: ref, campaign, source, medium or platform) over
 -- power-of-two blocks of UTC days: block b of level L covers days [b * 2^L, (b + 1) * 2^L)
 -- (days since 1970-01-01). Any range of whole days is at most two blocks per level, so a
--- breakdown over 90 days reads about ten blocks instead of 90 days of rows. No sketches here.
+-- breakdown over 90 days reads about ten blocks. entries: every value's counts in one blob
+-- (format in Sources/LinkpulseStore/DimensionBlock.swift); no sketches here.
 CREATE TABLE dimension_blocks (
-    dim                  TEXT    NOT NULL,
-    level                INTEGER NOT NULL,
-    block                INTEGER NOT NULL,
-    value                TEXT    NOT NULL,
-    bot                  INTEGER NOT NULL,
-    events               INTEGER NOT NULL,
-    clicks               INTEGER NOT NULL,
-    fallbacks            INTEGER NOT NULL,
-    installs_click_id    INTEGER NOT NULL,
-    installs_ref         INTEGER NOT NULL,
-    installs_fingerprint INTEGER NOT NULL,
-    installs_organic     INTEGER NOT NULL,
-    opens                INTEGER NOT NULL,
-    deferred_opens       INTEGER NOT NULL,
-    PRIMARY KEY (dim, level, block, value, bot)
-) WITHOUT ROWID;
+    dim     TEXT    NOT NULL,
+    level   INTEGER NOT NULL,
+    block   INTEGER NOT NULL,
+    entries BLOB    NOT NULL,
+    PRIMARY KEY (dim, level, block)
+);
 
 -- Click visitors by one dimension's value and UTC day, for the unique clicks of a
 -- breakdown's rows (looked up by value).
