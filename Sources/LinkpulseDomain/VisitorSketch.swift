@@ -2,7 +2,7 @@ import Foundation
 
 /// A mergeable count of distinct visitors.
 ///
-/// Exact while it holds at most `exactLimit` visitors (a set of 64-bit hashes), a HyperLogLog of
+/// Exact while it holds at most `exactLimit` visitors (sorted 64-bit hashes), a HyperLogLog of
 /// 2^14 registers beyond (standard error 0.8%, estimated with Ertl's improved estimator, which
 /// has no bias to correct in any range). Merging sketches gives the sketch of the union, so a
 /// count over any set of rollup rows is exact up to 1,000 visitors and within about 2% beyond.
@@ -13,7 +13,8 @@ public struct VisitorSketch: Sendable, Equatable {
     static let registerCount = 1 << precision
 
     enum Storage: Sendable, Equatable {
-        case exact(Set<UInt64>)
+        /// Sorted, without repeats: merging two is one linear pass, with no hashing.
+        case exact([UInt64])
         case registers([UInt8])
     }
 
@@ -40,16 +41,19 @@ public struct VisitorSketch: Sendable, Equatable {
     /// Adds one visitor by its `hash(_:)`.
     public mutating func insert(hash: UInt64) {
         switch storage {
-        case .exact(var set):
-            storage = .exact([])  // keeps `set` uniquely referenced while it grows
-            set.insert(hash)
-            if set.count > Self.exactLimit {
-                var registers = [UInt8](repeating: 0, count: Self.registerCount)
-                for h in set { Self.update(&registers, h) }
-                storage = .registers(registers)
-            } else {
-                storage = .exact(set)
+        case .exact(var sorted):
+            storage = .exact([])  // keeps `sorted` uniquely referenced while it changes
+            var low = 0, high = sorted.count
+            while low < high {
+                let mid = (low + high) / 2
+                if sorted[mid] < hash { low = mid + 1 } else { high = mid }
             }
+            if low < sorted.count && sorted[low] == hash {
+                storage = .exact(sorted)
+                return
+            }
+            sorted.insert(hash, at: low)
+            storage = sorted.count > Self.exactLimit ? .registers(Self.registers(of: sorted)) : .exact(sorted)
         case .registers(var registers):
             storage = .exact([])
             Self.update(&registers, hash)
@@ -61,8 +65,13 @@ public struct VisitorSketch: Sendable, Equatable {
     public mutating func merge(_ other: VisitorSketch) {
         if other.isEmpty { return }
         switch (storage, other.storage) {
-        case (_, .exact(let theirs)):
-            for h in theirs { insert(hash: h) }
+        case (.exact(let mine), .exact(let theirs)):
+            let union = Self.union(mine, theirs)
+            storage = union.count > Self.exactLimit ? .registers(Self.registers(of: union)) : .exact(union)
+        case (.registers(var registers), .exact(let theirs)):
+            storage = .exact([])
+            for h in theirs { Self.update(&registers, h) }
+            storage = .registers(registers)
         case (.exact(let mine), .registers(var registers)):
             for h in mine { Self.update(&registers, h) }
             storage = .registers(registers)
@@ -73,15 +82,38 @@ public struct VisitorSketch: Sendable, Equatable {
         }
     }
 
+    /// The sorted union of two sorted arrays without repeats.
+    static func union(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
+        if a.isEmpty { return b }
+        if b.isEmpty { return a }
+        var result: [UInt64] = []
+        result.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if a[i] < b[j] { result.append(a[i]); i += 1 }
+            else if b[j] < a[i] { result.append(b[j]); j += 1 }
+            else { result.append(a[i]); i += 1; j += 1 }
+        }
+        result.append(contentsOf: a[i...])
+        result.append(contentsOf: b[j...])
+        return result
+    }
+
+    static func registers(of hashes: [UInt64]) -> [UInt8] {
+        var registers = [UInt8](repeating: 0, count: registerCount)
+        for h in hashes { update(&registers, h) }
+        return registers
+    }
+
     /// The number of distinct visitors: exact up to `exactLimit`, estimated beyond.
     public var count: Int {
         switch storage {
-        case .exact(let set): set.count
+        case .exact(let sorted): sorted.count
         case .registers(let registers): Int(Self.estimate(registers).rounded())
         }
     }
 
-    public var isEmpty: Bool { if case .exact(let set) = storage { set.isEmpty } else { false } }
+    public var isEmpty: Bool { if case .exact(let sorted) = storage { sorted.isEmpty } else { false } }
 
     private static func update(_ registers: inout [UInt8], _ hash: UInt64) {
         let index = Int(hash >> UInt64(64 - precision))
@@ -133,13 +165,10 @@ extension VisitorSketch {
     /// registers. Readers accept exactly what writers produce; anything else is empty.
     public var serialized: [UInt8] {
         switch storage {
-        case .exact(let set):
-            var bytes = [UInt8](repeating: 0, count: 1 + set.count * 8)
-            var offset = 1
-            for h in set.sorted() {
-                withUnsafeBytes(of: h.littleEndian) { raw in
-                    for b in raw { bytes[offset] = b; offset += 1 }
-                }
+        case .exact(let sorted):
+            var bytes = [UInt8](repeating: 0, count: 1 + sorted.count * 8)
+            bytes.withUnsafeMutableBytes { raw in
+                for (i, h) in sorted.enumerated() { raw.storeBytes(of: h.littleEndian, toByteOffset: 1 + i * 8, as: UInt64.self) }
             }
             return bytes
         case .registers(let registers):
@@ -154,11 +183,17 @@ extension VisitorSketch {
         if tag == 1, bytes.count == 1 + Self.registerCount {
             storage = .registers(Array(bytes[1...]))
         } else if tag == 0, (bytes.count - 1) % 8 == 0 {
-            var set = Set<UInt64>(minimumCapacity: (bytes.count - 1) / 8)
+            var sorted: [UInt64] = []
+            sorted.reserveCapacity((bytes.count - 1) / 8)
+            var ordered = true
             for i in stride(from: 1, to: bytes.count, by: 8) {
-                set.insert(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                let h = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if let last = sorted.last, last >= h { ordered = false }
+                sorted.append(h)
             }
-            storage = .exact(set)
+            // Writers store sorted hashes; anything else is repaired rather than trusted.
+            if !ordered { sorted = Array(Set(sorted)).sorted() }
+            storage = sorted.count > Self.exactLimit ? .registers(Self.registers(of: sorted)) : .exact(sorted)
         }
     }
 
