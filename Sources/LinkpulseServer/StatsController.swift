@@ -144,22 +144,29 @@ public struct StatsService: Sendable {
     public func breakdown(_ q: BreakdownQuery) async throws -> BreakdownResponse {
         let sortsByVisitors = q.sort == .uniqueClicks
         let groups = try await database.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: sortsByVisitors)
-        var rows = groups.map { key, counts -> BreakdownRow in
-            guard case .value(let value) = key else { return BreakdownRow(key: nil, metrics: counts.metrics(includeBots: q.stats.includeBots)) }
-            return BreakdownRow(key: value, metrics: counts.metrics(includeBots: q.stats.includeBots))
+        // Sort small (value, index) pairs, not whole rows; build rows for the page only.
+        let entries = groups.map { key, counts -> (key: String?, counts: CountsByAudience) in
+            if case .value(let value) = key { return (value, counts) }
+            return (nil, counts)
         }
-        rows.sort { a, b in
-            let (x, y) = (a.metrics.value(of: q.sort), b.metrics.value(of: q.sort))
+        let values = entries.map { $0.counts.metrics(includeBots: q.stats.includeBots).value(of: q.sort) }
+        let keys = entries.map(\.key)
+        var order = Array(entries.indices)
+        order.sort { i, j in
+            let (x, y) = (values[i], values[j])
             if x != y { return q.descending ? x > y : x < y }
             // Ties in a fixed order: by key, organic/missing last.
-            switch (a.key, b.key) {
+            switch (keys[i], keys[j]) {
             case (let l?, let r?): return l < r
             case (_?, nil): return true
             default: return false
             }
         }
-        let total = rows.count
-        var page = Array(rows.dropFirst(q.offset).prefix(q.limit))
+        let rows = order.dropFirst(q.offset).prefix(q.limit).map { i in
+            BreakdownRow(key: entries[i].key, metrics: entries[i].counts.metrics(includeBots: q.stats.includeBots))
+        }
+        let total = entries.count
+        var page = Array(rows)
         if !sortsByVisitors && !page.isEmpty {
             let keys = page.map(\.key)
             let exact = try await database.statsCounts(

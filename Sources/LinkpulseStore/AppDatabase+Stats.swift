@@ -115,7 +115,9 @@ extension AppDatabase {
             s.finish()
         }
         var found: [String] = []
-        for (value, people, bots) in DimensionBlock.sum(blobs) {
+        let sums = DimensionBlock.sum(blobs)
+        groups.reserveCapacity(groups.count + sums.count)
+        for (value, people, bots) in sums {
             if let wanted, !wanted.contains(value) { continue }
             found.append(value)
             var counts = CountsByAudience()
