@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
-# the SQLite and zlib headers (build), and whatever the test suite needs.
+# the SQLite and zlib headers and the time zone database (build), and whatever the test suite needs.
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
-want=(libsqlite3-dev zlib1g-dev pkg-config)
+want=(libsqlite3-dev zlib1g-dev pkg-config tzdata)
 if [ "${1:-build}" = "test" ]; then
   : # nothing more yet
 fi

@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LinkpulseDomain
+import LinkpulseServer
+import LinkpulseStore
+import NIOCore
+import Testing
+
+/// The rollup job on its Dispatch timer, inside the real application with a real socket.
+@Suite struct RollupServiceTests {
+    @Test func theTimerRollsNewEventsUp() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let app = installation.application(settings: ServerSettings(port: 0, rollupInterval: .milliseconds(200)))
+        try await app.test(.live) { client in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let events = (0..<20).map { i in
+                #"{"id":"t\#(i)","type":"click","ref":"r\#(i % 3)","timestamp":\#(now - 60_000),"user_agent":"\#(SentEvent.personAgent)"}"#
+            }
+            let posted = try await client.postEvents("[\(events.joined(separator: ","))]")
+            #expect(posted.status == .accepted)
+            var clicks = -1
+            for _ in 0..<50 where clicks != 20 {
+                try await Task.sleep(for: .milliseconds(100))
+                let summary = try await client.execute(
+                    uri: "/v1/stats/summary", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
+                let metrics = (try JSONSerialization.jsonObject(with: Data(buffer: summary.body)) as? [String: Any])?["metrics"] as? [String: Any]
+                clicks = metrics?["clicks"] as? Int ?? -1
+            }
+            #expect(clicks == 20)
+        }
+        #expect(try installation.database.rolledThroughSeq() == 20)
+    }
+
+    @Test func generatedTrafficIsStoredAndAttributedThroughTheRealCode() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
+        let outcome = try await GeneratedTraffic.write(
+            TrafficProfile(events: 5_000, days: 3, refs: 40, campaigns: 4, seed: 3, endMs: end),
+            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        #expect(outcome.stored >= 5_000 && outcome.duplicates > 0 && outcome.rejected == 0)
+        #expect(try installation.database.rollUpAll() == outcome.stored)
+        let query = StatsQuery(fromMs: end - 3 * 86_400_000, toMs: end)
+        let counts = try await installation.database.statsCounts(query, grouping: .none, withVisitors: true)
+        let metrics = counts[.all]!.metrics(includeBots: false)
+        #expect(metrics.installsByMatch.clickId > 0 && metrics.installsByMatch.ref > 0)
+        #expect(metrics.installsByMatch.fingerprint > 0 && metrics.installsByMatch.organic > 0)
+        #expect(metrics.botEvents > 0 && metrics.clicks > metrics.installs)
+    }
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Rollup and stats benchmark (issue "Conversion by ref and campaign"), with same-run baselines.
+#
+# Usage: ops/bench/stats.sh [--events N] [--days D] [--refs R] [--campaigns C] [--requests K] [--keep DIR]
+#   defaults: 10,000,000 events over 90 days, 10,000 refs, 100 campaigns, 100 requests a query.
+#   --keep DIR  generate into DIR once and reuse it on later runs (generation takes minutes).
+#
+# Prints: generation rate; rollup throughput (a full `linkpulse rollup --rebuild`) against a
+# plain SQLite GROUP BY over the newest million raw rows; database sizes per million events;
+# p50/p99 of summary, breakdown by ref and daily timeseries over the whole range in UTC and in
+# Asia/Kolkata; and the same answers computed from the raw table with GROUP BY, timed once each.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+EVENTS=10000000; DAYS=90; REFS=10000; CAMPAIGNS=100; REQUESTS=100; KEEP=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --events) EVENTS="$2"; shift 2 ;;
+    --days) DAYS="$2"; shift 2 ;;
+    --refs) REFS="$2"; shift 2 ;;
+    --campaigns) CAMPAIGNS="$2"; shift 2 ;;
+    --requests) REQUESTS="$2"; shift 2 ;;
+    --keep) KEEP="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+command -v sqlite3 >/dev/null || { sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"; $sudo apt-get update -qq && $sudo apt-get install -y -qq sqlite3 >/dev/null; }
+ops/install-deps.sh build
+swift build -c release --product linkpulse >/dev/null
+BIN=.build/release/linkpulse
+
+DATA=${KEEP:-$(mktemp -d /tmp/linkpulse-stats-bench.XXXXXX)}
+PORT=18092
+LP_PID=""
+cleanup() {
+  [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
+  [ -z "$KEEP" ] && rm -rf "$DATA"
+  return 0
+}
+trap cleanup EXIT
+seconds() { python3 -c 'import time; print(time.time())'; }
+
+echo "== data: $EVENTS events over $DAYS days, $REFS refs, $CAMPAIGNS campaigns ($DATA)"
+if [ ! -f "$DATA/linkpulse.sqlite" ]; then
+  start=$(seconds)
+  $BIN generate --data-dir "$DATA" --events "$EVENTS" --days "$DAYS" --refs "$REFS" --campaigns "$CAMPAIGNS" --no-rollup --log-level warning
+  end=$(seconds)
+  python3 -c "print(f'   generated and stored through the ingest code: {$EVENTS/($end-$start):,.0f} events/s ({$end-$start:.0f} s)')"
+fi
+STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM events")
+
+echo "== rollup throughput"
+start=$(seconds)
+$BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
+end=$(seconds)
+base_start=$(seconds)
+sqlite3 "$DATA/linkpulse.sqlite" "SELECT ref, campaign, platform, type, bot, count(*), count(DISTINCT visitor_id) FROM events WHERE seq > (SELECT max(seq) - 1000000 FROM events) GROUP BY 1, 2, 3, 4, 5" >/dev/null
+base_end=$(seconds)
+python3 - <<PY
+rollup = $STORED / ($end - $start)
+baseline = 1_000_000 / ($base_end - $base_start)
+print(f"   linkpulse rollup --rebuild: {$STORED:,} events in {$end - $start:.1f} s = {rollup:,.0f} events/s (target 500,000)")
+print(f"   baseline, GROUP BY over the newest 1,000,000 raw rows: {$base_end - $base_start:.2f} s = {baseline:,.0f} rows/s")
+print(f"   ratio rollup / plain GROUP BY: {rollup / baseline:.2f}")
+PY
+
+echo "== database size"
+sqlite3 "$DATA/linkpulse.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+sqlite3 "$DATA/linkpulse-rollups.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+for f in linkpulse.sqlite linkpulse-ids.sqlite linkpulse-rollups.sqlite; do
+  size=$(stat -c %s "$DATA/$f")
+  python3 -c "print(f'   {\"$f\":28s} {$size/1e6:8.0f} MB = {$size/1e6/($STORED/1e6):6.1f} MB per million events')"
+done
+
+echo "== stats latency ($REQUESTS requests each, one connection)"
+READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
+$BIN serve --data-dir "$DATA" --port $PORT --log-level warning &
+LP_PID=$!
+for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.5; done
+# The whole generated range, as local dates.
+FROM=$(python3 -c "import datetime; print((datetime.datetime.utcnow() - datetime.timedelta(days=$DAYS - 1)).date())")
+TO=$(python3 -c "import datetime; print(datetime.datetime.utcnow().date())")
+paths=()
+for tz in UTC Asia%2FKolkata; do
+  paths+=("/v1/stats/summary?from=$FROM&to=$TO&tz=$tz"
+          "/v1/stats/breakdown?by=ref&limit=50&from=$FROM&to=$TO&tz=$tz"
+          "/v1/stats/timeseries?interval=day&from=$FROM&to=$TO&tz=$tz")
+done
+python3 ops/bench/stats_load.py $PORT "$READ_KEY" "$REQUESTS" "${paths[@]}"
+echo "   peak RSS of the daemon: $(grep VmHWM /proc/$LP_PID/status | awk '{print $2/1024 " MB"}')"
+
+echo "== baseline: the same answers from the raw table (GROUP BY, once each, UTC)"
+FROM_MS=$(python3 -c "import datetime; print(int(datetime.datetime.fromisoformat('$FROM').replace(tzinfo=datetime.timezone.utc).timestamp()*1000))")
+TO_MS=$(python3 -c "import datetime; print(int((datetime.datetime.fromisoformat('$TO').replace(tzinfo=datetime.timezone.utc) + datetime.timedelta(days=1)).timestamp()*1000))")
+for sql in \
+  "SELECT type, bot, count(*), count(DISTINCT visitor_id) FROM events WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY type, bot" \
+  "SELECT ref, type, count(*) FROM events WHERE bot = 0 AND occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY ref, type ORDER BY 3 DESC LIMIT 50" \
+  "SELECT occurred_at_ms / 86400000, type, count(*), count(DISTINCT visitor_id) FROM events WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY 1, 2"; do
+  start=$(seconds)
+  sqlite3 "$DATA/linkpulse.sqlite" "$sql" >/dev/null
+  end=$(seconds)
+  python3 -c "print(f'   {($end-$start)*1000:8.0f} ms  ' + '''${sql:0:60}''' + '…')"
+done
