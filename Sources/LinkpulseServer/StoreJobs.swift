@@ -70,13 +70,14 @@ public struct RollupJob: TimerJob {
     }
 
     public func run() throws {
-        _ = try runAndCount()
+        // A backlog is worked off over several ticks, a few seconds each.
+        _ = try runAndCount(budget: .seconds(3))
     }
 
-    /// One run; returns how many events it rolled up.
-    func runAndCount() throws -> Int {
+    /// One run (until caught up, or past `budget`); returns how many events it rolled up.
+    func runAndCount(budget: Duration? = nil) throws -> Int {
         let start = ContinuousClock.now
-        let count = try database.rollUpAll()
+        let count = try database.rollUpAll(batch: 50_000, budget: budget)
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         processed.increment(by: count)
         if count > 0 {

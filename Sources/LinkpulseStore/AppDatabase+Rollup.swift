@@ -101,14 +101,18 @@ extension AppDatabase {
     }
 
     /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
-    /// Synchronous; for the command line, the admin endpoint and tests.
+    /// With a `budget`, stops after the first pass that ends past it (the timer uses this so a
+    /// big backlog, such as a first rollup of an old database, never delays shutdown for long).
+    /// Synchronous; for the timer, the command line, the admin endpoint and tests.
     @discardableResult
-    public func rollUpAll(batch: Int = 200_000) throws -> Int {
+    public func rollUpAll(batch: Int = 200_000, budget: Duration? = nil) throws -> Int {
+        let start = ContinuousClock.now
         var total = 0
         while true {
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { return total }
+            if let budget, ContinuousClock.now - start > budget { return total }
         }
     }
 

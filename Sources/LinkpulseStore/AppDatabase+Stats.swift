@@ -77,15 +77,10 @@ extension AppDatabase {
         s.bind(11, keysJSON)
         while try s.step() {
             var c = ConversionCounts()
-            c.events = Int(s.int64(2))
-            c.clicks = Int(s.int64(3))
-            c.fallbacks = Int(s.int64(4))
-            c.installsClickId = Int(s.int64(5))
-            c.installsRef = Int(s.int64(6))
-            c.installsFingerprint = Int(s.int64(7))
-            c.installsOrganic = Int(s.int64(8))
-            c.opens = Int(s.int64(9))
-            c.deferredOpens = Int(s.int64(10))
+            (c.events, c.clicks, c.fallbacks) = (Int(s.int64(2)), Int(s.int64(3)), Int(s.int64(4)))
+            (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
+                (Int(s.int64(5)), Int(s.int64(6)), Int(s.int64(7)), Int(s.int64(8)))
+            (c.opens, c.deferredOpens) = (Int(s.int64(9)), Int(s.int64(10)))
             if let blob = s.blob(11) { c.clickVisitors = VisitorSketch(serialized: blob) }
             let key: StatsGroupKey
             switch plan.grouping {

@@ -79,15 +79,12 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
-        var idMigrator = DatabaseMigrator()
-        for migration in queries.idIndexMigrations {
-            idMigrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
-        }
-        try idMigrator.migrate(idIndex)
+        try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The rollup file next: every events connection attaches it too.
         var rollupConfig = Configuration()
-        rollupConfig.busyMode = .timeout(10)
+        // Another process's rollup pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
+        rollupConfig.busyMode = .timeout(120)
         rollupConfig.prepareDatabase { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -97,11 +94,7 @@ public final class AppDatabase: Sendable {
             SketchFunctions.register(in: db)
         }
         rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
-        var rollupMigrator = DatabaseMigrator()
-        for migration in queries.rollupMigrations {
-            rollupMigrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
-        }
-        try rollupMigrator.migrate(rollupQueue)
+        try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
         var config = Configuration()
         config.busyMode = .timeout(10)
@@ -124,11 +117,7 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
-        var migrator = DatabaseMigrator()
-        for migration in queries.migrations {
-            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
-        }
-        try migrator.migrate(pool)
+        try Self.migrate(pool, with: queries.migrations)
         try pool.write { db in try queries.prepareEventStatements(db) }
 
         tail = Mutex(IdTail())
@@ -140,7 +129,16 @@ public final class AppDatabase: Sendable {
         try prepareRollups()
     }
 
-    /// Runs the migrations of both files and returns (nothing else): for `linkpulse migrate`.
+    /// Applies the migrations of one file that it has not had yet, in order.
+    static func migrate(_ writer: some DatabaseWriter, with migrations: [(name: String, sql: String)]) throws {
+        var migrator = DatabaseMigrator()
+        for migration in migrations {
+            migrator.registerMigration(migration.name) { db in try db.execute(sql: migration.sql) }
+        }
+        try migrator.migrate(writer)
+    }
+
+    /// Runs the migrations of every file and returns (nothing else): for `linkpulse migrate`.
     public static func migrate(directory: URL, logger: Logger) throws {
         _ = try AppDatabase(directory: directory, logger: logger)
     }
