@@ -82,6 +82,27 @@ public struct VisitorSketch: Sendable, Equatable {
         }
     }
 
+    /// Adds every visitor of a stored sketch (`serialized`), reading registers straight from
+    /// the bytes: no copy of a 16 KiB sketch per row.
+    public mutating func merge(serialized bytes: UnsafeRawBufferPointer) {
+        guard bytes.first == 1, bytes.count == 1 + Self.registerCount else {
+            return merge(VisitorSketch(serialized: bytes))
+        }
+        var registers: [UInt8]
+        switch storage {
+        case .registers(let existing): registers = existing
+        case .exact(let mine): registers = Self.registers(of: mine)
+        }
+        storage = .exact([])
+        registers.withUnsafeMutableBufferPointer { target in
+            for i in 0..<Self.registerCount {
+                let r = bytes[1 + i]
+                if r > target[i] { target[i] = r }
+            }
+        }
+        storage = .registers(registers)
+    }
+
     /// The sorted union of two sorted arrays without repeats.
     static func union(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
         if a.isEmpty { return b }

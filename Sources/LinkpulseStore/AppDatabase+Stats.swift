@@ -44,7 +44,7 @@ extension AppDatabase {
                 switch piece {
                 case .rollup(let grain, let from, let to):
                     try Self.addRollupCounts(
-                        db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
+                        db, sql: statements.rollupCounts, visitorsSQL: statements.rollupVisitors, grain: grain, from: from, to: to, plan: plan,
                         withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
@@ -59,36 +59,39 @@ extension AppDatabase {
     }
 
     static func addRollupCounts(
-        _ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64, plan: StatsPlan,
+        _ db: Database, sql: String, visitorsSQL: String, grain: RollupGrain, from: Int64, to: Int64, plan: StatsPlan,
         withVisitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
-        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        let f = plan.query.filters
-        s.bind(1, grain.rawValue)
-        s.bind(2, from)
-        s.bind(3, to)
-        s.bind(4, plan.sqlKey)
-        s.bind(5, f.campaign)
-        s.bind(6, f.ref)
-        s.bind(7, f.source)
-        s.bind(8, f.medium)
-        s.bind(9, f.platform?.rawValue)
-        s.bind(10, withVisitors ? Int64(1) : nil)
-        s.bind(11, keysJSON)
+        // Both statements take the same parameters: grain, range, key, filters, keys.
+        func prepared(_ sql: String) throws -> HotStatement {
+            let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+            let f = plan.query.filters
+            s.bind(1, grain.rawValue)
+            s.bind(2, from)
+            s.bind(3, to)
+            s.bind(4, plan.sqlKey)
+            s.bind(5, f.campaign)
+            s.bind(6, f.ref)
+            s.bind(7, f.source)
+            s.bind(8, f.medium)
+            s.bind(9, f.platform?.rawValue)
+            s.bind(10, keysJSON)
+            return s
+        }
+        let s = try prepared(sql)
         while try s.step() {
             var c = ConversionCounts()
             (c.events, c.clicks, c.fallbacks) = (Int(s.int64(2)), Int(s.int64(3)), Int(s.int64(4)))
             (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
                 (Int(s.int64(5)), Int(s.int64(6)), Int(s.int64(7)), Int(s.int64(8)))
             (c.opens, c.deferredOpens) = (Int(s.int64(9)), Int(s.int64(10)))
-            if let blob = s.blob(11) { c.clickVisitors = VisitorSketch(serialized: blob) }
-            let key: StatsGroupKey
-            switch plan.grouping {
-            case .none: key = .all
-            case .dimension: key = .value(s.text(0).flatMap { $0.isEmpty ? nil : $0 })
-            case .buckets: key = plan.bucket(containing: s.int64(0))
-            }
-            groups[key, default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
+            groups[plan.groupKey(s), default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
+        }
+        guard withVisitors else { return }
+        let v = try prepared(visitorsSQL)
+        while try v.step() {
+            guard let blob = v.blob(2) else { continue }
+            groups[plan.groupKey(v), default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: v.int64(1) != 0)
         }
     }
 
@@ -130,10 +133,9 @@ extension AppDatabase {
         v.bind(3, toDay)
         v.bind(4, keys)
         while try v.step() {
-            var c = ConversionCounts()
-            if let blob = v.blob(2) { c.clickVisitors = VisitorSketch(serialized: blob) }
+            guard let blob = v.blob(2) else { continue }
             let value = v.text(0) ?? ""
-            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(c, isBot: v.int64(1) != 0)
+            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: v.int64(1) != 0)
         }
     }
 
@@ -169,6 +171,13 @@ extension AppDatabase {
             c.add(resolved)
             groups[key, default: CountsByAudience()].add(c, isBot: resolved.isBot)
         }
+    }
+}
+
+extension CountsByAudience {
+    /// Merges a stored sketch into the people's or the bots' click visitors.
+    mutating func mergeVisitors(serialized: UnsafeRawBufferPointer, isBot: Bool) {
+        if isBot { bots.clickVisitors.merge(serialized: serialized) } else { people.clickVisitors.merge(serialized: serialized) }
     }
 }
 
@@ -284,6 +293,15 @@ struct StatsPlan: Sendable {
         case .none: ""
         case .dimension(let d): d.rawValue
         case .buckets: "bucket"
+        }
+    }
+
+    /// The group of a rollup query's row (its key in column 0).
+    func groupKey(_ row: HotStatement) -> StatsGroupKey {
+        switch grouping {
+        case .none: .all
+        case .dimension: .value(row.text(0).flatMap { $0.isEmpty ? nil : $0 })
+        case .buckets: bucket(containing: row.int64(0))
         }
     }
 

@@ -122,12 +122,19 @@ struct Rollup: AsyncParsableCommand {
     @Flag(help: "Forget all rollups and attribution and recompute them from the raw events (for example after changing --attribution-window).")
     var rebuild = false
 
+    @Option(help: "Events per pass (each pass is one transaction).")
+    var batch: Int = 200_000
+
+    mutating func validate() throws {
+        guard batch > 0 else { throw ValidationError("--batch must be positive.") }
+    }
+
     func run() async throws {
         let logger = storage.bootstrapLogging()
         let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, logger: logger)
         let start = ContinuousClock.now
         if rebuild { try database.resetRollups() }
-        let processed = try database.rollUpAll()
+        let processed = try database.rollUpAll(batch: batch)
         try database.close()
         logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - start)"])
         print("{\"processed\":\(processed)}")

@@ -38,6 +38,17 @@ import Testing
         #expect(small == large)
     }
 
+    @Test func mergingStoredBytesEqualsMergingSketches() {
+        for (a, b) in [(Self.sketch(0..<50), Self.sketch(0..<5_000, prefix: "w")), (Self.sketch(0..<3_000), Self.sketch(0..<4_000, prefix: "w")),
+                       (Self.sketch(0..<3_000), Self.sketch(0..<20))] {
+            var viaObject = a
+            viaObject.merge(b)
+            var viaBytes = a
+            b.serialized.withUnsafeBytes { viaBytes.merge(serialized: $0) }
+            #expect(viaBytes == viaObject)
+        }
+    }
+
     @Test func serializedFormRoundTrips() {
         for sketch in [VisitorSketch(), Self.sketch(0..<10), Self.sketch(0..<5_000)] {
             #expect(VisitorSketch(serialized: sketch.serialized) == sketch)

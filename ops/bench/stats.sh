@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Rollup and stats benchmark (issue "Conversion by ref and campaign"), with same-run baselines.
 #
-# Usage: ops/bench/stats.sh [--events N] [--days D] [--refs R] [--campaigns C] [--requests K] [--keep DIR]
+# Usage: ops/bench/stats.sh [--events N] [--days D] [--refs R] [--campaigns C] [--requests K] [--keep DIR] [--skip-rollup]
 #   defaults: 10,000,000 events over 90 days, 10,000 refs, 100 campaigns, 100 requests a query.
-#   --keep DIR  generate into DIR once and reuse it on later runs (generation takes minutes).
+#   --keep DIR     generate into DIR once and reuse it on later runs (generation takes minutes).
+#   --skip-rollup  with --keep: reuse its rollups too, measure only the queries.
 #
 # Prints: generation rate; rollup throughput (a full `linkpulse rollup --rebuild`) against a
 # plain SQLite GROUP BY over the newest million raw rows; database sizes per million events;
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-EVENTS=10000000; DAYS=90; REFS=10000; CAMPAIGNS=100; REQUESTS=100; KEEP=""
+EVENTS=10000000; DAYS=90; REFS=10000; CAMPAIGNS=100; REQUESTS=100; KEEP=""; SKIP_ROLLUP=0""
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS="$2"; shift 2 ;;
@@ -21,6 +22,7 @@ while [ $# -gt 0 ]; do
     --campaigns) CAMPAIGNS="$2"; shift 2 ;;
     --requests) REQUESTS="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
+    --skip-rollup) SKIP_ROLLUP=1; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +52,7 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
 fi
 STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM events")
 
+if [ "$SKIP_ROLLUP" = 0 ] || [ -z "$KEEP" ]; then
 echo "== rollup throughput"
 start=$(seconds)
 $BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
@@ -64,6 +67,7 @@ print(f"   linkpulse rollup --rebuild: {$STORED:,} events in {$end - $start:.1f}
 print(f"   baseline, GROUP BY over the newest 1,000,000 raw rows: {$base_end - $base_start:.2f} s = {baseline:,.0f} rows/s")
 print(f"   ratio rollup / plain GROUP BY: {rollup / baseline:.2f}")
 PY
+fi
 
 echo "== database size"
 sqlite3 "$DATA/linkpulse.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null

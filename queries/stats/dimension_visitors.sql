@@ -1,7 +1,6 @@
--- dimension_visitors: the merged click visitors of some values of a dimension over the days
--- [from_day, to_day). Parameters (positional): dim, from_day, to_day, values (a JSON array).
--- Idempotent: yes (read-only).
-SELECT value, bot, lp_merge_visitors(click_visitors)
+-- dimension_visitors: the click visitor sketches of some values of a dimension over the days
+-- [from_day, to_day), one row per value, day and audience; merged by the caller.
+-- Parameters (positional): dim, from_day, to_day, values (a JSON array). Idempotent: yes (read-only).
+SELECT value, bot, click_visitors
 FROM dimension_days
 WHERE dim = ?1 AND value IN (SELECT value FROM json_each(?4)) AND day >= ?2 AND day < ?3
-GROUP BY value, bot

@@ -1,14 +1,11 @@
 -- rollup_counts: conversion counts of one grain over [from, to), grouped by a key and by
 -- bot/person. The key is chosen from an allow-list by ?4: 'bucket', 'ref', 'campaign',
 -- 'source', 'medium', 'platform', or anything else for one group. Filters ?5..?9 (NULL: any):
--- campaign, ref, source, medium, platform. ?10: 1 to merge click visitor sketches (else NULL).
--- ?11: NULL, or a JSON array of keys to keep (the page of a breakdown).
--- Parameters (positional): grain, from_ms, to_ms, key, filters…, want_visitors, keys.
--- Idempotent: yes (read-only).
+-- campaign, ref, source, medium, platform. ?10: NULL, or a JSON array of keys to keep.
+-- Parameters (positional): grain, from_ms, to_ms, key, filters…, keys. Idempotent: yes (read-only).
 SELECT key, bot,
        sum(events), sum(clicks), sum(fallbacks), sum(installs_click_id), sum(installs_ref),
-       sum(installs_fingerprint), sum(installs_organic), sum(opens), sum(deferred_opens),
-       lp_merge_visitors(CASE WHEN ?10 THEN click_visitors END)
+       sum(installs_fingerprint), sum(installs_organic), sum(opens), sum(deferred_opens)
 FROM (
     SELECT CASE ?4 WHEN 'bucket' THEN bucket WHEN 'ref' THEN ref WHEN 'campaign' THEN campaign
                    WHEN 'source' THEN source WHEN 'medium' THEN medium WHEN 'platform' THEN platform
@@ -18,5 +15,5 @@ FROM (
       AND (?5 IS NULL OR campaign = ?5) AND (?6 IS NULL OR ref = ?6) AND (?7 IS NULL OR source = ?7)
       AND (?8 IS NULL OR medium = ?8) AND (?9 IS NULL OR platform = ?9)
 )
-WHERE ?11 IS NULL OR key IN (SELECT value FROM json_each(?11))
+WHERE ?10 IS NULL OR key IN (SELECT value FROM json_each(?10))
 GROUP BY key, bot

@@ -1,0 +1,47 @@
+import Foundation
+import LinkpulseDomain
+import LinkpulseServer
+import LinkpulseStore
+import Testing
+
+/// The real `linkpulse rollup` killed with -9 in the middle of its passes, again and again:
+/// what it committed plus what the next run adds must equal a rollup done in one go.
+@Suite(.serialized) struct RollupCrashTests {
+    @Test func aRollupKilledMidwayNeverCountsTwice() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
+        let outcome = try await GeneratedTraffic.write(
+            TrafficProfile(events: 20_000, days: 4, refs: 100, campaigns: 5, seed: 11, endMs: end),
+            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        try installation.database.close()
+
+        func rollup(killAfter delay: Duration?) async throws {
+            let process = Process()
+            process.executableURL = DaemonProcess.binary
+            process.arguments = ["rollup", "--data-dir", installation.directory.path, "--batch", "1500", "--log-level", "error"]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            if let delay {
+                try await Task.sleep(for: delay)
+                kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+        }
+        for delay in [300, 700, 1_100, 1_500] { try await rollup(killAfter: .milliseconds(delay)) }
+        try await rollup(killAfter: nil)
+
+        let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        defer { try? database.close() }
+        #expect(try database.rolledThroughSeq() == Int64(outcome.stored))
+        let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
+        let afterKills = try await database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
+        let series = try await database.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true)
+        try database.resetRollups()
+        try database.rollUpAll()
+        #expect(try await database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == afterKills)
+        #expect(try await database.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true) == series)
+        let total = afterKills.values.reduce(0) { $0 + $1.people.events + $1.bots.events }
+        #expect(total == outcome.stored)
+    }
+}
