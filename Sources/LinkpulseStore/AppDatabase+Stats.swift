@@ -103,17 +103,20 @@ extension AppDatabase {
     ) throws {
         let wanted = onlyKeys.map { Set($0.map { $0 ?? "" }) }
         let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
-        var blobs: [[UInt8]] = []
+        var buffer: [UInt8] = [], blobs: [Range<Int>] = []
         for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) where !(visitorsOnly && wanted != nil) {
             s.bind(1, dimension.rawValue)
             s.bind(2, Int64(level))
             s.bind(3, block)
             guard try s.step() else { continue }
-            if let bytes = s.blob(0) { blobs.append(Array(bytes)) }
+            if let bytes = s.blob(0) {
+                blobs.append(buffer.count..<(buffer.count + bytes.count))
+                buffer.append(contentsOf: bytes)
+            }
             s.finish()
         }
         var found: [String] = []
-        let sums = DimensionBlock.sum(blobs)
+        let sums = DimensionBlock.sum(buffer, blobs)
         groups.reserveCapacity(groups.count + sums.count)
         for (value, people, bots) in sums {
             if let wanted, !wanted.contains(value) { continue }

@@ -109,23 +109,33 @@ extension DimensionBlock {
     /// String once, instead of being hashed once per block.
     static func sum(_ blobs: [[UInt8]]) -> [(value: String, people: Vector, bots: Vector)] {
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(blobs.reduce(0) { $0 + $1.count })
-        var lists: [[EntryPosition]] = []
+        var ranges: [Range<Int>] = []
         for blob in blobs {
-            let base = buffer.count
+            ranges.append(buffer.count..<(buffer.count + blob.count))
             buffer.append(contentsOf: blob)
+        }
+        return sum(buffer, ranges)
+    }
+
+    /// As `sum(_:)`, for blobs already laid end to end in one buffer (one copy from SQLite).
+    static func sum(_ buffer: [UInt8], _ blobs: [Range<Int>]) -> [(value: String, people: Vector, bots: Vector)] {
+        var lists: [[EntryPosition]] = []
+        for range in blobs {
+            let base = range.lowerBound
             // Positions of every entry (the layout of `serialized`), checked against the blob's size.
             var list: [EntryPosition] = []
-            let count = blob.count >= 4 ? Int(blob[0]) | Int(blob[1]) << 8 | Int(blob[2]) << 16 | Int(blob[3]) << 24 : 0
+            let end = range.upperBound
+            let count = range.count >= 4
+                ? Int(buffer[base]) | Int(buffer[base + 1]) << 8 | Int(buffer[base + 2]) << 16 | Int(buffer[base + 3]) << 24 : 0
             list.reserveCapacity(count)
-            var offset = 4
+            var offset = base + 4
             for _ in 0..<count {
-                guard offset + 2 <= blob.count else { break }
-                let length = Int(blob[offset]) | Int(blob[offset + 1]) << 8
-                guard offset + 2 + length + 1 + 72 <= blob.count else { break }
+                guard offset + 2 <= end else { break }
+                let length = Int(buffer[offset]) | Int(buffer[offset + 1]) << 8
+                guard offset + 2 + length + 1 + 72 <= end else { break }
                 list.append(EntryPosition(
-                    valueStart: base + offset + 2, valueLength: length, isBot: blob[offset + 2 + length] == 1,
-                    countsAt: base + offset + 2 + length + 1))
+                    valueStart: offset + 2, valueLength: length, isBot: buffer[offset + 2 + length] == 1,
+                    countsAt: offset + 2 + length + 1))
                 offset += 2 + length + 1 + 72
             }
             lists.append(list)
