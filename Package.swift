@@ -55,6 +55,7 @@ let package = Package(
                 "LinkpulseDomain",
                 "LinkpulseStore",
                 "CZlib",
+                "CSystemTuning",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -88,7 +88,7 @@ public final class AppDatabase: Sendable {
         rollupConfig.prepareDatabase { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA cache_size = -16384")  // 16 MiB: the daemon shares its memory with ingest
             try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
             SketchFunctions.register(in: db)

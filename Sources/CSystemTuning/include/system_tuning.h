@@ -9,4 +9,8 @@ int linkpulse_sqlite_disable_memstatus(void);
 /// Returns 1 on success.
 int linkpulse_limit_malloc_arenas(int arenas);
 
+/// Lowers the scheduling priority of the calling thread only (Linux: a thread's nice value is
+/// its own). Returns 0 on success, -1 where the system does not allow it.
+int linkpulse_nice_this_thread(int nice);
+
 #endif
