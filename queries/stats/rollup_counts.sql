@@ -1,11 +1,12 @@
--- rollup_counts: conversion counts of one grain over [from, to), grouped by a key and by
--- bot/person. The key is chosen from an allow-list by ?4: 'bucket', 'ref', 'campaign',
--- 'source', 'medium', 'platform', or anything else for one group. Filters ?5..?9 (NULL: any):
--- campaign, ref, source, medium, platform. ?10: NULL, or a JSON array of keys to keep.
--- Parameters (positional): grain, from_ms, to_ms, key, filters…, keys. Idempotent: yes (read-only).
-SELECT key, bot,
-       sum(events), sum(clicks), sum(fallbacks), sum(installs_click_id), sum(installs_ref),
-       sum(installs_fingerprint), sum(installs_organic), sum(opens), sum(deferred_opens)
+-- rollup_counts: the rollup rows of one grain over [from, to) that pass the filters, with a
+-- grouping key and the bot flag; the caller adds them up (in Swift: faster than SQLite's GROUP
+-- BY, which sorts through a temporary B-tree). The key is chosen from an allow-list by ?4:
+-- 'bucket', 'ref', 'campaign', 'source', 'medium', 'platform', or anything else for one group.
+-- Filters ?5..?9 (NULL: any): campaign, ref, source, medium, platform. ?10: NULL, or a JSON
+-- array of keys to keep. Parameters (positional): grain, from_ms, to_ms, key, filters…, keys.
+-- Idempotent: yes (read-only).
+SELECT key, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
+       installs_fingerprint, installs_organic, opens, deferred_opens
 FROM (
     SELECT CASE ?4 WHEN 'bucket' THEN bucket WHEN 'ref' THEN ref WHEN 'campaign' THEN campaign
                    WHEN 'source' THEN source WHEN 'medium' THEN medium WHEN 'platform' THEN platform
@@ -16,4 +17,3 @@ FROM (
       AND (?8 IS NULL OR medium = ?8) AND (?9 IS NULL OR platform = ?9)
 )
 WHERE ?10 IS NULL OR key IN (SELECT value FROM json_each(?10))
-GROUP BY key, bot
