@@ -8,6 +8,10 @@ public enum MatchType: String, Sendable, CaseIterable, Codable {
     case fingerprint
     /// No link: the install or open did not come from one.
     case organic
+
+    /// The match type of an event attribution does not look at (a bot's): `ref` when it names
+    /// its own link, else `organic`. The one place this rule lives.
+    public static func unattributed(ref: String?) -> MatchType { ref == nil ? .organic : .ref }
 }
 
 /// The campaign dimensions an event is counted under.

@@ -298,8 +298,7 @@ struct RollupPass {
         if event.kind == .click {
             if !event.isBot { try indexClick(event) }
         } else if event.isBot {
-            // Bots are not attributed: they keep their own link, if they name one.
-            counted.match = event.dimensions.ref == nil ? .organic : .ref
+            counted.match = .unattributed(ref: event.dimensions.ref)
         } else {
             let attribution = try attribute(event)
             counted.match = attribution.match

@@ -44,7 +44,7 @@ extension AppDatabase {
                 switch piece {
                 case .rollup(let grain, let from, let to):
                     try Self.addRollupCounts(
-                        db, sql: statements.rollupCounts, visitorsSQL: statements.rollupVisitors, grain: grain, from: from, to: to, plan: plan,
+                        db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
                         withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
@@ -59,39 +59,26 @@ extension AppDatabase {
     }
 
     static func addRollupCounts(
-        _ db: Database, sql: String, visitorsSQL: String, grain: RollupGrain, from: Int64, to: Int64, plan: StatsPlan,
+        _ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64, plan: StatsPlan,
         withVisitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
-        // Both statements take the same parameters: grain, range, key, filters, keys.
-        func prepared(_ sql: String) throws -> HotStatement {
-            let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-            let f = plan.query.filters
-            s.bind(1, grain.rawValue)
-            s.bind(2, from)
-            s.bind(3, to)
-            s.bind(4, plan.sqlKey)
-            s.bind(5, f.campaign)
-            s.bind(6, f.ref)
-            s.bind(7, f.source)
-            s.bind(8, f.medium)
-            s.bind(9, f.platform?.rawValue)
-            s.bind(10, keysJSON)
-            return s
-        }
-        let s = try prepared(sql)
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        let f = plan.query.filters
+        s.bind(1, grain.rawValue)
+        s.bind(2, from)
+        s.bind(3, to)
+        s.bind(4, plan.sqlKey)
+        s.bind(5, f.campaign)
+        s.bind(6, f.ref)
+        s.bind(7, f.source)
+        s.bind(8, f.medium)
+        s.bind(9, f.platform?.rawValue)
+        s.bind(10, keysJSON)
         while try s.step() {
-            var c = ConversionCounts()
-            (c.events, c.clicks, c.fallbacks) = (Int(s.int64(2)), Int(s.int64(3)), Int(s.int64(4)))
-            (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
-                (Int(s.int64(5)), Int(s.int64(6)), Int(s.int64(7)), Int(s.int64(8)))
-            (c.opens, c.deferredOpens) = (Int(s.int64(9)), Int(s.int64(10)))
-            groups[plan.groupKey(s), default: CountsByAudience()].add(c, isBot: s.int64(1) != 0)
-        }
-        guard withVisitors else { return }
-        let v = try prepared(visitorsSQL)
-        while try v.step() {
-            guard let blob = v.blob(2) else { continue }
-            groups[plan.groupKey(v), default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: v.int64(1) != 0)
+            let isBot = s.int64(1) != 0
+            let key = plan.groupKey(s)
+            groups[key, default: CountsByAudience()].add(s.counts(from: 2), isBot: isBot)
+            if withVisitors, let blob = s.blob(11) { groups[key]!.mergeVisitors(serialized: blob, isBot: isBot) }
         }
     }
 
@@ -158,9 +145,7 @@ extension AppDatabase {
                 match: s.text(10).flatMap(MatchType.init(rawValue:)))
             guard plan.query.filters.admits(event.dimensions, platform: event.platform) else { continue }
             var resolved = event
-            if resolved.kind == .install && resolved.match == nil {
-                resolved.match = event.dimensions.ref == nil ? .organic : .ref  // a bot: not attributed
-            }
+            if resolved.isBot && resolved.kind != .click { resolved.match = .unattributed(ref: event.dimensions.ref) }
             let key: StatsGroupKey
             switch plan.grouping {
             case .none: key = .all

@@ -1,10 +1,12 @@
 import GRDB
 import GRDBSQLite
+import LinkpulseDomain
 
-/// Direct binding and stepping of a GRDB-cached statement, for the ingest writer's per-event
-/// statements only. GRDB's `StatementArguments` boxes every value in an existential, which
-/// costs more than the insert itself at tens of thousands of events a second; here values go
-/// straight to `sqlite3_bind_*`. The statement still comes from `Database.cachedStatement`,
+/// Direct binding and stepping of a GRDB-cached statement, for statements run once per event
+/// or per row: the ingest writer, the rollup pass and the stats reads. GRDB's
+/// `StatementArguments` and `Row` box every value in an existential, which costs more than the
+/// insert or read itself at tens of thousands of rows a second; here values go straight to and
+/// from `sqlite3_bind_*` / `sqlite3_column_*`. The statement still comes from `Database.cachedStatement`,
 /// so GRDB owns its lifetime, and it is reset before every use.
 struct HotStatement {
     let handle: OpaquePointer
@@ -74,6 +76,18 @@ struct HotStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The nine counts of a rollup row, from `first` on, in table column order (events, clicks,
+    /// fallbacks, the four installs by match, opens, deferred opens).
+    func counts(from first: Int32) -> ConversionCounts {
+        var c = ConversionCounts()
+        (c.events, c.clicks, c.fallbacks) = (Int(int64(first)), Int(int64(first + 1)), Int(int64(first + 2)))
+        (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
+            (Int(int64(first + 3)), Int(int64(first + 4)), Int(int64(first + 5)), Int(int64(first + 6)))
+        (c.opens, c.deferredOpens) = (Int(int64(first + 7)), Int(int64(first + 8)))
+        return c
+    }
+
+    /// A blob column's bytes, valid until the statement steps or resets.
     func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
         return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))

@@ -1,9 +1,10 @@
 /// The writer's in-memory index of event ids stored after the id index's watermark: id key →
 /// seqs. Together with the on-disk id index it answers "is this id stored?" for every event.
 ///
-/// Only the writer reads and changes it, inside its write transactions; a merge into the
-/// on-disk index only *requests* a prune, which the writer applies at the start of its next
-/// transaction, before that transaction first reads the index (so it sees the merge).
+/// Only the writer changes it, inside its write transactions; a merge into the on-disk index
+/// only *requests* a prune, which the writer applies at the start of its next transaction,
+/// before that transaction first reads the index (so it sees the merge). The rollup pass also
+/// reads it, always before its own first read of the index (see `resolveClickIds`).
 struct IdTail: Sendable {
     private var first: [Int64: Int64] = [:]
     /// Further seqs for keys shared by more than one id (64-bit collisions: practically never).

@@ -49,7 +49,6 @@ struct SQLQueries: Sendable {
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
-                rollupVisitors: try text("stats/rollup_visitors.sql"),
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql")),
@@ -73,7 +72,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rollupVisitors, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors] {
+                    stats.rollupCounts, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -103,7 +102,7 @@ struct RollupQueries: Sendable {
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
-    let rollupCounts, rollupVisitors, rawEvents, dimensionBlock, dimensionVisitors: String
+    let rollupCounts, rawEvents, dimensionBlock, dimensionVisitors: String
 }
 
 /// Failures of the store that are not SQLite errors.

@@ -1,12 +1,12 @@
 -- rollup_counts: the rollup rows of one grain over [from, to) that pass the filters, with a
--- grouping key and the bot flag; the caller adds them up (in Swift: faster than SQLite's GROUP
+-- grouping key, the bot flag, the counts and the click visitor sketch; the caller adds them up (in Swift: faster than SQLite's GROUP
 -- BY, which sorts through a temporary B-tree). The key is chosen from an allow-list by ?4:
 -- 'bucket', 'ref', 'campaign', 'source', 'medium', 'platform', or anything else for one group.
 -- Filters ?5..?9 (NULL: any): campaign, ref, source, medium, platform. ?10: NULL, or a JSON
 -- array of keys to keep. Parameters (positional): grain, from_ms, to_ms, key, filters…, keys.
 -- Idempotent: yes (read-only).
 SELECT key, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
-       installs_fingerprint, installs_organic, opens, deferred_opens
+       installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors
 FROM (
     SELECT CASE ?4 WHEN 'bucket' THEN bucket WHEN 'ref' THEN ref WHEN 'campaign' THEN campaign
                    WHEN 'source' THEN source WHEN 'medium' THEN medium WHEN 'platform' THEN platform
