@@ -139,8 +139,11 @@ public struct BreakdownQuery: Sendable {
     }
 
     /// Reads `by` (required), `sort` (default `clicks`), `order` (default `desc`), `limit`
-    /// (1…1000, default 50) and `offset` (≥ 0), on top of the common parameters.
-    public static func parse(_ parameters: [String: String], stats: StatsQuery) throws(ParameterError) -> BreakdownQuery {
+    /// (1…`maxLimit`, default `defaultLimit`) and `offset` (≥ 0), on top of the common parameters.
+    /// The JSON API pages by 50 up to 1,000 rows; a CSV export has every row unless told otherwise.
+    public static func parse(
+        _ parameters: [String: String], stats: StatsQuery, defaultLimit: Int = 50, maxLimit: Int = 1000
+    ) throws(ParameterError) -> BreakdownQuery {
         guard let byText = parameters["by"], let by = StatsDimension(rawValue: byText) else {
             throw ParameterError("by", "`by` must be one of \(StatsDimension.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
@@ -150,8 +153,8 @@ public struct BreakdownQuery: Sendable {
         }
         let order = parameters["order"] ?? "desc"
         guard order == "desc" || order == "asc" else { throw ParameterError("order", "`order` must be desc or asc.") }
-        guard let limit = Int(parameters["limit"] ?? "50"), (1...1000).contains(limit) else {
-            throw ParameterError("limit", "`limit` must be a whole number from 1 to 1000.")
+        guard let limit = parameters["limit"].map({ Int($0) }) ?? defaultLimit, (1...maxLimit).contains(limit) else {
+            throw ParameterError("limit", "`limit` must be a whole number from 1 to \(maxLimit).")
         }
         guard let offset = Int(parameters["offset"] ?? "0"), offset >= 0 else {
             throw ParameterError("offset", "`offset` must be a whole number, 0 or more.")

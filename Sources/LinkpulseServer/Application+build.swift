@@ -21,12 +21,23 @@ public struct ServerSettings: Sendable {
     public var rollupInterval: Duration
     /// The IANA zone stats use when a request names none.
     public var defaultTimeZone: String
+    /// Where scheduled exports are written (and served from by `/v1/exports/{name}`).
+    public var exportDirectory: URL
+    /// The scheduled export jobs (from the exports config file); none by default.
+    public var exportJobs: [ExportJob]
+    /// How often each export job's timer looks for a due period.
+    public var exportCheckInterval: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
         queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000,
-        rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC"
+        rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC",
+        exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
+        exportCheckInterval: Duration = .seconds(15)
     ) {
+        self.exportDirectory = exportDirectory
+        self.exportJobs = exportJobs
+        self.exportCheckInterval = exportCheckInterval
         self.rollupInterval = rollupInterval
         self.defaultTimeZone = defaultTimeZone
         self.idMergeThreshold = idMergeThreshold
@@ -81,9 +92,11 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     HealthController(database: deps.database).addRoutes(to: router)
     AdminController(database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger))
         .addRoutes(to: router)
-    StatsController(
-        stats: StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now),
-        readKey: deps.secrets.readKey
+    let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
+    StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
+    ExportController(
+        exporter: CSVExporter(stats: stats, database: deps.database), stats: stats, database: deps.database,
+        directory: settings.exportDirectory, readKey: deps.secrets.readKey
     ).addRoutes(to: router)
     if let registry = deps.prometheus {
         MetricsController(registry: registry).addRoutes(to: router)
@@ -98,12 +111,19 @@ public func buildApplication(
     _ deps: AppDependencies, settings: ServerSettings, logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let services: [any Service] = [
+    var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
         TimerService(job: RollupJob(database: deps.database, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
+    if !settings.exportJobs.isEmpty {
+        let scheduler = exportScheduler(deps, settings: settings, logger: logger)
+        ExportFiles.removeStalePartials(in: settings.exportDirectory)
+        for job in settings.exportJobs {
+            services.append(TimerService(job: ScheduledExportJob(job: job.name, scheduler: scheduler), every: settings.exportCheckInterval, logger: logger))
+        }
+    }
     return Application(
         router: buildRouter(deps, settings: settings),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
@@ -115,6 +135,14 @@ public func buildApplication(
         },
         logger: logger
     )
+}
+
+/// The scheduler of the configured export jobs, reading through the same stats service as the API.
+public func exportScheduler(_ deps: AppDependencies, settings: ServerSettings, logger: Logger) -> ExportScheduler {
+    let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
+    return ExportScheduler(
+        jobs: settings.exportJobs, directory: settings.exportDirectory,
+        exporter: CSVExporter(stats: stats, database: deps.database), database: deps.database, now: deps.now, logger: logger)
 }
 
 /// `GET /healthz`: 200 `{"status":"ok"}` once the database answers, else 503.

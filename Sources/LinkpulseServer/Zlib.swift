@@ -69,3 +69,59 @@ enum Zlib {
         return output
     }
 }
+
+/// A gzip stream compressed chunk by chunk, for exports written or sent as they are read.
+/// Not thread-safe; one owner at a time.
+final class GzipStream {
+    private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private var output = [UInt8](repeating: 0, count: 64 << 10)
+    private var finished = false
+
+    /// - Parameter level: 1 (fastest) to 9 (smallest); 1 keeps streamed exports CPU-cheap.
+    init(level: Int32 = 1) {
+        stream.initialize(to: z_stream())
+        // 15 window bits + 16: a gzip header and trailer. Fails only without memory.
+        let status = deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                                   zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        precondition(status == Z_OK, "zlib deflateInit2 failed: \(status)")
+    }
+
+    deinit {
+        deflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// Compresses `input`; returns whatever compressed bytes are ready (maybe none).
+    func compress(_ input: [UInt8]) -> [UInt8] {
+        run(input, flush: Z_NO_FLUSH)
+    }
+
+    /// Ends the stream; returns the last compressed bytes and the trailer.
+    func finish() -> [UInt8] {
+        guard !finished else { return [] }
+        finished = true
+        return run([], flush: Z_FINISH)
+    }
+
+    private func run(_ input: [UInt8], flush: Int32) -> [UInt8] {
+        var result: [UInt8] = []
+        input.withUnsafeBufferPointer { inBuffer in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
+            stream.pointee.avail_in = UInt32(inBuffer.count)
+            var status: Int32 = Z_OK
+            repeat {
+                let produced = output.withUnsafeMutableBufferPointer { outBuffer in
+                    stream.pointee.next_out = outBuffer.baseAddress
+                    stream.pointee.avail_out = UInt32(outBuffer.count)
+                    status = deflate(stream, flush)
+                    return outBuffer.count - Int(stream.pointee.avail_out)
+                }
+                result.append(contentsOf: output[0..<produced])
+                // More output pending while the buffer filled up; done when input is consumed
+                // (or, when finishing, at the stream's end).
+                if flush == Z_FINISH ? status == Z_STREAM_END : (stream.pointee.avail_out != 0) { break }
+            } while status == Z_OK || status == Z_BUF_ERROR
+        }
+        return result
+    }
+}

@@ -76,6 +76,13 @@ struct HotStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// Calls `body` with a text column's UTF-8 bytes, without copying them into a String; nil
+    /// when the column is NULL. The bytes are valid only inside `body`.
+    func withText<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+
     /// The nine counts of a rollup row, from `first` on, in table column order (events, clicks,
     /// fallbacks, the four installs by match, opens, deferred opens).
     func counts(from first: Int32) -> ConversionCounts {

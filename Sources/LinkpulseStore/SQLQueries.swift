@@ -14,6 +14,7 @@ struct SQLQueries: Sendable {
     let recentQuarantine: String
     let rollup: RollupQueries
     let stats: StatsQueries
+    let export: ExportQueries
 
     /// Migrations of the events database, in order: (name, SQL).
     let migrations: [(name: String, sql: String)]
@@ -52,6 +53,14 @@ struct SQLQueries: Sendable {
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql")),
+            export: ExportQueries(
+                eventsRolled: try text("export/events_rolled.sql"),
+                eventsTail: try text("export/events_tail.sql"),
+                jobLastPeriod: try text("export/job_last_period.sql"),
+                recordJobPeriod: try text("export/record_job_period.sql"),
+                insertFile: try text("export/insert_export_file.sql"),
+                files: try text("export/export_files.sql"),
+                deleteFile: try text("export/delete_export_file.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"))
@@ -72,7 +81,8 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors] {
+                    stats.rollupCounts, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
+                    + export.all {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -103,6 +113,14 @@ struct RollupQueries: Sendable {
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
     let rollupCounts, rawEvents, dimensionBlock, dimensionVisitors: String
+}
+
+/// The export statements (run on reader connections, rollup file attached, except the
+/// bookkeeping of scheduled jobs, which writes the events database).
+struct ExportQueries: Sendable {
+    let eventsRolled, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
+
+    var all: [String] { [eventsRolled, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile] }
 }
 
 /// Failures of the store that are not SQLite errors.

@@ -47,7 +47,33 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var attribution: AttributionOptions
 
+    @Option(help: "Scheduled exports: a JSON file of export jobs, see ops/exports.example.json (LINKPULSE_EXPORTS_CONFIG).")
+    var exportsConfig: String? = Environment.string("exports-config")
+
+    @Option(help: "Directory of scheduled export files; default <data-dir>/exports (LINKPULSE_EXPORT_DIR).")
+    var exportDir: String? = Environment.string("export-dir")
+
+    @Option(help: "How often export jobs look for a due period, e.g. 15s (LINKPULSE_EXPORT_CHECK_INTERVAL).")
+    var exportCheckInterval: String = Environment.string("export-check-interval") ?? "15s"
+
+    /// The export jobs of `--exports-config`; none without it.
+    func exportJobs() throws -> [ExportJob] {
+        guard let exportsConfig else { return [] }
+        guard let data = FileManager.default.contents(atPath: exportsConfig) else {
+            throw ValidationError("--exports-config: cannot read \(exportsConfig).")
+        }
+        do {
+            return try ExportConfig.parse(data, defaultZone: timezone).jobs
+        } catch {
+            throw ValidationError("--exports-config \(exportsConfig): \(error)")
+        }
+    }
+
     mutating func validate() throws {
+        _ = try exportJobs()
+        guard let check = DurationText.milliseconds(exportCheckInterval), check >= 100 else {
+            throw ValidationError("--export-check-interval must be a duration of at least 100ms, such as 15s.")
+        }
         guard ZoneClock(identifier: timezone) != nil else {
             throw ValidationError("--timezone must be an IANA time zone name such as UTC or Asia/Kolkata, not \"\(timezone)\".")
         }
@@ -89,7 +115,15 @@ struct Serve: AsyncParsableCommand {
         let settings = ServerSettings(
             host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
             idMergeThreshold: idMergeThreshold,
-            rollupInterval: .milliseconds(DurationText.milliseconds(rollupInterval) ?? 10_000), defaultTimeZone: timezone)
+            rollupInterval: .milliseconds(DurationText.milliseconds(rollupInterval) ?? 10_000), defaultTimeZone: timezone,
+            exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? storage.dataURL.appending(path: "exports"),
+            exportJobs: try exportJobs(),
+            exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000))
+        if !settings.exportJobs.isEmpty {
+            logger.info("scheduled exports", metadata: [
+                "jobs": "\(settings.exportJobs.map(\.name).joined(separator: ","))", "dir": "\(settings.exportDirectory.path)",
+            ])
+        }
         let app = buildApplication(deps, settings: settings, logger: logger)
         try await app.runService()
         try database.close()

@@ -1,0 +1,136 @@
+import Dispatch
+import Foundation
+import LinkpulseDomain
+import LinkpulseStore
+import Logging
+import Metrics
+
+/// Runs the scheduled exports of the config file: for each job, every period that is due and
+/// not yet done, oldest first. The last period done is recorded in the database in the same
+/// transaction as the file's record, after the file is in place, so a period is exported once
+/// even across crashes and restarts (a crash between the rename and the record only means the
+/// same file is written again, under the same name, at the next start).
+public struct ExportScheduler: Sendable {
+    let jobs: [ExportJob]
+    let directory: URL
+    let exporter: CSVExporter
+    let database: AppDatabase
+    let now: @Sendable () -> Int64
+    let logger: Logger
+    let written = Counter(label: "linkpulse_export_files_total")
+    let failures = Counter(label: "linkpulse_export_failures_total")
+
+    public init(
+        jobs: [ExportJob], directory: URL, exporter: CSVExporter, database: AppDatabase,
+        now: @escaping @Sendable () -> Int64, logger: Logger
+    ) {
+        self.jobs = jobs
+        self.directory = directory
+        self.exporter = exporter
+        self.database = database
+        self.now = now
+        self.logger = logger
+    }
+
+    /// What one call of `runDue` did.
+    public struct Outcome: Sendable {
+        public var written: [ExportFileRecord] = []
+        public var failed: [(job: String, error: String)] = []
+        /// Periods too old to keep that catch-up skipped.
+        public var skipped = 0
+    }
+
+    /// Runs what is due of `job` (or of every job): brings the rollups up to date first when
+    /// anything is due, then writes each period's file. A failure (disk full, permissions…) is
+    /// logged and counted and leaves that period due for the next tick; it never throws.
+    public func runDue(only jobName: String? = nil) async -> Outcome {
+        var outcome = Outcome()
+        var rolledUp = false
+        for job in jobs where jobName == nil || job.name == jobName {
+            do {
+                let last = try await database.lastExportedPeriod(job: job.name)
+                let due = job.schedule.duePeriods(after: last?.startMs, nowMs: now(), limit: job.keep)
+                if due.skipped > 0 {
+                    logger.warning("export catch-up skips periods older than the files kept", metadata: ["job": "\(job.name)", "skipped": "\(due.skipped)"])
+                    outcome.skipped += due.skipped
+                }
+                guard !due.periods.isEmpty else { continue }
+                if !rolledUp {
+                    try await bringRollupsUpToDate()
+                    rolledUp = true
+                }
+                for period in due.periods {
+                    outcome.written.append(try await export(job, period: period))
+                }
+                try await applyRetention(job)
+            } catch {
+                failures.increment()
+                logger.error("scheduled export failed; it is retried at the next tick", metadata: ["job": "\(job.name)", "error": "\(error)"])
+                outcome.failed.append((job.name, "\(error)"))
+            }
+        }
+        return outcome
+    }
+
+    /// Writes one period's file atomically and records it.
+    func export(_ job: ExportJob, period: ExportSchedule.Period) async throws -> ExportFileRecord {
+        let name = job.fileName(for: period)
+        let (rows, bytes) = try await ExportFiles.write(directory: directory, name: name) { sink in
+            try await exporter.write(job.content(for: period), gzip: job.gzip, to: sink)
+        }
+        let record = ExportFileRecord(
+            name: name, job: job.name, periodStartMs: period.startMs, periodEndMs: period.endMs,
+            periodLabel: period.label, rows: rows, bytes: bytes, createdAtMs: now())
+        try await database.recordExport(record)
+        written.increment()
+        logger.info("export written", metadata: ["job": "\(job.name)", "file": "\(name)", "rows": "\(rows)", "bytes": "\(bytes)"])
+        return record
+    }
+
+    /// Deletes the job's files beyond its newest `keep`.
+    func applyRetention(_ job: ExportJob) async throws {
+        let files = try await database.exportFiles().filter { $0.job == job.name }
+        for file in files.dropFirst(job.keep) {
+            let path = directory.appending(path: file.name).path
+            if unlink(path) != 0 && errno != ENOENT {
+                logger.warning("could not delete an old export", metadata: ["file": "\(file.name)", "error": "\(String(cString: strerror(errno)))"])
+                continue
+            }
+            try await database.forgetExportFile(name: file.name)
+        }
+    }
+
+    /// Rolls up every stored event, off the cooperative threads.
+    func bringRollupsUpToDate() async throws {
+        let database = self.database
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { _ = try database.rollUpAll() })
+            }
+        }
+    }
+}
+
+/// One scheduled export job on its timer: each tick runs what is due (see `ExportScheduler`).
+public struct ScheduledExportJob: TimerJob {
+    public var name: String { "export-\(job)" }
+    let job: String
+    let scheduler: ExportScheduler
+
+    public init(job: String, scheduler: ExportScheduler) {
+        self.job = job
+        self.scheduler = scheduler
+    }
+
+    /// Blocks the timer's own queue (never a cooperative thread) until the run is done.
+    public func run() throws {
+        let done = DispatchSemaphore(value: 0)
+        let scheduler = self.scheduler
+        let job = self.job
+        Task {
+            _ = await scheduler.runDue(only: job)
+            done.signal()
+        }
+        done.wait()
+    }
+}

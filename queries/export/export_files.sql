@@ -1,0 +1,5 @@
+-- export_files: every recorded export file, newest period first (then by job and name).
+-- Parameters: none. Idempotent: yes (read-only).
+SELECT name, job, period_start_ms, period_end_ms, period_label, rows, bytes, created_at_ms
+FROM export_files
+ORDER BY period_start_ms DESC, job, name
