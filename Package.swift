@@ -58,6 +58,7 @@ let package = Package(
                 "LinkpulseStore",
                 "CZlib",
                 "CSystemTuning",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -27,14 +27,17 @@ public struct ServerSettings: Sendable {
     public var exportJobs: [ExportJob]
     /// How often each export job's timer looks for a due period.
     public var exportCheckInterval: Duration
+    /// The dashboard's static files (see `DashboardAssets.locate`); nil serves none.
+    public var dashboardsDirectory: URL?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
         queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000,
         rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC",
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
-        exportCheckInterval: Duration = .seconds(15)
+        exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil
     ) {
+        self.dashboardsDirectory = dashboardsDirectory
         self.exportDirectory = exportDirectory
         self.exportJobs = exportJobs
         self.exportCheckInterval = exportCheckInterval
@@ -98,6 +101,8 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
         exporter: CSVExporter(stats: stats, database: deps.database), stats: stats, database: deps.database,
         directory: settings.exportDirectory, readKey: deps.secrets.readKey
     ).addRoutes(to: router)
+    DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
+        .addRoutes(to: router)
     if let registry = deps.prometheus {
         MetricsController(registry: registry).addRoutes(to: router)
     }

@@ -53,6 +53,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Directory of scheduled export files; default <data-dir>/exports (LINKPULSE_EXPORT_DIR).")
     var exportDir: String? = Environment.string("export-dir")
 
+    @Flag(help: "Demo mode: serve a separate demo database (<data-dir>/demo), filled with a month of generated traffic on first use, and print the dashboard's address with its key.")
+    var demo = false
+
+    @Option(help: "Folder of the dashboard's files; found without it when started from the repository (LINKPULSE_DASHBOARDS_DIR).")
+    var dashboardsDir: String? = Environment.string("dashboards-dir")
+
     @Option(help: "How often export jobs look for a due period, e.g. 15s (LINKPULSE_EXPORT_CHECK_INTERVAL).")
     var exportCheckInterval: String = Environment.string("export-check-interval") ?? "15s"
 
@@ -100,14 +106,16 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
+        let dataURL = demo ? storage.dataURL.appending(path: "demo") : storage.dataURL
         let secrets = try InstallationSecrets.loadOrCreate(
-            directory: storage.dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
+            directory: dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
         let durability = Durability(rawValue: durability) ?? .full
         let database = try AppDatabase(
-            directory: storage.dataURL, durability: durability, attributionWindowMs: attribution.windowMs, logger: logger)
+            directory: dataURL, durability: durability, attributionWindowMs: attribution.windowMs, logger: logger)
         logger.info(
             "database open",
-            metadata: ["data_dir": "\(storage.dataURL.path)", "durability": "\(durability.rawValue)"])
+            metadata: ["data_dir": "\(dataURL.path)", "durability": "\(durability.rawValue)"])
+        if demo { try await DemoData.fillIfEmpty(database, secrets: secrets, logger: logger) }
 
         let deps = AppDependencies(
             database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry,
@@ -116,18 +124,51 @@ struct Serve: AsyncParsableCommand {
             host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
             idMergeThreshold: idMergeThreshold,
             rollupInterval: .milliseconds(DurationText.milliseconds(rollupInterval) ?? 10_000), defaultTimeZone: timezone,
-            exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? storage.dataURL.appending(path: "exports"),
+            exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports"),
             exportJobs: try exportJobs(),
-            exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000))
+            exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
+            dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir))
+        if let folder = settings.dashboardsDirectory {
+            logger.info("dashboard", metadata: ["files": "\(folder.path)"])
+        } else {
+            logger.warning("dashboard files not found; /dashboard/ answers 404 (pass --dashboards-dir)")
+        }
         if !settings.exportJobs.isEmpty {
             logger.info("scheduled exports", metadata: [
                 "jobs": "\(settings.exportJobs.map(\.name).joined(separator: ","))", "dir": "\(settings.exportDirectory.path)",
             ])
         }
-        let app = buildApplication(deps, settings: settings, logger: logger)
+        let readKey = secrets.readKey
+        let host = self.host
+        let demo = self.demo
+        let app = buildApplication(deps, settings: settings, logger: logger) { port in
+            guard demo else { return }
+            let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+            print("\nLinkpulse demo is running. Open the dashboard (the link signs you in):\n  http://\(shown):\(port)/dashboard/#key=\(readKey)\n")
+        }
         try await app.runService()
         try database.close()
         logger.notice("stopped")
+    }
+}
+
+/// The demo database's traffic: a month of generated events ending now, made once.
+enum DemoData {
+    static let profile = (events: 250_000, days: 30, refs: 2_000, campaigns: 12)
+
+    static func fillIfEmpty(_ database: AppDatabase, secrets: InstallationSecrets, logger: Logger) async throws {
+        guard try database.maxSeq() == 0 else {
+            logger.info("demo database already filled; delete its folder to start over")
+            return
+        }
+        print("Filling the demo database with a month of generated traffic (\(profile.events) events)…")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let start = ContinuousClock.now
+        _ = try await GeneratedTraffic.write(
+            TrafficProfile(events: profile.events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
+            into: database, secrets: secrets, receivedAtMs: now)
+        try database.rollUpAll()
+        print("Done in \(ContinuousClock.now - start).")
     }
 }
 

@@ -1,0 +1,46 @@
+// The stats API, with the read key as a bearer token. Errors carry the server's message.
+
+const KEY_STORAGE = 'linkpulse.readKey';
+
+export const storedKey = () => localStorage.getItem(KEY_STORAGE);
+export const storeKey = (key) => localStorage.setItem(KEY_STORAGE, key);
+export const forgetKey = () => localStorage.removeItem(KEY_STORAGE);
+
+/** A failed API call: status 0 for network trouble, 401 for a wrong key. */
+export class ApiError extends Error {
+  constructor(status, message, parameter) {
+    super(message);
+    this.status = status;
+    this.parameter = parameter;
+  }
+}
+
+/** GETs a path of the API with parameters; resolves to the response (checked). */
+export async function request(path, parameters, key = storedKey()) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) {
+    if (value !== undefined && value !== null && value !== '') query.set(name, String(value));
+  }
+  let response;
+  try {
+    response = await fetch(`/v1/${path}?${query}`, { headers: { Authorization: `Bearer ${key}` }, cache: 'no-store' });
+  } catch (error) {
+    throw new ApiError(0, 'The server does not answer. Check that linkpulse is running, then retry.');
+  }
+  if (!response.ok) {
+    let message = `The server answered ${response.status}.`;
+    let parameter;
+    try {
+      const body = await response.json();
+      message = body.error?.message ?? message;
+      parameter = body.error?.parameter;
+    } catch { /* not JSON */ }
+    throw new ApiError(response.status, message, parameter);
+  }
+  return response;
+}
+
+/** GETs JSON from the API. */
+export async function getJSON(path, parameters, key) {
+  return (await request(path, parameters, key)).json();
+}

@@ -1,0 +1,64 @@
+// Metric tables: the sortable breakdown table (every metric a column) and the small ones.
+import { h } from './dom.js';
+import { formatCount, formatRate } from './format.js';
+
+/** Columns of the main table: [id, heading, how to read it, whether the API sorts by it]. */
+export const COLUMNS = [
+  ['clicks', 'Clicks', (m) => m.clicks, true],
+  ['unique_clicks', 'Unique clicks', (m) => m.unique_clicks, true],
+  ['installs', 'Installs', (m) => m.installs, true],
+  ['opens', 'Opens', (m) => m.opens, true],
+  ['deferred_opens', 'Deferred opens', (m) => m.deferred_opens, true],
+  ['fallbacks', 'Fallbacks', (m) => m.fallbacks, true],
+  ['install_rate', 'Install rate', (m) => m.install_rate, true],
+  ['open_rate', 'Open rate', (m) => m.open_rate, true],
+  ['fallback_rate', 'Fallback rate', (m) => m.fallback_rate, true],
+  ['installs_click_id', 'Installs by click id', (m) => m.installs_by_match.click_id, false],
+  ['installs_ref', 'Installs by ref', (m) => m.installs_by_match.ref, false],
+  ['installs_fingerprint', 'Installs by fingerprint', (m) => m.installs_by_match.fingerprint, false],
+  ['installs_organic', 'Organic installs', (m) => m.installs_by_match.organic, false],
+  ['bot_events', 'Bot events', (m) => m.bot_events, true],
+];
+
+const isRate = (id) => id.endsWith('_rate');
+const cellText = (id, value) => (isRate(id) ? formatRate(value) : formatCount(value));
+
+/** The name cell: a button that drills down (or filters), or "(none)" for organic/missing. */
+function nameCell(key, onSelect, title) {
+  if (key === null) return h('th', { scope: 'row', class: 'muted' }, '(none)');
+  return h('th', { scope: 'row' }, onSelect
+    ? h('button', { type: 'button', class: 'row-link', title, dataset: { key }, onclick: () => onSelect(key) }, key)
+    : key);
+}
+
+/**
+ * The breakdown table. `sort`/`order` show the API's current sort; clicking a sortable
+ * heading calls `onSort(metric)`; clicking a row's name calls `onSelect(key)`.
+ */
+export function metricsTable({ rows, keyLabel, sort, order, onSort, onSelect, selectTitle }) {
+  const head = h('tr', {}, h('th', { scope: 'col' }, keyLabel), ...COLUMNS.map(([id, heading, , sortable]) => {
+    const sorted = sort === id;
+    const ariaSort = sorted ? (order === 'asc' ? 'ascending' : 'descending') : undefined;
+    return h('th', { scope: 'col', class: 'num', 'aria-sort': ariaSort, dataset: { column: id } }, sortable
+      ? h('button', { type: 'button', class: `sort${sorted ? ` sorted-${order}` : ''}`, onclick: () => onSort(id) }, heading)
+      : heading);
+  }));
+  const body = rows.map((row) => h('tr', { dataset: { key: row.key ?? '' } },
+    nameCell(row.key, onSelect, selectTitle),
+    ...COLUMNS.map(([id, , read]) => {
+      const value = read(row.metrics);
+      return h('td', { class: 'num', dataset: { column: id, value: value ?? '' } }, cellText(id, value));
+    })));
+  return h('table', { class: 'metrics' }, h('thead', {}, head), h('tbody', {}, body));
+}
+
+/** A compact breakdown (platform, source): name, clicks, installs, install rate, fallbacks. */
+export function smallTable({ rows, keyLabel, onSelect }) {
+  const columns = [['clicks', 'Clicks'], ['installs', 'Installs'], ['install_rate', 'Install rate'], ['fallbacks', 'Fallbacks']];
+  if (rows.length === 0) return h('p', { class: 'muted' }, 'Nothing in this range.');
+  return h('table', { class: 'metrics small' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, keyLabel), ...columns.map(([, heading]) => h('th', { scope: 'col', class: 'num' }, heading)))),
+    h('tbody', {}, rows.map((row) => h('tr', { dataset: { key: row.key ?? '' } },
+      nameCell(row.key, onSelect, `Filter by this ${keyLabel.toLowerCase()}`),
+      ...columns.map(([id]) => h('td', { class: 'num', dataset: { column: id, value: row.metrics[id] ?? '' } }, cellText(id, row.metrics[id])))))));
+}
