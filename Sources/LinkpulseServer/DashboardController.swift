@@ -77,8 +77,11 @@ struct DashboardController: Sendable {
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("/") { _, _ in Response(status: .found, headers: [.location: "/dashboard/"]) }
-        router.get("dashboard") { _, _ in Response(status: .movedPermanently, headers: [.location: "/dashboard/"]) }
-        router.get("dashboard/") { request, _ in serve("index.html", request) }
+        // The router treats /dashboard and /dashboard/ alike; the page's relative links need the slash.
+        router.get("dashboard") { request, _ in
+            request.uri.path.hasSuffix("/")
+                ? serve("index.html", request) : Response(status: .movedPermanently, headers: [.location: "/dashboard/"])
+        }
         router.get("dashboard/**") { request, context in
             serve(context.parameters.getCatchAll().joined(separator: "/"), request)
         }

@@ -145,6 +145,7 @@ struct Serve: AsyncParsableCommand {
             guard demo else { return }
             let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             print("\nLinkpulse demo is running. Open the dashboard (the link signs you in):\n  http://\(shown):\(port)/dashboard/#key=\(readKey)\n")
+            fflush(nil)  // all streams: stdout is fully buffered when redirected
         }
         try await app.runService()
         try database.close()
@@ -162,6 +163,7 @@ enum DemoData {
             return
         }
         print("Filling the demo database with a month of generated traffic (\(profile.events) events)…")
+        fflush(nil)  // all streams: stdout is fully buffered when redirected
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let start = ContinuousClock.now
         _ = try await GeneratedTraffic.write(
@@ -169,6 +171,7 @@ enum DemoData {
             into: database, secrets: secrets, receivedAtMs: now)
         try database.rollUpAll()
         print("Done in \(ContinuousClock.now - start).")
+        fflush(nil)  // all streams: stdout is fully buffered when redirected
     }
 }
 

@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LinkpulseDomain
+import LinkpulseStore
+import NIOCore
+import Testing
+
+@testable import LinkpulseServer
+
+/// The repository's dashboard folder, as the daemon would find it.
+let dashboardsFolder = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appending(path: "dashboards")
+
+/// How the daemon serves the dashboard's files.
+@Suite struct DashboardFilesTests {
+    @Test func filesCarryTypesETagsGzipAndSecurityHeaders() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        try await installation.application(settings: settings).test(.router) { client in
+            let root = try await client.execute(uri: "/", method: .get)
+            #expect(root.status == .found)
+            #expect(root.headers[.location] == "/dashboard/")
+            #expect(try await client.execute(uri: "/dashboard", method: .get).headers[.location] == "/dashboard/")
+
+            let page = try await client.execute(uri: "/dashboard/", method: .get)
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            let csp = try #require(page.headers[HTTPField.Name("Content-Security-Policy")!])
+            for directive in ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"] {
+                #expect(csp.contains(directive))
+            }
+            #expect(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"))
+            #expect(page.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+            #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            // No inline script or style in the page itself (the CSP would block it anyway).
+            let html = String(buffer: page.body)
+            #expect(!html.contains("<style") && !html.contains("style=") && !html.contains("<script>") && !html.contains("onclick"))
+
+            for (path, type) in [("js/main.js", "text/javascript; charset=utf-8"), ("app.css", "text/css; charset=utf-8"), ("favicon.svg", "image/svg+xml")] {
+                let file = try await client.execute(uri: "/dashboard/\(path)", method: .get)
+                #expect(file.status == .ok, "\(path)")
+                #expect(file.headers[.contentType] == type)
+                let etag = try #require(file.headers[.eTag])
+                let again = try await client.execute(uri: "/dashboard/\(path)", method: .get, headers: [.ifNoneMatch: etag])
+                #expect(again.status == .notModified)
+                #expect(again.body.readableBytes == 0)
+                let gzipped = try await client.execute(uri: "/dashboard/\(path)", method: .get, headers: [.acceptEncoding: "gzip, br"])
+                if file.body.readableBytes > 1000 {
+                    #expect(gzipped.headers[.contentEncoding] == "gzip")
+                    #expect(try Zlib.inflate(Array(buffer: gzipped.body), limit: 1 << 20) == Array(buffer: file.body))
+                }
+            }
+            for path in ["/dashboard/nope.js", "/dashboard/../data/secrets.json", "/dashboard/%2e%2e/Package.swift", "/dashboard/.hidden"] {
+                #expect(try await client.execute(uri: path, method: .get).status == .notFound, "\(path)")
+            }
+        }
+    }
+}
+
+/// The dashboard in a real headless Chromium against a live daemon with known data.
+@Suite(.serialized) struct DashboardBrowserTests {
+    static let xssRef = "<img src=x onerror=alert(1)>"
+    static let hour: Int64 = 3_600_000
+
+    /// A small, fully known data set around "now": two campaigns, one ref that tries XSS.
+    static func events(now: Int64) -> [[String: Any]] {
+        func event(_ id: String, _ type: String, hoursAgo: Double, ip: String, _ extra: [String: Any] = [:]) -> [String: Any] {
+            var o: [String: Any] = ["id": id, "type": type, "timestamp": now - Int64(hoursAgo * Double(hour)), "ip": ip,
+                                    "platform": "ios", "user_agent": SentEvent.personAgent]
+            for (k, v) in extra { o[k] = v }
+            return o
+        }
+        return [
+            event("c1", "click", hoursAgo: 5, ip: "198.51.100.1", ["ref": "s1", "campaign": "spring", "source": "email"]),
+            event("c2", "click", hoursAgo: 4.5, ip: "198.51.100.2", ["ref": "s1", "campaign": "spring", "source": "email"]),
+            event("c3", "click", hoursAgo: 4, ip: "198.51.100.3", ["ref": "s1", "campaign": "spring", "source": "sms"]),
+            event("i1", "install", hoursAgo: 3.9, ip: "198.51.100.9", ["click_id": "c1"]),
+            event("f1", "fallback", hoursAgo: 3.8, ip: "198.51.100.2", ["ref": "s1", "platform": "web"]),
+            event("c4", "click", hoursAgo: 3, ip: "198.51.100.4", ["ref": "s2", "campaign": "spring", "source": "social"]),
+            event("c5", "click", hoursAgo: 3, ip: "198.51.100.5", ["ref": "s2", "campaign": "spring", "platform": "android"]),
+            event("o1", "open", hoursAgo: 2.5, ip: "198.51.100.44", ["ref": "s2"]),
+            event("c6", "click", hoursAgo: 2, ip: "198.51.100.6", ["ref": xssRef, "campaign": "spring"]),
+            event("c7", "click", hoursAgo: 6, ip: "198.51.100.7", ["ref": "a1", "campaign": "autumn", "source": "email"]),
+            event("c8", "click", hoursAgo: 6, ip: "198.51.100.8", ["ref": "a1", "campaign": "autumn"]),
+            event("c9", "click", hoursAgo: 5, ip: "198.51.100.10", ["ref": "a1", "campaign": "autumn"]),
+            event("i2", "install", hoursAgo: 4.9, ip: "198.51.100.10", ["click_id": "c9"]),
+            event("i3", "install", hoursAgo: 1, ip: "203.0.113.77", [:]),
+            event("b1", "click", hoursAgo: 1, ip: "198.51.100.99", ["ref": "s1", "campaign": "spring", "user_agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]),
+        ]
+    }
+
+    static func utcDate(_ ms: Int64) -> String { String(ZoneClock(identifier: "UTC")!.format(ms).prefix(10)) }
+
+    /// The API's answer for the dashboard's default range (the last 7 local days, UTC here).
+    static func api(_ client: some TestClientProtocol, _ path: String, _ parameters: String, now: Int64) async throws -> [String: Any] {
+        let range = "from=\(utcDate(now - 6 * 86_400_000))&to=\(utcDate(now))&tz=UTC"
+        return try await StatsOracleTests.get(client, "/v1/\(path)?\(range)&\(parameters)")
+    }
+
+    static func tiles(_ browser: WebDriver) async throws -> [String: String] {
+        let pairs = try await browser.script("return [...document.querySelectorAll('#tiles .tile')].map(t => [t.dataset.metric, t.dataset.value]);") as? [[String]] ?? []
+        return Dictionary(uniqueKeysWithValues: pairs.map { ($0[0], $0[1]) })
+    }
+
+    /// Every tile equals the API's summary metric (rates as the same JSON numbers).
+    static func expectTiles(_ browser: WebDriver, equal metrics: [String: Any]) async throws {
+        let shown = try await tiles(browser)
+        #expect(shown.count == 8)
+        for (key, value) in shown {
+            switch metrics[key] {
+            case let number as NSNumber: #expect(abs((Double(value) ?? .nan) - number.doubleValue) < 1e-12, "tile \(key)")
+            default: #expect(value == "", "tile \(key)")
+            }
+        }
+    }
+
+    /// Every row and cell of the main table equals the API breakdown's.
+    static func expectTable(_ browser: WebDriver, equal rows: [[String: Any]]) async throws {
+        let shown = try await browser.script("""
+            return [...document.querySelectorAll('#table tbody tr')].map(r =>
+              [r.querySelector('th').textContent, ...[...r.querySelectorAll('td')].map(td => td.dataset.column + '=' + td.dataset.value)]);
+            """) as? [[String]] ?? []
+        #expect(shown.count == rows.count)
+        for (row, expected) in zip(shown, rows) {
+            #expect(row[0] == (expected["key"] as? String ?? "(none)"))
+            let metrics = expected["metrics"] as? [String: Any] ?? [:]
+            for cell in row.dropFirst() {
+                let parts = cell.split(separator: "=", maxSplits: 1).map(String.init)
+                let column = parts[0], value = parts.count > 1 ? parts[1] : ""
+                let byMatch = metrics["installs_by_match"] as? [String: Any] ?? [:]
+                let api = column.hasPrefix("installs_") ? byMatch[String(column.dropFirst(9))] : metrics[column]
+                if let number = api as? NSNumber {
+                    #expect(abs((Double(value) ?? .nan) - number.doubleValue) < 1e-12, "\(row[0]) \(column)")
+                } else {
+                    #expect(value == "", "\(row[0]) \(column)")
+                }
+            }
+        }
+    }
+
+    static func waitForRender(_ browser: WebDriver, after generation: Int) async throws -> Int {
+        try await browser.wait(for: "document.body.dataset.state === 'ready' && Number(document.body.dataset.generation) > \(generation)")
+        return try await browser.script("return Number(document.body.dataset.generation);") as? Int ?? 0
+    }
+
+    static func measures(_ browser: WebDriver, _ name: String) async throws -> [Double] {
+        try await browser.script("return performance.getEntriesByName('\(name)').map(e => e.duration);") as? [Double] ?? []
+    }
+
+    @Test func dashboardShowsTheAPIsNumbersDrillsDownAndKeepsItsStateInTheURL() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try await installation.application(settings: settings).test(.live) { client in
+            try await AttributionScenarioTests.send(Self.events(now: now), client)
+            #expect(try await AttributionScenarioTests.rollUp(client) == Self.events(now: now).count)
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            try await WebDriver.with { browser in
+
+            // Signed out: the sign-in form; a wrong key gets a message, not a blank page.
+            try await browser.navigate("\(base)/dashboard/?range=7d&tz=UTC")
+            try await browser.wait(for: "document.body.dataset.state === 'sign-in'")
+            try await browser.type("#key", TestInstallation.ingestKey)
+            try await browser.click("#sign-in-form button[type=submit]")
+            try await browser.wait(for: "!document.getElementById('sign-in-error').hidden")
+            let message = try await browser.script("return document.getElementById('sign-in-error').textContent;") as? String ?? ""
+            #expect(message.contains("not accepted"))
+            try await browser.type("#key", TestInstallation.readKey)
+            try await browser.click("#sign-in-form button[type=submit]")
+            var generation = try await Self.waitForRender(browser, after: 0)
+
+            // Tiles and table equal the API.
+            let summary = try await Self.api(client, "stats/summary", "", now: now)
+            try await Self.expectTiles(browser, equal: summary["metrics"] as? [String: Any] ?? [:])
+            let campaigns = try await Self.api(client, "stats/breakdown", "by=campaign&limit=50", now: now)
+            try await Self.expectTable(browser, equal: campaigns["rows"] as? [[String: Any]] ?? [])
+            #expect((campaigns["rows"] as? [[String: Any]])?.count == 3)  // spring, autumn, organic
+            let points = try await browser.script("return document.querySelectorAll('#chart path.line').length;") as? Int
+            #expect(points == 4)
+
+            // Drill into a campaign: its refs; the XSS ref is text, nothing runs.
+            try await browser.click("#table button.row-link[data-key='spring']")
+            generation = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return location.search;") as? String == "?range=7d&tz=UTC&campaign=spring")
+            #expect(try await browser.script("return document.getElementById('table-title').textContent;") as? String == "Refs of spring")
+            let refs = try await Self.api(client, "stats/breakdown", "by=ref&campaign=spring&limit=50", now: now)
+            try await Self.expectTable(browser, equal: refs["rows"] as? [[String: Any]] ?? [])
+            let xssShown = try await browser.script(
+                "return [...document.querySelectorAll('#table tbody th')].some(th => th.textContent === arguments[0]);", [Self.xssRef]) as? Bool
+            #expect(xssShown == true)
+            #expect(try await browser.script("return document.querySelectorAll('img').length;") as? Int == 0)
+            try await Self.expectTiles(browser, equal: (try await Self.api(client, "stats/summary", "campaign=spring", now: now))["metrics"] as? [String: Any] ?? [:])
+
+            // …then into a ref; breadcrumbs lead back.
+            try await browser.click("#table button.row-link[data-key='s1']")
+            generation = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return location.search;") as? String == "?range=7d&tz=UTC&campaign=spring&ref=s1")
+            try await Self.expectTiles(browser, equal: (try await Self.api(client, "stats/summary", "campaign=spring&ref=s1", now: now))["metrics"] as? [String: Any] ?? [:])
+            let chips = try await browser.script("return [...document.querySelectorAll('#chips .chip')].map(c => c.dataset.filter);") as? [String]
+            #expect(chips == ["campaign", "ref"])
+            try await browser.click("#crumbs button.crumb")
+            generation = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return location.search;") as? String == "?range=7d&tz=UTC")
+
+            // Sorting is the API's; the bots toggle counts the preview bot's click.
+            try await browser.click("#table th[data-column='installs'] button")
+            generation = try await Self.waitForRender(browser, after: generation)
+            let sorted = try await Self.api(client, "stats/breakdown", "by=campaign&sort=installs&order=desc&limit=50", now: now)
+            try await Self.expectTable(browser, equal: sorted["rows"] as? [[String: Any]] ?? [])
+            try await browser.click("#bots")
+            generation = try await Self.waitForRender(browser, after: generation)
+            try await Self.expectTiles(browser, equal: (try await Self.api(client, "stats/summary", "include_bots=true", now: now))["metrics"] as? [String: Any] ?? [:])
+
+            // The URL round-trips the whole state: a shared link shows the same view.
+            let today = Self.utcDate(now), weekAgo = Self.utcDate(now - 6 * 86_400_000)
+            let updates = try await Self.measures(browser, "lp:update")
+            let shared = "?range=custom&from=\(weekAgo)&to=\(today)&tz=Asia%2FKolkata&bots=1&campaign=spring&sort=installs&order=asc"
+            try await browser.navigate("\(base)/dashboard/\(shared)")
+            generation = try await Self.waitForRender(browser, after: 0)
+            let first = try await Self.measures(browser, "lp:first-render")
+            print("dashboard timings (small data set): first full render \(first.map { Int($0) }) ms, filter changes \(updates.map { Int($0) }) ms")
+            #expect(first.count == 1 && updates.count >= 4)
+            #expect(try await browser.script("return location.search;") as? String == shared)
+            let controls = try await browser.script("""
+                return [document.getElementById('range').value, document.getElementById('from').value, document.getElementById('to').value,
+                        document.getElementById('tz').value, String(document.getElementById('bots').checked),
+                        document.querySelector('#table th[aria-sort]')?.dataset.column, document.querySelector('#table th[aria-sort]')?.getAttribute('aria-sort')];
+                """) as? [String]
+            #expect(controls == ["custom", weekAgo, today, "Asia/Kolkata", "true", "installs", "ascending"])
+            let kolkata = try await StatsOracleTests.get(client, "/v1/stats/breakdown?from=\(weekAgo)&to=\(today)&tz=Asia/Kolkata&include_bots=true&campaign=spring&by=ref&sort=installs&order=asc&limit=50")
+            try await Self.expectTable(browser, equal: kolkata["rows"] as? [[String: Any]] ?? [])
+            try await browser.script("history.back();")
+            _ = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return new URLSearchParams(location.search).get('bots');") as? String == "1")
+
+            // A phone's width: no sideways scrolling of the page (wide tables scroll in place).
+            try await browser.setWindowSize(width: 390, height: 844)
+            let wide = try await browser.script("""
+                return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-wrap'))
+                  .map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 12);
+                """) as? [String] ?? []
+            #expect(wide.isEmpty, "wider than a phone: \(wide)")
+            try await browser.wait(for: "document.documentElement.scrollWidth <= window.innerWidth")
+
+            // Nothing in the console (no errors, no CSP violations, no warnings) but the network
+            // log of the refused key's 401.
+            let problems = try await browser.consoleEntries().filter { $0.level == "SEVERE" || $0.level == "WARNING" }
+            let refusedKey = "/v1/stats/summary?from=\(today)&to=\(today)&tz=UTC - Failed to load resource: the server responded with a status of 401"
+            #expect(!problems.filter { $0.message.contains(refusedKey) }.isEmpty)  // Chromium logs it once or twice
+            #expect(problems.filter { !$0.message.contains(refusedKey) }.isEmpty, "\(problems)")
+
+            }
+        }
+    }
+
+    @Test func aNewInstallationShowsHowToSendAFirstEvent() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        try await installation.application(settings: settings).test(.live) { client in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            try await WebDriver.with { browser in
+            try await browser.navigate("\(base)/dashboard/#key=\(TestInstallation.readKey)")
+            _ = try await Self.waitForRender(browser, after: 0)
+            // The key moved from the address bar into storage.
+            #expect(try await browser.script("return location.hash;") as? String == "")
+            #expect(try await browser.script("return document.getElementById('empty').hidden;") as? Bool == false)
+            #expect(try await browser.script("return document.getElementById('content').hidden;") as? Bool == true)
+            let curl = try await browser.script("return document.getElementById('curl-line').textContent;") as? String ?? ""
+            #expect(curl.hasPrefix("curl \(base)/v1/events"))
+            // Sign out forgets the key.
+            try await browser.click("#sign-out")
+            try await browser.wait(for: "document.body.dataset.state === 'sign-in' && localStorage.getItem('linkpulse.readKey') === null")
+            #expect(try await browser.consoleEntries().filter { $0.level == "SEVERE" || $0.level == "WARNING" }.isEmpty)
+            }
+        }
+    }
+}
