@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
-# the SQLite and zlib headers and the time zone database (build), and whatever the test suite needs.
+# the SQLite and zlib headers and the time zone database (build), and for the test suite Chromium
+# with its WebDriver (the dashboard is tested in a real headless browser).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
 want=(libsqlite3-dev zlib1g-dev pkg-config tzdata)
 if [ "${1:-build}" = "test" ]; then
-  : # nothing more yet
+  # The dashboard's browser tests drive headless Chromium through chromedriver.
+  want+=(chromium chromium-driver fonts-dejavu-core)
 fi
 
 missing=()
