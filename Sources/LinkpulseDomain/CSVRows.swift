@@ -144,15 +144,27 @@ public struct CSVRows: Sendable {
         }
     }
 
+    /// Appends the decimal digits of `value`, zero-padded to `minimumCount`, in one pass over
+    /// reserved bytes (no temporary slices: this runs several times per exported row).
     private mutating func appendDigits(_ value: UInt64, minimumCount: Int) {
-        let start = bytes.count
+        var count = 1
         var rest = value
-        repeat {
-            bytes.append(0x30 + UInt8(rest % 10))
+        while rest >= 10 {
             rest /= 10
-        } while rest > 0
-        while bytes.count - start < minimumCount { bytes.append(0x30) }
-        bytes[start...].reverse()
+            count += 1
+        }
+        count = max(count, minimumCount)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(0x30), count: count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var rest = value
+            var index = start + count - 1
+            while rest > 0 {
+                buffer[index] = 0x30 + UInt8(rest % 10)
+                rest /= 10
+                index -= 1
+            }
+        }
     }
 }
 

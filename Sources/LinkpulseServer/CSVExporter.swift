@@ -107,16 +107,22 @@ public struct CSVExporter: Sendable {
             clock = ZoneClock(identifier: zone)!
         }
 
+        // The text columns between the timestamps and flags, in `eventColumns` order.
+        static let identity: [RawEventColumn] = [.eventId, .type]
+        static let dimensions: [RawEventColumn] = [.ref, .campaign, .source, .medium, .platform, .deviceId, .clickId]
+        static let details: [RawEventColumn] = [.url, .referrer, .userAgent, .osVersion, .appVersion, .properties]
+        static let added: [RawEventColumn] = [.botReason, .visitorId, .matchType, .matchedClickId]
+
         mutating func add(_ row: RawEventRow) {
-            for column in [RawEventColumn.eventId, .type] { text(row, column) }
+            for column in Self.identity { text(row, column) }
             csv.timestamp(row.int64(.occurredAt), clock: clock)
             csv.timestamp(row.int64(.sentAt), clock: clock)
             csv.timestamp(row.int64(.receivedAt), clock: clock)
-            for column in [RawEventColumn.ref, .campaign, .source, .medium, .platform, .deviceId, .clickId] { text(row, column) }
+            for column in Self.dimensions { text(row, column) }
             boolean(row.int64(.deferred))
-            for column in [RawEventColumn.url, .referrer, .userAgent, .osVersion, .appVersion, .properties] { text(row, column) }
+            for column in Self.details { text(row, column) }
             boolean(row.int64(.bot))
-            for column in [RawEventColumn.botReason, .visitorId, .matchType, .matchedClickId] { text(row, column) }
+            for column in Self.added { text(row, column) }
             csv.endRow()
             count += 1
         }

@@ -105,7 +105,7 @@ public struct ExportScheduler: Sendable {
         let database = self.database
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { _ = try database.rollUpAll() })
+                continuation.resume(with: Result { _ = try database.rollUpThroughCurrent() })
             }
         }
     }

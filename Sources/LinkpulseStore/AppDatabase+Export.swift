@@ -44,7 +44,8 @@ public struct RawEventCursor: Sendable {
     /// Events up to this seq are read in time order; later ones in seq order.
     let snapshotSeq: Int64
     var inTail = false
-    var afterMs: Int64 = -1
+    /// The last row read (time, seq); nil before the first page.
+    var afterMs: Int64?
     var afterSeq: Int64 = -1
 }
 
@@ -86,13 +87,12 @@ extension AppDatabase {
             var count = 0
             if !cursor.inTail {
                 let s = HotStatement(try db.cachedStatement(sql: statements.eventsRolled), in: db)
-                s.bind(1, query.fromMs)
+                s.bind(1, max(query.fromMs, cursor.afterMs ?? query.fromMs))
                 s.bind(2, query.toMs)
                 s.bind(3, cursor.snapshotSeq)
-                s.bind(4, cursor.afterMs)
-                s.bind(5, cursor.afterSeq)
-                Self.bindFilters(s, query, from: 6)
-                s.bind(12, Int64(limit))
+                s.bind(4, cursor.afterMs == nil ? -1 : cursor.afterSeq)
+                Self.bindFilters(s, query, from: 5)
+                s.bind(11, Int64(limit))
                 while try s.step() {
                     body(&output, RawEventRow(statement: s))
                     cursor.afterMs = s.int64(RawEventColumn.occurredAt.rawValue)

@@ -116,6 +116,21 @@ extension AppDatabase {
         }
     }
 
+    /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends
+    /// even under sustained ingest); returns how many events it processed. For readers that must
+    /// see everything stored so far: scheduled exports, `linkpulse export`.
+    @discardableResult
+    public func rollUpThroughCurrent(batch: Int = 200_000) throws -> Int {
+        let target = try maxSeq()
+        var total = 0
+        while try rolledThroughSeq() < target {
+            let processed = try rollUp(maxEvents: batch)
+            total += processed
+            if processed == 0 { break }
+        }
+        return total
+    }
+
     /// Forgets all attribution and rollups so that the next passes recompute them from the raw
     /// events with the current attribution window (`linkpulse rollup --rebuild`).
     public func resetRollups() throws {

@@ -53,6 +53,12 @@ struct Export: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Roll up every stored event before reading, so the export is complete.")
     var rollup = true
 
+    /// Whether `path` exists and is not a regular file (a device, a pipe, a socket).
+    static func isSpecialFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG
+    }
+
     /// The options as the HTTP endpoint's parameters, so both parse alike.
     var parameters: [String: String] {
         var p: [String: String] = ["tz": tz]
@@ -86,12 +92,14 @@ struct Export: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let content = try content()
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
-        if rollup { try database.rollUpAll() }
+        if rollup { try database.rollUpThroughCurrent() }
         let stats = StatsService(database: database, defaultZone: tz, now: { Int64(Date().timeIntervalSince1970 * 1000) })
         let exporter = CSVExporter(stats: stats, database: database)
         let rows: Int
-        if out == "-" {
-            let output = FileHandle.standardOutput
+        if out == "-" || Self.isSpecialFile(out) {
+            // Standard output, or a device or pipe (/dev/null, a FIFO): written straight through,
+            // since renaming a file over it would replace the device.
+            let output = out == "-" ? FileHandle.standardOutput : try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             rows = try await exporter.write(content, gzip: gzip) { chunk in try output.write(contentsOf: chunk) }
         } else {
             let url = URL(fileURLWithPath: out)

@@ -1,8 +1,11 @@
 -- events_rolled: one page of the raw-event export, the events the rollup job has already seen
 -- (through event_times, ordered by time then seq), with the match attribution gave them.
--- Parameters (positional): from_ms, to_ms, rolled_through_seq (the export's snapshot),
---   after_ms, after_seq (the keyset cursor; -1/-1 from the start), ref, campaign, source,
---   medium, platform (NULL = any; compared with the values as stored), include_bots (0/1), page size.
+-- Parameters (positional): after_ms, to_ms, rolled_through_seq (the export's snapshot),
+--   after_seq (the keyset cursor: the page starts after (after_ms, after_seq); from_ms and -1 at
+--   the start), ref, campaign, source, medium, platform (NULL = any; compared with the values as
+--   stored), include_bots (0/1), page size.
+-- The cursor is the index's lower bound (occurred_at_ms >= after_ms), so each page seeks
+-- straight to where the last one ended instead of scanning from the range's start.
 -- Idempotent: yes (read-only).
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.sent_at_ms, e.received_at_ms,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
@@ -12,9 +15,9 @@ FROM event_times t
 JOIN events e ON e.seq = t.seq
 LEFT JOIN attribution a ON a.seq = t.seq
 WHERE t.occurred_at_ms >= ?1 AND t.occurred_at_ms < ?2 AND t.seq <= ?3
-  AND (t.occurred_at_ms, t.seq) > (?4, ?5)
-  AND (?6 IS NULL OR e.ref = ?6) AND (?7 IS NULL OR e.campaign = ?7)
-  AND (?8 IS NULL OR e.source = ?8) AND (?9 IS NULL OR e.medium = ?9)
-  AND (?10 IS NULL OR e.platform = ?10) AND (?11 OR e.bot = 0)
+  AND (t.occurred_at_ms > ?1 OR t.seq > ?4)
+  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
+  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
+  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
 ORDER BY t.occurred_at_ms, t.seq
-LIMIT ?12
+LIMIT ?11
