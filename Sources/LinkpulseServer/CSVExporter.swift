@@ -75,66 +75,69 @@ public struct CSVExporter: Sendable {
         csv.removeAll()
     }
 
-    /// Every stored event of the range, one page per chunk, times in the query's zone.
+    /// Every stored event of the range, one page per chunk, times in the query's zone. The next
+    /// page is read (on a reader connection's thread) while this one is formatted and written,
+    /// so the two cores share the work; at most two pages are in memory.
     func writeEvents(_ query: StatsQuery, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
-        var header = CSVRows()
-        header.row(Self.eventColumns)
-        try await sink(header.bytes)
+        var csv = CSVRows(reservingCapacity: Self.eventsPerPage * 360)
+        csv.row(Self.eventColumns)
+        try await sink(csv.bytes)
         let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
-        var cursor: RawEventCursor? = try database.rawEventCursor()
+        let database = self.database
+        let read = { @Sendable (cursor: RawEventCursor) in
+            try await database.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage)
+        }
+        let clock = ZoneClock(identifier: query.zone)!
         var total = 0
-        let zone = query.zone
-        while let current = cursor {
-            let page = PageRows(zone: zone)
-            let (filled, next) = try await database.rawEventsPage(range, cursor: current, limit: Self.eventsPerPage, into: page) { page, row in
-                page.add(row)
+        var reading: Task<(page: RawEventPage, next: RawEventCursor?), any Error>? = Task { [first = try database.rawEventCursor()] in
+            try await read(first)
+        }
+        while let current = reading {
+            let (page, next) = try await current.value
+            reading = next.map { cursor in Task { try await read(cursor) } }
+            guard page.count > 0 else { continue }
+            csv.removeAll()
+            Self.format(page, clock: clock, into: &csv)
+            total += page.count
+            do {
+                try await sink(csv.bytes)
+            } catch {
+                reading?.cancel()
+                throw error
             }
-            cursor = next
-            total += filled.count
-            if filled.count > 0 { try await sink(filled.csv.bytes) }
         }
         return total
     }
 
-    /// The CSV of one page of raw events, built inside the read.
-    struct PageRows: @unchecked Sendable {
-        // ZoneClock caches the current offset; each page has its own.
-        let clock: ZoneClock
-        var csv = CSVRows(reservingCapacity: CSVExporter.eventsPerPage * 320)
-        var count = 0
-
-        init(zone: String) {
-            clock = ZoneClock(identifier: zone)!
-        }
-
-        // The text columns between the timestamps and flags, in `eventColumns` order.
-        static let identity: [RawEventColumn] = [.eventId, .type]
-        static let dimensions: [RawEventColumn] = [.ref, .campaign, .source, .medium, .platform, .deviceId, .clickId]
-        static let details: [RawEventColumn] = [.url, .referrer, .userAgent, .osVersion, .appVersion, .properties]
-        static let added: [RawEventColumn] = [.botReason, .visitorId, .matchType, .matchedClickId]
-
-        mutating func add(_ row: RawEventRow) {
-            for column in Self.identity { text(row, column) }
-            csv.timestamp(row.int64(.occurredAt), clock: clock)
-            csv.timestamp(row.int64(.sentAt), clock: clock)
-            csv.timestamp(row.int64(.receivedAt), clock: clock)
-            for column in Self.dimensions { text(row, column) }
-            boolean(row.int64(.deferred))
-            for column in Self.details { text(row, column) }
-            boolean(row.int64(.bot))
-            for column in Self.added { text(row, column) }
+    /// Appends a page's rows in `eventColumns` order.
+    static func format(_ page: RawEventPage, clock: ZoneClock, into csv: inout CSVRows) {
+        // Indexes into RawEventPage.textColumns / integerColumns.
+        let (id, type, dimensions, details, added) = (0, 1, 2..<9, 9..<15, 15..<19)
+        let (occurred, sent, received, deferred, bot) = (0, 1, 2, 3, 4)
+        for row in 0..<page.count {
+            text(page, row, id, &csv)
+            text(page, row, type, &csv)
+            csv.timestamp(page.integer(row: row, occurred), clock: clock)
+            csv.timestamp(page.integer(row: row, sent), clock: clock)
+            csv.timestamp(page.integer(row: row, received), clock: clock)
+            for column in dimensions { text(page, row, column, &csv) }
+            boolean(page.integer(row: row, deferred), &csv)
+            for column in details { text(page, row, column, &csv) }
+            boolean(page.integer(row: row, bot), &csv)
+            for column in added { text(page, row, column, &csv) }
             csv.endRow()
-            count += 1
         }
+    }
 
-        mutating func text(_ row: RawEventRow, _ column: RawEventColumn) {
-            if row.withText(column, { csv.text(utf8: $0) }) == nil { csv.text(nil) }
+    static func text(_ page: RawEventPage, _ row: Int, _ column: Int, _ csv: inout CSVRows) {
+        page.withText(row: row, column) { bytes in
+            if let bytes { csv.text(utf8: bytes) } else { csv.text(nil) }
         }
+    }
 
-        /// `true`/`false`, empty when not sent.
-        mutating func boolean(_ value: Int64?) {
-            csv.text(value.map { $0 != 0 ? "true" : "false" })
-        }
+    /// `true`/`false`, empty when not sent.
+    static func boolean(_ value: Int64?, _ csv: inout CSVRows) {
+        csv.text(value.map { $0 != 0 ? "true" : "false" })
     }
 
     /// A download's file name: `linkpulse_by-ref_2026-11-01_2026-11-07.csv` (local dates, `to`

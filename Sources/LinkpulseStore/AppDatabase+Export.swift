@@ -22,18 +22,58 @@ public enum RawEventColumn: Int32, CaseIterable, Sendable {
     case bot, botReason, visitorId, matchType, matchedClickId
 }
 
-/// One row of a raw-event export while it is read; valid only inside the reading callback.
-public struct RawEventRow {
-    let statement: HotStatement
+/// One page of raw events copied out of SQLite: the integer columns as numbers, every other
+/// column as UTF-8 bytes. Filled on a reader connection and formatted elsewhere, so reading the
+/// next page overlaps with formatting this one.
+public struct RawEventPage: Sendable {
+    /// The integer columns, in this order per row.
+    public static let integerColumns: [RawEventColumn] = [.occurredAt, .sentAt, .receivedAt, .deferred, .bot]
+    /// The text columns, in this order per row.
+    public static let textColumns: [RawEventColumn] = [
+        .eventId, .type, .ref, .campaign, .source, .medium, .platform, .deviceId, .clickId, .url, .referrer,
+        .userAgent, .osVersion, .appVersion, .properties, .botReason, .visitorId, .matchType, .matchedClickId,
+    ]
 
-    /// An integer column; nil when NULL.
-    public func int64(_ column: RawEventColumn) -> Int64? {
-        statement.isNull(column.rawValue) ? nil : statement.int64(column.rawValue)
+    /// Every text value of the page, back to back.
+    var bytes: [UInt8] = []
+    /// Per row and text column: where its value ends in `bytes` (it starts where the previous
+    /// one ended); negative (−end − 1) for NULL.
+    var ends: [Int32] = []
+    /// Per row and integer column; `Int64.min` for NULL.
+    var integers: [Int64] = []
+    public private(set) var count = 0
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity * 320)
+        ends.reserveCapacity(capacity * Self.textColumns.count)
+        integers.reserveCapacity(capacity * Self.integerColumns.count)
     }
 
-    /// Calls `body` with a text column's UTF-8 bytes (valid only inside it); nil when NULL.
-    public func withText<R>(_ column: RawEventColumn, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        statement.withText(column.rawValue, body)
+    mutating func append(_ s: HotStatement) {
+        for column in Self.integerColumns {
+            integers.append(s.isNull(column.rawValue) ? .min : s.int64(column.rawValue))
+        }
+        for column in Self.textColumns {
+            let stored = s.withText(column.rawValue) { bytes.append(contentsOf: $0) }
+            ends.append(stored == nil ? -Int32(bytes.count) - 1 : Int32(bytes.count))
+        }
+        count += 1
+    }
+
+    /// An integer column of a row; nil when NULL. `column` indexes `integerColumns`.
+    public func integer(row: Int, _ column: Int) -> Int64? {
+        let value = integers[row * Self.integerColumns.count + column]
+        return value == .min ? nil : value
+    }
+
+    /// Calls `body` with a text column's bytes (valid only inside it), or with nil when NULL.
+    /// `column` indexes `textColumns`.
+    public func withText<R>(row: Int, _ column: Int, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        let index = row * Self.textColumns.count + column
+        let end = ends[index]
+        if end < 0 { return body(nil) }
+        let start = index == 0 ? 0 : Int(ends[index - 1] < 0 ? -ends[index - 1] - 1 : ends[index - 1])
+        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<Int(end)])) }
     }
 }
 
@@ -73,18 +113,16 @@ extension AppDatabase {
         RawEventCursor(snapshotSeq: try rolledThroughSeq())
     }
 
-    /// Reads the next page of at most `limit` events of `query`, calling `body` for each row
-    /// with `output` to fill; returns the filled output and the cursor to go on from (nil when
-    /// the export is complete). Each page is its own read transaction on a reader connection.
-    public func rawEventsPage<Output: Sendable>(
-        _ query: RawEventQuery, cursor: RawEventCursor, limit: Int, into output: Output,
-        _ body: @escaping @Sendable (inout Output, RawEventRow) -> Void
-    ) async throws -> (output: Output, next: RawEventCursor?) {
+    /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to
+    /// go on from (nil when the export is complete). Each page is its own read transaction on a
+    /// reader connection.
+    public func rawEventsPage(
+        _ query: RawEventQuery, cursor: RawEventCursor, limit: Int
+    ) async throws -> (page: RawEventPage, next: RawEventCursor?) {
         let statements = queries.export
         return try await pool.read { db in
-            var output = output
+            var page = RawEventPage(capacity: limit)
             var cursor = cursor
-            var count = 0
             if !cursor.inTail {
                 let s = HotStatement(try db.cachedStatement(sql: statements.eventsRolled), in: db)
                 s.bind(1, max(query.fromMs, cursor.afterMs ?? query.fromMs))
@@ -94,12 +132,11 @@ extension AppDatabase {
                 Self.bindFilters(s, query, from: 5)
                 s.bind(11, Int64(limit))
                 while try s.step() {
-                    body(&output, RawEventRow(statement: s))
+                    page.append(s)
                     cursor.afterMs = s.int64(RawEventColumn.occurredAt.rawValue)
                     cursor.afterSeq = s.int64(RawEventColumn.seq.rawValue)
-                    count += 1
                 }
-                if count == limit { return (output, cursor) }
+                if page.count == limit { return (page, cursor) }
                 cursor.inTail = true
                 cursor.afterSeq = -1
             }
@@ -109,14 +146,12 @@ extension AppDatabase {
             s.bind(3, cursor.snapshotSeq)
             s.bind(4, cursor.afterSeq)
             Self.bindFilters(s, query, from: 5)
-            s.bind(11, Int64(limit - count))
-            var tailCount = 0
+            s.bind(11, Int64(limit - page.count))
             while try s.step() {
-                body(&output, RawEventRow(statement: s))
+                page.append(s)
                 cursor.afterSeq = s.int64(RawEventColumn.seq.rawValue)
-                tailCount += 1
             }
-            return (output, count + tailCount == limit ? cursor : nil)
+            return (page, page.count == limit ? cursor : nil)
         }
     }
 
