@@ -44,7 +44,7 @@ extension AppDatabase {
                 switch piece {
                 case .rollup(let grain, let from, let to):
                     try Self.addRollupCounts(
-                        db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
+                        db, sql: statements.rollupCounts(grain: grain, filters: query.filters), grain: grain, from: from, to: to, plan: plan,
                         withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)

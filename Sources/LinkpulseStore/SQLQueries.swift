@@ -1,4 +1,5 @@
 import GRDB
+import LinkpulseDomain
 
 /// The SQL statements of `queries/`, compiled into the binary at build time.
 ///
@@ -50,6 +51,8 @@ struct SQLQueries: Sendable {
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
+                rollupDayCountsByCampaign: try text("stats/rollup_day_counts_by_campaign.sql"),
+                rollupDayCountsByRef: try text("stats/rollup_day_counts_by_ref.sql"),
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql")),
@@ -81,7 +84,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
+                    stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
                     + export.all {
             _ = try db.makeStatement(sql: sql)
         }
@@ -112,7 +115,15 @@ struct RollupQueries: Sendable {
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
-    let rollupCounts, rawEvents, dimensionBlock, dimensionVisitors: String
+    let rollupCounts, rollupDayCountsByCampaign, rollupDayCountsByRef, rawEvents, dimensionBlock, dimensionVisitors: String
+
+    /// The rollup read for `grain` and `filters`: through a day index when one fits.
+    func rollupCounts(grain: RollupGrain, filters: StatsFilters) -> String {
+        guard grain == .day else { return rollupCounts }
+        if filters.ref != nil { return rollupDayCountsByRef }
+        if filters.campaign != nil { return rollupDayCountsByCampaign }
+        return rollupCounts
+    }
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the
