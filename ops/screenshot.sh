@@ -13,8 +13,8 @@ PORT=18095
 LP_PID=$!
 trap 'kill $LP_PID 2>/dev/null; wait $LP_PID 2>/dev/null; rm -rf "$DATA"' EXIT
 for _ in $(seq 600); do grep -q "/dashboard/#key=" "$LOG" && break; sleep 0.5; done
-URL=$(grep -o "http://[^ ]*/dashboard/#key=[a-z0-9_]*" "$LOG")
-# The "7d" preset of the demo's month, in UTC; the key in the fragment signs the browser in.
+KEY=$(grep -o "/dashboard/#key=[a-z0-9_]*" "$LOG" | cut -d= -f2)
+# The demo's month, in UTC; the key in the fragment signs the browser in.
 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1440,1700 \
-  --virtual-time-budget=10000 --screenshot="$OUT" "${URL/\/dashboard\/#/\/dashboard\/?range=30d&tz=UTC#}" 2>/dev/null
+  --virtual-time-budget=10000 --screenshot="$OUT" "http://127.0.0.1:$PORT/dashboard/?range=30d&tz=UTC#key=$KEY" 2>/dev/null
 echo "wrote $OUT"
