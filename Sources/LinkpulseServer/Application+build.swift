@@ -159,7 +159,7 @@ struct HealthController: Sendable {
             if await database.isHealthy() {
                 return .json(["status": "ok"], status: .ok)
             }
-            return .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer.", headers: [.retryAfter: "5"])
+            return .databaseUnavailable
         }
     }
 }
@@ -185,9 +185,7 @@ struct AdminController: Sendable {
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let job = rollup
             do {
-                let processed = try await withCheckedThrowingContinuation { continuation in
-                    DispatchQueue.global().async { continuation.resume(with: Result { try job.runAndCount() }) }
-                }
+                let processed = try await offCooperativeThreads { try job.runAndCount() }
                 return .json(RollupResponse(processed: processed), status: .ok)
             } catch {
                 return .error(.serviceUnavailable, code: "rollup_failed", message: "The rollup pass failed (\(error)); try again shortly.", headers: [.retryAfter: "5"])
@@ -202,13 +200,18 @@ struct AdminController: Sendable {
             do {
                 return .json(QuarantineResponse(events: try await database.recentQuarantine(limit: limit)), status: .ok)
             } catch {
-                return .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer.", headers: [.retryAfter: "5"])
+                return .databaseUnavailable
             }
         }
     }
 }
 
 extension Response {
+    /// 503 with `Retry-After`: the database did not answer (busy, locked, disk trouble).
+    static var databaseUnavailable: Response {
+        .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer; try again shortly.", headers: [.retryAfter: "5"])
+    }
+
     static var unauthorizedRead: Response {
         .error(
             .unauthorized, code: "unauthorized",

@@ -40,14 +40,18 @@ struct ExportController: Sendable {
             guard ExportFiles.isValidName(name) else {
                 return .error(.badRequest, code: "invalid_parameter", message: "Export file names are letters, digits, `-`, `_` and `.`, as listed by GET /v1/exports.", parameter: "name")
             }
+            let known: Bool
             do {
-                guard try await database.exportFiles().contains(where: { $0.name == name }) else {
-                    return .error(.notFound, code: "not_found", message: "No export file is named \"\(name)\"; GET /v1/exports lists them.")
-                }
-                return try await download(name: name, context: context)
+                known = try await database.exportFiles().contains { $0.name == name }
             } catch {
                 return .databaseUnavailable
             }
+            // Recorded and still on disk (retention or an operator may have removed it).
+            guard known, FileManager.default.fileExists(atPath: directory.appending(path: name).path),
+                  let response = try? await download(name: name, context: context) else {
+                return .error(.notFound, code: "not_found", message: "No export file is named \"\(name)\"; GET /v1/exports lists them.")
+            }
+            return response
         }
     }
 
@@ -137,11 +141,5 @@ struct ExportListing: Encodable {
         size = file.bytes
         rows = file.rows
         createdAt = clock.format(file.createdAtMs)
-    }
-}
-
-extension Response {
-    static var databaseUnavailable: Response {
-        .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer; try again shortly.", headers: [.retryAfter: "5"])
     }
 }

@@ -100,14 +100,10 @@ public struct ExportScheduler: Sendable {
         }
     }
 
-    /// Rolls up every stored event, off the cooperative threads.
+    /// Rolls up every event stored so far, off the cooperative threads.
     func bringRollupsUpToDate() async throws {
         let database = self.database
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { _ = try database.rollUpThroughCurrent() })
-            }
-        }
+        try await offCooperativeThreads { _ = try database.rollUpThroughCurrent() }
     }
 }
 

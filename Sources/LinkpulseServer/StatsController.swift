@@ -42,7 +42,7 @@ struct StatsController: Sendable {
         } catch let error as ParameterError {
             return .error(.badRequest, code: "invalid_parameter", message: error.message, parameter: error.parameter)
         } catch {
-            return .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer; try again shortly.", headers: [.retryAfter: "5"])
+            return .databaseUnavailable
         }
     }
 

@@ -112,3 +112,11 @@ enum LowPriorityThread {
         return try outcome.value!.get()
     }
 }
+
+/// Runs blocking store work (a rollup pass) on a Dispatch thread and waits for it, so that it
+/// never holds one of Swift concurrency's few cooperative threads.
+func offCooperativeThreads<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import LinkpulseDomain
 
@@ -51,8 +52,8 @@ struct SQLQueries: Sendable {
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
-                rollupDayCountsByCampaign: try text("stats/rollup_day_counts_by_campaign.sql"),
-                rollupDayCountsByRef: try text("stats/rollup_day_counts_by_ref.sql"),
+                rollupDayCountsByCampaign: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "campaign", parameter: 5),
+                rollupDayCountsByRef: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "ref", parameter: 6),
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql")),
@@ -72,6 +73,21 @@ struct SQLQueries: Sendable {
     static func text(_ name: String) throws -> String {
         guard let sql = EmbeddedText.files[name] else { throw StoreError.missingQuery(name) }
         return sql
+    }
+
+    /// `rollup_counts.sql` for day rows filtered by one `column`, read through that column's
+    /// partial day index (see the comment in the SQL file).
+    static func dayCountsVariant(of name: String, column: String, parameter: Int) throws -> String {
+        // The statement without its comments (which quote the phrases replaced here).
+        let sql = try text(name).split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") + "\n"
+        let filtered = sql
+            .replacingOccurrences(of: "WHERE grain = ?1 AND", with: "WHERE grain = 2 AND \(column) = ?\(parameter) AND")
+            .replacingOccurrences(of: "FROM rollups\n", with: "FROM rollups INDEXED BY rollup_days_by_\(column)\n")
+        guard filtered.components(separatedBy: "grain = 2 AND \(column) = ").count == 2,
+              filtered.components(separatedBy: "INDEXED BY").count == 2 else {
+            throw StoreError.missingQuery("\(name) without the phrases its \(column) variant is made from")
+        }
+        return filtered
     }
 
     static func files(under folder: String) -> [(name: String, sql: String)] {

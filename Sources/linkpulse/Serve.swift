@@ -56,6 +56,10 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Demo mode: serve a separate demo database (<data-dir>/demo), filled with a month of generated traffic on first use, and print the dashboard's address with its key.")
     var demo = false
 
+    /// How many events the demo generates (smaller in tests).
+    @Option(help: .hidden)
+    var demoEvents: Int = DemoData.profile.events
+
     @Option(help: "Folder of the dashboard's files; found without it when started from the repository (LINKPULSE_DASHBOARDS_DIR).")
     var dashboardsDir: String? = Environment.string("dashboards-dir")
 
@@ -115,7 +119,7 @@ struct Serve: AsyncParsableCommand {
         logger.info(
             "database open",
             metadata: ["data_dir": "\(dataURL.path)", "durability": "\(durability.rawValue)"])
-        if demo { try await DemoData.fillIfEmpty(database, secrets: secrets, logger: logger) }
+        if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, logger: logger) }
 
         let deps = AppDependencies(
             database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry,
@@ -157,17 +161,17 @@ struct Serve: AsyncParsableCommand {
 enum DemoData {
     static let profile = (events: 250_000, days: 30, refs: 2_000, campaigns: 12)
 
-    static func fillIfEmpty(_ database: AppDatabase, secrets: InstallationSecrets, logger: Logger) async throws {
+    static func fillIfEmpty(_ database: AppDatabase, events: Int, secrets: InstallationSecrets, logger: Logger) async throws {
         guard try database.maxSeq() == 0 else {
             logger.info("demo database already filled; delete its folder to start over")
             return
         }
-        print("Filling the demo database with a month of generated traffic (\(profile.events) events)…")
+        print("Filling the demo database with a month of generated traffic (\(events) events)…")
         fflush(nil)  // all streams: stdout is fully buffered when redirected
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let start = ContinuousClock.now
         _ = try await GeneratedTraffic.write(
-            TrafficProfile(events: profile.events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
+            TrafficProfile(events: events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
             into: database, secrets: secrets, receivedAtMs: now)
         try database.rollUpAll()
         print("Done in \(ContinuousClock.now - start).")

@@ -237,6 +237,11 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             _ = try await Self.waitForRender(browser, after: generation)
             #expect(try await browser.script("return new URLSearchParams(location.search).get('bots');") as? String == "1")
 
+            // "Download CSV" fetches the table shown from the export endpoint.
+            try await browser.click("#download")
+            try await browser.wait(for: "performance.getEntriesByType('resource').some(e => e.name.includes('/v1/export.csv?') && e.responseStatus === 200) && !document.getElementById('download').disabled")
+            #expect(try await browser.script("return document.getElementById('status').dataset.kind;") as? String == "ready")
+
             // A phone's width: no sideways scrolling of the page (wide tables scroll in place).
             try await browser.setWindowSize(width: 390, height: 844)
             let wide = try await browser.script("""

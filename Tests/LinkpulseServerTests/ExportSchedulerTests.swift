@@ -130,6 +130,13 @@ import Testing
                 #expect(!String(buffer: response.body).contains("SQLite"), "\(name)")
             }
             #expect(try await ExportHTTPTests.get(client, "/v1/exports/planted.csv").status == .notFound)
+            // A recorded file removed from disk is a 404 too, and drops out of the listing.
+            let recorded = "daily-by-ref_2026-11-19.csv.gz"
+            #expect(try await ExportHTTPTests.get(client, "/v1/exports/\(recorded)").status == .ok)
+            try FileManager.default.removeItem(at: setup.file(recorded))
+            #expect(try await ExportHTTPTests.get(client, "/v1/exports/\(recorded)").status == .notFound)
+            let listing = try await StatsOracleTests.get(client, "/v1/exports")
+            #expect((listing["exports"] as? [[String: Any]])?.contains { $0["name"] as? String == recorded } == false)
             #expect(try await ExportHTTPTests.get(client, "/v1/exports/..%2Flinkpulse.sqlite").status == .badRequest)
         }
     }

@@ -159,7 +159,7 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Waits until `condition` (a JavaScript expression) is true.
-    func wait(for condition: String, timeout: Duration = .seconds(20)) async throws {
+    func wait(for condition: String, timeout: Duration = .seconds(60)) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await script("return Boolean(\(condition));") as? Bool == true { return }
