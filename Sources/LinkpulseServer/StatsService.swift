@@ -78,8 +78,11 @@ public struct StatsService: Sendable {
     /// Every value of the dimension with events in range, sorted and paged. Unique clicks are
     /// computed for the page only, unless they are what the rows are sorted by.
     public func breakdown(_ q: BreakdownQuery) async throws -> BreakdownResponse {
-        let sortsByVisitors = q.sort == .uniqueClicks
-        let groups = try await database.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: sortsByVisitors)
+        // Unique clicks in the same pass as the counts when sorting by them, or when a campaign or
+        // ref filter narrows the rows to one value's (read through its index): merging their
+        // sketches costs less than reading the rows again for the page.
+        let visitorsInFirstPass = q.sort == .uniqueClicks || q.stats.filters.campaign != nil || q.stats.filters.ref != nil
+        let groups = try await database.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: visitorsInFirstPass)
         // Sort small (value, index) pairs, not whole rows; build rows for the page only.
         let entries = groups.map { key, counts -> (key: String?, counts: CountsByAudience) in
             if case .value(let value) = key { return (value, counts) }
@@ -103,7 +106,7 @@ public struct StatsService: Sendable {
         }
         let total = entries.count
         var page = Array(rows)
-        if !sortsByVisitors && !page.isEmpty {
+        if !visitorsInFirstPass && !page.isEmpty {
             let keys = page.map(\.key)
             let exact = try await database.statsCounts(
                 q.stats, grouping: .dimension(q.by), withVisitors: true, onlyKeys: keys, visitorsOnly: true)
