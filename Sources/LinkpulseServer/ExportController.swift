@@ -5,7 +5,7 @@ import LinkpulseStore
 
 /// The CSV endpoints, behind the read key:
 /// - `GET /v1/export.csv`: a breakdown (`by`) or a time series (`interval`), with the
-///   parameters of the JSON stats API, streamed;
+///   parameters of the JSON stats API;
 /// - `GET /v1/events.csv`: every stored event of a range, streamed page by page;
 /// - `GET /v1/exports`: the files the scheduled jobs wrote; `GET /v1/exports/{name}` one of them.
 struct ExportController: Sendable {
@@ -77,8 +77,20 @@ struct ExportController: Sendable {
         ]
         if gzip { headers[.contentEncoding] = "gzip" }
         let exporter = self.exporter
-        // Headers are sent before the first row; a failure after that aborts the response, so
-        // the client sees a broken transfer rather than a short file that looks complete.
+        if case .events = content {} else {
+            // A stats export is one bounded answer: computed before anything is sent, so that a
+            // database failure is still a 503 the client can retry.
+            do {
+                var bytes: [UInt8] = []
+                _ = try await exporter.write(content, gzip: gzip) { chunk in bytes += chunk }
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            } catch {
+                return .databaseUnavailable
+            }
+        }
+        // Raw events are streamed: headers go out before the first row, and a failure after that
+        // aborts the response, so the client sees a broken transfer, never a short file that
+        // looks complete.
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             _ = try await exporter.write(content, gzip: gzip) { chunk in
                 try await writer.write(ByteBuffer(bytes: chunk))
