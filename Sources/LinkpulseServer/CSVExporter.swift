@@ -30,14 +30,51 @@ public struct CSVExporter: Sendable {
     /// Writes `content` as CSV to `sink` (gzip-compressed with `gzip`); returns the number of
     /// data rows. The sink gets chunks in order and may suspend (backpressure).
     public func write(_ content: ExportContent, gzip: Bool, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
-        guard gzip else { return try await write(content, to: sink) }
+        try await write(.content(content), gzip: gzip, to: sink)
+    }
+
+    /// What `write` reads from.
+    enum Source {
+        case content(ExportContent)
+        case started(StartedEvents)
+    }
+
+    func write(_ source: Source, gzip: Bool, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
+        guard gzip else { return try await write(source, to: sink) }
         let stream = GzipStream()
-        let rows = try await write(content) { chunk in
+        let rows = try await write(source) { chunk in
             let compressed = stream.compress(chunk)
             if !compressed.isEmpty { try await sink(compressed) }
         }
         try await sink(stream.finish())
         return rows
+    }
+
+    func write(_ source: Source, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
+        switch source {
+        case .content(let content): try await write(content, to: sink)
+        case .started(let started): try await writeEvents(started, to: sink)
+        }
+    }
+
+    /// A raw-event export whose first page is already read: a database that fails shows up
+    /// before the first byte is sent (the HTTP endpoint answers 503 then).
+    public struct StartedEvents: Sendable {
+        let query: StatsQuery
+        let range: RawEventQuery
+        let first: (page: RawEventPage, next: RawEventCursor?)
+    }
+
+    /// Reads the first page of a raw-event export.
+    public func startEvents(_ query: StatsQuery) async throws -> StartedEvents {
+        let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
+        let first = try await database.rawEventsPage(range, cursor: try database.rawEventCursor(), limit: Self.eventsPerPage)
+        return StartedEvents(query: query, range: range, first: first)
+    }
+
+    /// Writes a started raw-event export (see `write(_:gzip:to:)`).
+    public func write(_ started: StartedEvents, gzip: Bool, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
+        try await write(.started(started), gzip: gzip, to: sink)
     }
 
     func write(_ content: ExportContent, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
@@ -66,7 +103,7 @@ public struct CSVExporter: Sendable {
             try await sink(csv.bytes)
             return answer.points.count
         case .events(let query):
-            return try await writeEvents(query, to: sink)
+            return try await writeEvents(try await startEvents(query), to: sink)
         }
     }
 
@@ -78,35 +115,32 @@ public struct CSVExporter: Sendable {
     /// Every stored event of the range, one page per chunk, times in the query's zone. The next
     /// page is read (on a reader connection's thread) while this one is formatted and written,
     /// so the two cores share the work; at most two pages are in memory.
-    func writeEvents(_ query: StatsQuery, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
+    func writeEvents(_ started: StartedEvents, to sink: (consuming [UInt8]) async throws -> Void) async throws -> Int {
         var csv = CSVRows(reservingCapacity: Self.eventsPerPage * 360)
         csv.row(Self.eventColumns)
         try await sink(csv.bytes)
-        let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
-        let database = self.database
-        let read = { @Sendable (cursor: RawEventCursor) in
-            try await database.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage)
-        }
-        let clock = ZoneClock(identifier: query.zone)!
+        let (database, range) = (self.database, started.range)
+        let clock = ZoneClock(identifier: started.query.zone)!
         var total = 0
-        var reading: Task<(page: RawEventPage, next: RawEventCursor?), any Error>? = Task { [first = try database.rawEventCursor()] in
-            try await read(first)
-        }
-        while let current = reading {
-            let (page, next) = try await current.value
-            reading = next.map { cursor in Task { try await read(cursor) } }
-            guard page.count > 0 else { continue }
-            csv.removeAll()
-            Self.format(page, clock: clock, into: &csv)
-            total += page.count
-            do {
-                try await sink(csv.bytes)
-            } catch {
-                reading?.cancel()
-                throw error
+        var current = started.first
+        while true {
+            let reading = current.next.map { cursor in
+                Task { try await database.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage) }
             }
+            if current.page.count > 0 {
+                csv.removeAll()
+                Self.format(current.page, clock: clock, into: &csv)
+                total += current.page.count
+                do {
+                    try await sink(csv.bytes)
+                } catch {
+                    reading?.cancel()
+                    throw error
+                }
+            }
+            guard let reading else { return total }
+            current = try await reading.value
         }
-        return total
     }
 
     /// Appends a page's rows in `eventColumns` order.

@@ -77,7 +77,7 @@ struct ExportController: Sendable {
         ]
         if gzip { headers[.contentEncoding] = "gzip" }
         let exporter = self.exporter
-        if case .events = content {} else {
+        guard case .events(let query) = content else {
             // A stats export is one bounded answer: computed before anything is sent, so that a
             // database failure is still a 503 the client can retry.
             do {
@@ -88,11 +88,17 @@ struct ExportController: Sendable {
                 return .databaseUnavailable
             }
         }
-        // Raw events are streamed: headers go out before the first row, and a failure after that
-        // aborts the response, so the client sees a broken transfer, never a short file that
-        // looks complete.
+        // Raw events are streamed. The first page is read before the headers go out (a failing
+        // database is a 503); a failure after that aborts the response, so the client sees a
+        // broken transfer, never a short file that looks complete.
+        let started: CSVExporter.StartedEvents
+        do {
+            started = try await exporter.startEvents(query)
+        } catch {
+            return .databaseUnavailable
+        }
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            _ = try await exporter.write(content, gzip: gzip) { chunk in
+            _ = try await exporter.write(started, gzip: gzip) { chunk in
                 try await writer.write(ByteBuffer(bytes: chunk))
             }
             try await writer.finish(nil)

@@ -124,6 +124,20 @@ func expectedCell(_ value: Any?, column: String) -> String {
         }
     }
 
+    @Test func aDatabaseThatFailsIsA503BeforeAnyRow() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        try await installation.application().test(.router) { client in
+            try installation.database.close()
+            for path in ["/v1/export.csv?by=ref", "/v1/export.csv?interval=day", "/v1/events.csv"] {
+                let response = try await Self.get(client, path)
+                #expect(response.status == .serviceUnavailable, "\(path)")
+                #expect(response.headers[.retryAfter] != nil)
+                #expect(response.headers[.contentDisposition] == nil)
+            }
+        }
+    }
+
     @Test func eventsCSVStreamsEveryEventWithoutTheAddress() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
