@@ -125,6 +125,7 @@ final class WebDriver: @unchecked Sendable {
         return value is NSNull ? nil : value
     }
 
+    @discardableResult
     func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> Any? {
         try await raw(method, "/session/\(session)\(path)", body)
     }
