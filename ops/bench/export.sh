@@ -21,22 +21,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-command -v sqlite3 >/dev/null || { sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"; $sudo apt-get update -qq && $sudo apt-get install -y -qq sqlite3 >/dev/null; }
-ops/install-deps.sh build
-swift build -c release --product linkpulse >/dev/null
-BIN=.build/release/linkpulse
-
-DATA=${KEEP:-$(mktemp -d /tmp/linkpulse-export-bench.XXXXXX)}
+. ops/bench/lib.sh
+bench_prepare export
 OUT=$(mktemp -d /tmp/linkpulse-export-out.XXXXXX)
+EXTRA_CLEANUP=("$OUT")
 PORT=18093
-LP_PID=""
-cleanup() {
-  [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
-  [ -z "$KEEP" ] && rm -rf "$DATA"
-  rm -rf "$OUT"
-  return 0
-}
-trap cleanup EXIT
 
 echo "== data: $EVENTS events over $DAYS days ($DATA)"
 if [ ! -f "$DATA/linkpulse.sqlite" ]; then
@@ -75,10 +64,7 @@ print(f"   ratio linkpulse export / sqlite3 shell: {(rows/$EXPORT_SECS) / (rows/
 PY
 
 echo "== GET /v1/events.csv (loopback, one client)"
-READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
-$BIN serve --data-dir "$DATA" --port $PORT --log-level warning &
-LP_PID=$!
-for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.5; done
+bench_serve $PORT
 for encoding in identity gzip; do
   result=$(curl -s -o /dev/null -H "Authorization: Bearer $READ_KEY" -H "Accept-Encoding: $encoding" \
     -w "%{time_total} %{size_download}" "http://127.0.0.1:$PORT/v1/events.csv?from=$FIRST&to=$LAST&tz=UTC")

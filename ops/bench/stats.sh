@@ -27,20 +27,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-command -v sqlite3 >/dev/null || { sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"; $sudo apt-get update -qq && $sudo apt-get install -y -qq sqlite3 >/dev/null; }
-ops/install-deps.sh build
-swift build -c release --product linkpulse >/dev/null
-BIN=.build/release/linkpulse
-
-DATA=${KEEP:-$(mktemp -d /tmp/linkpulse-stats-bench.XXXXXX)}
+. ops/bench/lib.sh
+bench_prepare stats
 PORT=18092
-LP_PID=""
-cleanup() {
-  [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
-  [ -z "$KEEP" ] && rm -rf "$DATA"
-  return 0
-}
-trap cleanup EXIT
 seconds() { python3 -c 'import time; print(time.time())'; }
 
 echo "== data: $EVENTS events over $DAYS days, $REFS refs, $CAMPAIGNS campaigns ($DATA)"
@@ -78,10 +67,7 @@ for f in linkpulse.sqlite linkpulse-ids.sqlite linkpulse-rollups.sqlite; do
 done
 
 echo "== stats latency ($REQUESTS requests each, one connection)"
-READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
-$BIN serve --data-dir "$DATA" --port $PORT --log-level warning &
-LP_PID=$!
-for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.5; done
+bench_serve $PORT
 # The whole generated range, as local dates.
 FROM=$(python3 -c "import datetime; print((datetime.datetime.utcnow() - datetime.timedelta(days=$DAYS - 1)).date())")
 TO=$(python3 -c "import datetime; print(datetime.datetime.utcnow().date())")

@@ -1,0 +1,37 @@
+# Shared set-up of the benchmarks that work on a data directory (stats, export, dashboard).
+# Sourced by them, not run. Expects KEEP (a data directory to reuse, or empty) to be set.
+
+# bench_prepare NAME [build|test]: installs what is missing (sqlite3 for the size and baseline
+# queries, the build or test dependencies), builds the release binary, and sets BIN, DATA (KEEP,
+# or a new temporary directory), LP_PID and an exit trap that stops the daemon and removes DATA
+# (unless kept) and every path in EXTRA_CLEANUP.
+bench_prepare() {
+  command -v sqlite3 >/dev/null || {
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq sqlite3 >/dev/null
+  }
+  ops/install-deps.sh "${2:-build}"
+  swift build -c release --product linkpulse >/dev/null
+  BIN=.build/release/linkpulse
+  DATA=${KEEP:-$(mktemp -d "/tmp/linkpulse-$1-bench.XXXXXX")}
+  LP_PID=""
+  EXTRA_CLEANUP=()
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
+  [ -z "$KEEP" ] && rm -rf "$DATA"
+  [ ${#EXTRA_CLEANUP[@]} -gt 0 ] && rm -rf "${EXTRA_CLEANUP[@]}"
+  return 0
+}
+
+# bench_serve PORT: starts `linkpulse serve` on DATA, waits until it answers, sets LP_PID and
+# READ_KEY.
+bench_serve() {
+  $BIN serve --data-dir "$DATA" --port "$1" --log-level warning &
+  LP_PID=$!
+  for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$1/healthz" && break; sleep 0.5; done
+  READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
+}
