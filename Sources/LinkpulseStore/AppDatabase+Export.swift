@@ -77,11 +77,12 @@ public struct RawEventPage: Sendable {
     }
 }
 
-/// Where a paged raw-event export stands. The events the rollup job had seen when the export
-/// began are read in time order (through `event_times`), then the newer ones in arrival order,
-/// so that an export running beside the rollup job neither repeats nor misses an event.
+/// Where a paged raw-event export stands. The events stored when the export began are read in
+/// time order, then those stored meanwhile in arrival order, so that an export running beside
+/// ingest neither repeats nor misses an event.
 public struct RawEventCursor: Sendable {
-    /// Events up to this seq are read in time order; later ones in seq order.
+    /// Events up to this seq (the newest when the export began) are read in time order; later
+    /// ones in seq order.
     let snapshotSeq: Int64
     var inTail = false
     /// The last row read (time, seq); nil before the first page.
@@ -108,9 +109,9 @@ public struct ExportFileRecord: Sendable, Equatable {
 }
 
 extension AppDatabase {
-    /// Starts a raw-event export at the rollup job's current watermark.
+    /// Starts a raw-event export at the newest event stored so far.
     public func rawEventCursor() throws -> RawEventCursor {
-        RawEventCursor(snapshotSeq: try rolledThroughSeq())
+        RawEventCursor(snapshotSeq: try maxSeq())
     }
 
     /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to
@@ -124,13 +125,13 @@ extension AppDatabase {
             var page = RawEventPage(capacity: limit)
             var cursor = cursor
             if !cursor.inTail {
-                let s = HotStatement(try db.cachedStatement(sql: statements.eventsRolled), in: db)
-                s.bind(1, max(query.fromMs, cursor.afterMs ?? query.fromMs))
-                s.bind(2, query.toMs)
-                s.bind(3, cursor.snapshotSeq)
-                s.bind(4, cursor.afterMs == nil ? -1 : cursor.afterSeq)
-                Self.bindFilters(s, query, from: 5)
-                s.bind(11, Int64(limit))
+                let s = HotStatement(try db.cachedStatement(sql: statements.eventsInTime), in: db)
+                try s.bind(1, max(query.fromMs, cursor.afterMs ?? query.fromMs))
+                try s.bind(2, query.toMs)
+                try s.bind(3, cursor.snapshotSeq)
+                try s.bind(4, cursor.afterMs == nil ? -1 : cursor.afterSeq)
+                try Self.bindFilters(s, query, from: 5)
+                try s.bind(11, Int64(limit))
                 while try s.step() {
                     page.append(s)
                     cursor.afterMs = s.int64(RawEventColumn.occurredAt.rawValue)
@@ -141,12 +142,12 @@ extension AppDatabase {
                 cursor.afterSeq = -1
             }
             let s = HotStatement(try db.cachedStatement(sql: statements.eventsTail), in: db)
-            s.bind(1, query.fromMs)
-            s.bind(2, query.toMs)
-            s.bind(3, cursor.snapshotSeq)
-            s.bind(4, cursor.afterSeq)
-            Self.bindFilters(s, query, from: 5)
-            s.bind(11, Int64(limit - page.count))
+            try s.bind(1, query.fromMs)
+            try s.bind(2, query.toMs)
+            try s.bind(3, cursor.snapshotSeq)
+            try s.bind(4, cursor.afterSeq)
+            try Self.bindFilters(s, query, from: 5)
+            try s.bind(11, Int64(limit - page.count))
             while try s.step() {
                 page.append(s)
                 cursor.afterSeq = s.int64(RawEventColumn.seq.rawValue)
@@ -155,14 +156,14 @@ extension AppDatabase {
         }
     }
 
-    static func bindFilters(_ s: HotStatement, _ query: RawEventQuery, from first: Int32) {
+    static func bindFilters(_ s: HotStatement, _ query: RawEventQuery, from first: Int32) throws {
         let f = query.filters
-        s.bind(first, f.ref)
-        s.bind(first + 1, f.campaign)
-        s.bind(first + 2, f.source)
-        s.bind(first + 3, f.medium)
-        s.bind(first + 4, f.platform?.rawValue)
-        s.bind(first + 5, query.includeBots)
+        try s.bind(first, f.ref)
+        try s.bind(first + 1, f.campaign)
+        try s.bind(first + 2, f.source)
+        try s.bind(first + 3, f.medium)
+        try s.bind(first + 4, f.platform?.rawValue)
+        try s.bind(first + 5, query.includeBots)
     }
 
     /// The last period (start, end in UTC ms) the scheduled export `job` finished; nil if none.

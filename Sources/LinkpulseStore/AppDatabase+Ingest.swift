@@ -42,28 +42,30 @@ extension AppDatabase {
         try db.inTransaction(.deferred) {
             outcomes = []
             added = []
-            var seenInCommit: [String: Int64] = [:]
+            // Attribution at commit time: every click stored before an event, earlier in this
+            // commit included, is visible to it through the lookup.
+            var clicks = try StoredClickLookup(db, store: self)
             let insert = try db.cachedStatement(sql: queries.insertEvent)
-            let lookups = IdLookups(
-                indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
-                stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
             let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
             for request in work {
                 var results: [StoredOutcome] = []
                 results.reserveCapacity(request.events.count)
                 for event in request.events {
-                    if seenInCommit[event.id] != nil {
+                    if clicks.storedInCommit[event.id] != nil {
                         results.append(.duplicate)
                         continue
                     }
                     let key = EventIdKey.of(event.id)
-                    if try isStored(db, id: event.id, key: key, lookups) {
+                    if try storedSeq(db, id: event.id, key: key, clicks.ids) != nil {
                         results.append(.duplicate)
                         continue
                     }
-                    try Self.insert(event, key: key, with: HotStatement(insert, in: db))
+                    // Every stored click has a lower seq than the event about to be inserted.
+                    let subject = AttributionSubject(event, seq: .max)
+                    let attribution = subject.isAttributed ? try attributor.attribute(subject, in: &clicks) : nil
+                    try Self.insert(event, key: key, attribution: attribution, with: HotStatement(insert, in: db))
                     let seq = db.lastInsertedRowID
-                    seenInCommit[event.id] = seq
+                    clicks.storedInCommit[event.id] = seq
                     added.append((key, seq))
                     results.append(.stored(seq: seq))
                 }
@@ -84,55 +86,58 @@ extension AppDatabase {
         return outcomes
     }
 
-    /// Whether an event with exactly this id is stored: candidates by key from the in-memory
-    /// tail and the on-disk id index, confirmed by comparing the stored id.
     /// The two statements of an id lookup, prepared once per commit.
     struct IdLookups {
         let indexed: Statement
         let stored: Statement
     }
 
-    func isStored(_ db: Database, id: String, key: Int64, _ lookups: IdLookups) throws -> Bool {
+    /// The seq of the event stored with exactly this id, or nil: candidates by key from the
+    /// in-memory tail and the on-disk id index, confirmed by comparing the stored id.
+    func storedSeq(_ db: Database, id: String, key: Int64, _ lookups: IdLookups) throws -> Int64? {
         var candidates = tail.withLock { $0.seqs(for: key) }
         if filter.withLock({ $0.mayContain(key) }) {
             let indexed = HotStatement(lookups.indexed, in: db)
-            indexed.bind(1, key)
+            try indexed.bind(1, key)
             try indexed.forEachInt64 { candidates.append($0) }
         }
         for seq in candidates {
             let stored = HotStatement(lookups.stored, in: db)
-            stored.bind(1, seq)
-            if try stored.firstText() == id { return true }
+            try stored.bind(1, seq)
+            if try stored.firstText() == id { return seq }
         }
-        return false
+        return nil
     }
 
-    /// Binds an event to `insert_event.sql` in its parameter order and runs it.
-    static func insert(_ e: IngestEvent, key: Int64, with statement: HotStatement) throws {
-        statement.bind(1, e.id)
-        statement.bind(2, key)
-        statement.bind(3, e.kind.rawValue)
-        statement.bind(4, e.occurredAtMs)
-        statement.bind(5, e.receivedAtMs)
-        statement.bind(6, e.sentAtMs)
-        statement.bind(7, e.ref)
-        statement.bind(8, e.campaign)
-        statement.bind(9, e.source)
-        statement.bind(10, e.medium)
-        statement.bind(11, e.platform.rawValue)
-        statement.bind(12, e.deviceId)
-        statement.bind(13, e.clickId)
-        statement.bind(14, e.deferred)
-        statement.bind(15, e.url)
-        statement.bind(16, e.referrer)
-        statement.bind(17, e.userAgent)
-        statement.bind(18, e.ipHash)
-        statement.bind(19, e.visitorId)
-        statement.bind(20, e.osVersion)
-        statement.bind(21, e.appVersion)
-        statement.bind(22, e.propertiesJSON)
-        statement.bind(23, e.isBot)
-        statement.bind(24, e.botReason)
+    /// Binds an event and its attribution (nil for clicks and bots) to `insert_event.sql` in its
+    /// parameter order and runs it.
+    static func insert(_ e: IngestEvent, key: Int64, attribution: Attribution?, with statement: HotStatement) throws {
+        try statement.bind(1, e.id)
+        try statement.bind(2, key)
+        try statement.bind(3, e.kind.rawValue)
+        try statement.bind(4, e.occurredAtMs)
+        try statement.bind(5, e.receivedAtMs)
+        try statement.bind(6, e.sentAtMs)
+        try statement.bind(7, e.ref)
+        try statement.bind(8, e.campaign)
+        try statement.bind(9, e.source)
+        try statement.bind(10, e.medium)
+        try statement.bind(11, e.platform.rawValue)
+        try statement.bind(12, e.deviceId)
+        try statement.bind(13, e.clickId)
+        try statement.bind(14, e.deferred)
+        try statement.bind(15, e.url)
+        try statement.bind(16, e.referrer)
+        try statement.bind(17, e.userAgent)
+        try statement.bind(18, e.ipHash)
+        try statement.bind(19, e.visitorId)
+        try statement.bind(20, e.osVersion)
+        try statement.bind(21, e.appVersion)
+        try statement.bind(22, e.propertiesJSON)
+        try statement.bind(23, e.isBot)
+        try statement.bind(24, e.botReason)
+        try statement.bind(25, attribution?.match.rawValue)
+        try statement.bind(26, attribution?.clickSeq)
         try statement.run()
     }
 

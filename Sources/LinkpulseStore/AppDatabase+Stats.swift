@@ -64,16 +64,16 @@ extension AppDatabase {
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
         let f = plan.query.filters
-        s.bind(1, grain.rawValue)
-        s.bind(2, from)
-        s.bind(3, to)
-        s.bind(4, plan.sqlKey)
-        s.bind(5, f.campaign)
-        s.bind(6, f.ref)
-        s.bind(7, f.source)
-        s.bind(8, f.medium)
-        s.bind(9, f.platform?.rawValue)
-        s.bind(10, keysJSON)
+        try s.bind(1, grain.rawValue)
+        try s.bind(2, from)
+        try s.bind(3, to)
+        try s.bind(4, plan.sqlKey)
+        try s.bind(5, f.campaign)
+        try s.bind(6, f.ref)
+        try s.bind(7, f.source)
+        try s.bind(8, f.medium)
+        try s.bind(9, f.platform?.rawValue)
+        try s.bind(10, keysJSON)
         while try s.step() {
             let isBot = s.int64(1) != 0
             let key = plan.groupKey(s)
@@ -92,9 +92,9 @@ extension AppDatabase {
         let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
         var buffer: [UInt8] = [], blobs: [Range<Int>] = []
         for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) where !(visitorsOnly && wanted != nil) {
-            s.bind(1, dimension.rawValue)
-            s.bind(2, Int64(level))
-            s.bind(3, block)
+            try s.bind(1, dimension.rawValue)
+            try s.bind(2, Int64(level))
+            try s.bind(3, block)
             guard try s.step() else { continue }
             if let bytes = s.blob(0) {
                 blobs.append(buffer.count..<(buffer.count + bytes.count))
@@ -118,10 +118,10 @@ extension AppDatabase {
         guard !seen.isEmpty else { return }
         let keys = String(decoding: try JSONEncoder().encode(Array(seen)), as: UTF8.self)
         let v = HotStatement(try db.cachedStatement(sql: statements.dimensionVisitors), in: db)
-        v.bind(1, dimension.rawValue)
-        v.bind(2, fromDay)
-        v.bind(3, toDay)
-        v.bind(4, keys)
+        try v.bind(1, dimension.rawValue)
+        try v.bind(2, fromDay)
+        try v.bind(3, toDay)
+        try v.bind(4, keys)
         while try v.step() {
             guard let blob = v.blob(2) else { continue }
             let value = v.text(0) ?? ""
@@ -134,18 +134,17 @@ extension AppDatabase {
         into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        s.bind(1, from)
-        s.bind(2, to)
+        try s.bind(1, from)
+        try s.bind(2, to)
         let wanted = onlyKeys.map(Set.init)
         while try s.step() {
-            let event = CountedEvent(
+            let click = s.isNull(11) ? nil : LinkDimensions(ref: s.text(12), campaign: s.text(13), source: s.text(14), medium: s.text(15))
+            let resolved = CountedEvent(
                 kind: EventKind(rawValue: s.text(1) ?? "") ?? .click, platform: Platform(rawValue: s.text(2) ?? "") ?? .other,
                 isBot: s.int64(3) != 0, deferred: s.int64(4) == 1, visitorHash: VisitorSketch.hash(s.text(5) ?? ""),
-                dimensions: LinkDimensions(ref: s.text(6), campaign: s.text(7), source: s.text(8), medium: s.text(9)),
-                match: s.text(10).flatMap(MatchType.init(rawValue:)))
-            guard plan.query.filters.admits(event.dimensions, platform: event.platform) else { continue }
-            var resolved = event
-            if resolved.isBot && resolved.kind != .click { resolved.match = .unattributed(ref: event.dimensions.ref) }
+                own: LinkDimensions(ref: s.text(6), campaign: s.text(7), source: s.text(8), medium: s.text(9)),
+                match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click)
+            guard plan.query.filters.admits(resolved.dimensions, platform: resolved.platform) else { continue }
             let key: StatsGroupKey
             switch plan.grouping {
             case .none: key = .all

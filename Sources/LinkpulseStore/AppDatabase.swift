@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LinkpulseDomain
 import CSystemTuning
 import Logging
 import Synchronization
@@ -39,6 +40,8 @@ public final class AppDatabase: Sendable {
     let rollupQueue: DatabaseQueue
     /// How long before an install or open a click may be to match it by fingerprint.
     let attributionWindowMs: Int64
+    /// The attribution rules, applied by the writer to every event it stores.
+    let attributor: Attributor
     let queries: SQLQueries
     let tail: Mutex<IdTail>
     /// Which keys the on-disk id index may hold (see `IdFilter`).
@@ -70,6 +73,7 @@ public final class AppDatabase: Sendable {
         let idIndexPath = directory.appending(path: Self.idIndexFileName).path
         let rollupPath = directory.appending(path: Self.rollupFileName).path
         self.attributionWindowMs = attributionWindowMs
+        attributor = Attributor(windowMs: attributionWindowMs)
 
         // The id index file first: every events connection attaches it.
         var idConfig = Configuration()
@@ -126,6 +130,7 @@ public final class AppDatabase: Sendable {
         walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
         try prepareIdIndex(tailLimit: tailLimit)
+        try backfillAttribution()
         try prepareRollups()
     }
 

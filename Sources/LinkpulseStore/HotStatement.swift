@@ -21,37 +21,37 @@ struct HotStatement {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    func bind(_ index: Int32, _ value: String?) {
-        guard var value else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        value.withUTF8 { bytes in
-            _ = sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+    /// Binds a value to parameter `index` (1-based); throws when SQLite refuses it (an index
+    /// out of range, a value too big), so a mistake in a statement's parameter order fails loudly.
+    func bind(_ index: Int32, _ value: String?) throws {
+        guard var value else { return try check(sqlite3_bind_null(handle, index)) }
+        try value.withUTF8 { bytes in
+            try check(sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient))
         }
     }
 
-    func bind(_ index: Int32, _ value: Int64?) {
-        guard let value else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        sqlite3_bind_int64(handle, index, value)
+    func bind(_ index: Int32, _ value: Int64?) throws {
+        guard let value else { return try check(sqlite3_bind_null(handle, index)) }
+        try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    func bind(_ index: Int32, _ value: Bool?) {
-        bind(index, value.map { $0 ? Int64(1) : 0 })
+    func bind(_ index: Int32, _ value: Bool?) throws {
+        try bind(index, value.map { $0 ? Int64(1) : 0 })
     }
 
-    func bind(_ index: Int32, _ value: [UInt8]?) {
-        guard let value else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        value.withUnsafeBytes { bytes in
-            _ = sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+    func bind(_ index: Int32, _ value: [UInt8]?) throws {
+        guard let value else { return try check(sqlite3_bind_null(handle, index)) }
+        try value.withUnsafeBytes { bytes in
+            try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient))
         }
     }
+
+    private func check(_ code: Int32) throws {
+        guard code == SQLITE_OK else { throw error(code) }
+    }
+
+    /// Resets the statement to run it again (its bindings stay).
+    func reset() { sqlite3_reset(handle) }
 
     /// Steps a query: true while it has a row (read it with the column accessors), false when
     /// done. Call `finish()` (or `run()`-style reuse resets it) when stopping early.

@@ -3,8 +3,8 @@
 ///
 /// Only the writer changes it, inside its write transactions; a merge into the on-disk index
 /// only *requests* a prune, which the writer applies at the start of its next transaction,
-/// before that transaction first reads the index (so it sees the merge). The rollup pass also
-/// reads it, always before its own first read of the index (see `resolveClickIds`).
+/// before that transaction first reads the index (so it sees the merge). Id lookups (dedupe, and
+/// attribution's click-by-id) read it before their first read of the index (see `storedSeq`).
 struct IdTail: Sendable {
     private var first: [Int64: Int64] = [:]
     /// Further seqs for keys shared by more than one id (64-bit collisions: practically never).

@@ -14,6 +14,7 @@ struct SQLQueries: Sendable {
     let idKeysInRange: String
     let insertEventId: String
     let recentQuarantine: String
+    let attribution: AttributionQueries
     let rollup: RollupQueries
     let stats: StatsQueries
     let export: ExportQueries
@@ -34,18 +35,17 @@ struct SQLQueries: Sendable {
             idKeysInRange: try text("ingest/id_keys_in_range.sql"),
             insertEventId: try text("ingest/insert_event_id.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
+            attribution: AttributionQueries(
+                clickBySeq: try text("attribution/click_by_seq.sql"),
+                newestRefClick: try text("attribution/newest_ref_click.sql"),
+                fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),
+                setAttribution: try text("attribution/set_attribution.sql"),
+                unattributedAfter: try text("attribution/unattributed_after.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
-                clickAtSeq: try text("rollup/click_at_seq.sql"),
-                latestRefClick: try text("rollup/latest_ref_click.sql"),
-                fingerprintCandidates: try text("rollup/fingerprint_candidates.sql"),
-                insertRefClick: try text("rollup/insert_ref_click.sql"),
-                insertFingerprintClick: try text("rollup/insert_fingerprint_click.sql"),
-                insertEventTime: try text("rollup/insert_event_time.sql"),
-                insertAttribution: try text("rollup/insert_attribution.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
@@ -58,7 +58,7 @@ struct SQLQueries: Sendable {
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql")),
             export: ExportQueries(
-                eventsRolled: try text("export/events_rolled.sql"),
+                eventsInTime: try text("export/events_in_time.sql"),
                 eventsTail: try text("export/events_tail.sql"),
                 jobLastPeriod: try text("export/job_last_period.sql"),
                 recordJobPeriod: try text("export/record_job_period.sql"),
@@ -101,31 +101,36 @@ struct SQLQueries: Sendable {
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
                     stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
-                    + export.all {
+                    + export.all + attribution.all {
             _ = try db.makeStatement(sql: sql)
         }
     }
 
     /// Compiles the rollup job's statements on its connection.
     func prepareRollupStatements(_ db: Database) throws {
-        for sql in rollup.preparable + [indexedSeqsForKey, idKeysInRange] {
+        for sql in rollup.preparable + [attribution.clickBySeq] {
             _ = try db.makeStatement(sql: sql)
         }
     }
 }
 
+/// The statements of attribution at commit time and of its one-time backfill (run on the
+/// writer's connection of the events database, id index attached).
+struct AttributionQueries: Sendable {
+    let clickBySeq, newestRefClick, fingerprintClicks, setAttribution, unattributedAfter: String
+
+    var all: [String] { [clickBySeq, newestRefClick, fingerprintClicks, setAttribution, unattributedAfter] }
+}
+
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates: String
-    let insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup: String
+    let state, reset, advanceWatermark, eventsAfter, upsertRollup: String
     let upsertDimensionBlock, dimensionBlock, upsertDimensionDay: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, advanceWatermark, eventsAfter, clickAtSeq, latestRefClick, fingerprintCandidates,
-         insertRefClick, insertFingerprintClick, insertEventTime, insertAttribution, upsertRollup,
-         upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
+        [state, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
     }
 }
 
@@ -145,9 +150,9 @@ struct StatsQueries: Sendable {
 /// The export statements (run on reader connections, rollup file attached, except the
 /// bookkeeping of scheduled jobs, which writes the events database).
 struct ExportQueries: Sendable {
-    let eventsRolled, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
+    let eventsInTime, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
 
-    var all: [String] { [eventsRolled, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile] }
+    var all: [String] { [eventsInTime, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile] }
 }
 
 /// Failures of the store that are not SQLite errors.

@@ -1,9 +1,5 @@
--- reset_rollups: forgets every rollup and attribution, so the next passes recompute them from
--- the raw events. Parameters (named): :database_id, :window_ms. Idempotent: yes.
-DELETE FROM attribution;
-DELETE FROM event_times;
-DELETE FROM ref_clicks;
-DELETE FROM fingerprint_clicks;
+-- reset_rollups: forgets every rollup, so the next passes recompute them from the raw events
+-- and their stored attribution. Parameters (named): :database_id, :window_ms. Idempotent: yes.
 DELETE FROM rollups;
 DELETE FROM dimension_blocks;
 DELETE FROM dimension_days;

@@ -1,12 +1,12 @@
--- raw_events: the rolled-up events that happened in [from, to), with the dimensions and match
--- type attribution gave them, for the parts of a range that are not whole 15-minute buckets.
+-- raw_events: the events the rollups count (seq up to the rollup watermark) that happened in
+-- [from, to), for the parts of a range that are not whole 15-minute buckets: their own
+-- dimensions, their stored attribution, and the dimensions of the click it names (the caller
+-- derives the dimensions they are counted under, as the rollup job does).
 -- Parameters (positional): from_ms, to_ms. Idempotent: yes (read-only).
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
-       CASE WHEN a.seq IS NULL THEN e.ref ELSE a.ref END,
-       CASE WHEN a.seq IS NULL THEN e.campaign ELSE a.campaign END,
-       CASE WHEN a.seq IS NULL THEN e.source ELSE a.source END,
-       CASE WHEN a.seq IS NULL THEN e.medium ELSE a.medium END, a.match_type
-FROM event_times t
-JOIN events e ON e.seq = t.seq
-LEFT JOIN attribution a ON a.seq = t.seq
-WHERE t.occurred_at_ms >= ? AND t.occurred_at_ms < ?
+       e.ref, e.campaign, e.source, e.medium, e.match_type,
+       c.seq, c.ref, c.campaign, c.source, c.medium
+FROM events e INDEXED BY events_by_time
+LEFT JOIN events c ON c.seq = e.matched_click_seq
+WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
+  AND e.seq <= (SELECT rolled_through_seq FROM agg.rollup_state)
