@@ -122,8 +122,9 @@ extension AppDatabase {
         return total
     }
 
-    /// Forgets all attribution and rollups so that the next passes recompute them from the raw
-    /// events with the current attribution window (`linkpulse rollup --rebuild`).
+    /// Forgets every rollup so that the next passes recompute them from the raw events and
+    /// their stored attribution (`linkpulse rollup --rebuild`, and at open when the rollup file
+    /// does not belong to the events database).
     public func resetRollups() throws {
         let databaseId = try self.databaseId()
         try rollupQueue.inDatabase { db in
@@ -190,27 +191,39 @@ extension AppDatabase {
     }
 
     /// At open: ties the rollup file to this database, and starts it over when it belongs to
-    /// another one or claims events that do not exist (a restored backup).
+    /// another one, claims events that do not exist, or names another event at its watermark
+    /// than the one stored there (an events database restored from an older or other copy).
     func prepareRollups() throws {
         let databaseId = try self.databaseId()
         let newest = try maxSeq()
-        let reset = try rollupQueue.inDatabase { db -> Bool in
+        let state = try rollupQueue.inDatabase { db -> Row? in
             try queries.prepareRollupStatements(db)
-            let state = try Row.fetchOne(db, sql: queries.rollup.state)
-            if let state, state[0] as String == databaseId, (state[1] as Int64) <= newest {
-                if (state[2] as Int64) != attributionWindowMs {
-                    logger.warning(
-                        "the attribution window differs from the one past events were attributed with; run `linkpulse rollup --rebuild` to recompute them",
-                        metadata: ["stored_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
-                }
-                return false
-            }
-            if state != nil {
-                logger.warning("rollups belong to another database state; recomputing them", metadata: ["events": "\(newest)"])
-            }
-            return true
+            return try Row.fetchOne(db, sql: queries.rollup.state)
         }
-        if reset { try resetRollups() }
+        guard let state else { return try resetRollups() }
+        let watermark: Int64 = state[1]
+        let expectedId: String? = state[3]
+        let storedId = watermark > 0 ? try pool.read { db in
+            try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [watermark])
+        } : nil
+        if state[0] as String != databaseId || watermark > newest {
+            logger.warning("rollups belong to another database state; recomputing them", metadata: ["events": "\(newest)"])
+            return try resetRollups()
+        }
+        if let expectedId, expectedId != storedId {
+            logger.warning(
+                "the events database holds other events than the rollups counted (restored from another copy?); recomputing them",
+                metadata: ["seq": "\(watermark)"])
+            return try resetRollups()
+        }
+        if (state[2] as Int64) != attributionWindowMs {
+            logger.notice(
+                "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand",
+                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
+            try rollupQueue.inDatabase { db in
+                try db.execute(sql: queries.rollup.setAttributionWindow, arguments: [attributionWindowMs])
+            }
+        }
     }
 }
 

@@ -45,6 +45,7 @@ struct SQLQueries: Sendable {
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
+                setAttributionWindow: try text("rollup/set_attribution_window.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
@@ -125,12 +126,12 @@ struct AttributionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, advanceWatermark, eventsAfter, upsertRollup: String
+    let state, reset, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup: String
     let upsertDimensionBlock, dimensionBlock, upsertDimensionDay: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
+        [state, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
     }
 }
 

@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+import Testing
+
+@testable import LinkpulseStore
+
+/// Attribution at commit time against the real events database: the stored answers are the
+/// ones a replay of the events in store order through the same `Attributor` gives.
+@Suite struct AttributionStoreTests {
+    static let t0: Int64 = 1_795_000_000_000
+    static let minute: Int64 = 60_000
+
+    /// Mixed traffic: clicks (some bots) on a few refs from a few addresses, then installs,
+    /// opens and fallbacks naming the click, only its ref, or nothing; some late (happened
+    /// before clicks stored earlier), some naming unknown clicks, some retried.
+    static func traffic(seed: UInt64, count: Int) -> [IngestEvent] {
+        var rng = SplitMix64(seed: seed)
+        var events: [IngestEvent] = []
+        var clicks: [IngestEvent] = []
+        let platforms: [Platform] = [.ios, .android, .desktop]
+        for n in 0..<count {
+            let at = t0 + Int64(n) * 20_000 - (rng.chance(0.1) ? Int64(rng.below(6 * 60)) * minute : 0)
+            let ip = String(repeating: "0", count: 15) + String(rng.below(12), radix: 16) + "aa"
+            let platform = platforms[rng.below(platforms.count)]
+            let os = rng.chance(0.3) ? nil : "1\(rng.below(3)).\(rng.below(2))"
+            if clicks.isEmpty || rng.chance(0.45) {
+                let refIndex = rng.below(6)
+                let ref = "r\(refIndex)"
+                let click = IngestEvent(
+                    id: "c\(n)", kind: .click, occurredAtMs: at, receivedAtMs: at, ref: ref, campaign: "camp\(refIndex % 3)",
+                    source: rng.chance(0.5) ? "email" : nil, platform: platform, ipHash: ip, visitorId: "v\(rng.below(50))",
+                    osVersion: os, botReason: rng.chance(0.1) ? "preview" : nil)
+                clicks.append(click)
+                events.append(click)
+                continue
+            }
+            let click = clicks[rng.below(clicks.count)]
+            let kinds: [EventKind] = [.install, .open, .fallback]
+            let how = rng.below(4)
+            events.append(IngestEvent(
+                id: "e\(n)", kind: kinds[rng.below(3)], occurredAtMs: at, receivedAtMs: at,
+                ref: how == 1 ? click.ref : nil, source: rng.chance(0.2) ? "sms" : nil, platform: platform,
+                clickId: how == 0 ? (rng.chance(0.1) ? "unknown" : click.id) : nil, ipHash: ip, visitorId: "v\(n)",
+                osVersion: os, botReason: rng.chance(0.05) ? "crawler" : nil))
+            if rng.chance(0.03) { events.append(events[events.count - 1]) }
+        }
+        return events
+    }
+
+    /// (seq, match_type, matched_click_seq) of every event, in seq order.
+    static func storedAnswers(_ store: TemporaryStore) throws -> [[DatabaseValue]] {
+        try store.database.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, match_type, matched_click_seq FROM events ORDER BY seq").map {
+                [$0[0], $0[1], $0[2]]
+            }
+        }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64) async throws {
+        let store = try TemporaryStore()
+        let events = Self.traffic(seed: seed, count: 3_000)
+        // Several commits, and requests in one commit: clicks of earlier requests are visible.
+        for chunk in stride(from: 0, to: events.count, by: 250) {
+            let slice = Array(events[chunk..<min(chunk + 250, events.count)])
+            _ = try await store.database.ingest([
+                IngestWork(events: Array(slice.prefix(100)), quarantine: []),
+                IngestWork(events: Array(slice.dropFirst(100)), quarantine: []),
+            ])
+        }
+        let stored = try store.database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT seq, event_id, type, occurred_at_ms, ref, campaign, source, medium, platform, click_id,
+                       ip_hash, os_version, bot, match_type, matched_click_seq FROM events ORDER BY seq
+                """)
+        }
+        var index = ClickIndex()
+        let attributor = Attributor(windowMs: 2 * 3_600_000)
+        var matched = Set<String>()
+        for row in stored {
+            let kind = EventKind(rawValue: row[2])!
+            let platform = Platform(rawValue: row[8])!
+            let dimensions = LinkDimensions(ref: row[4], campaign: row[5], source: row[6], medium: row[7])
+            let fingerprint = Fingerprint(ipHash: row[10], platform: platform)
+            let isBot = (row[12] as Int64) != 0
+            if kind == .click {
+                index.add(
+                    KnownClick(seq: row[0], occurredAtMs: row[3], dimensions: dimensions, osVersion: osMajorMinor(row[11])),
+                    id: row[1], fingerprint: fingerprint, isBot: isBot)
+                #expect((row[13] as String?) == nil)
+                continue
+            }
+            let subject = AttributionSubject(
+                seq: row[0], kind: kind, occurredAtMs: row[3], dimensions: dimensions, clickId: row[9],
+                fingerprint: fingerprint, osVersion: row[11], isBot: isBot)
+            let replayed = try attributor.attribute(subject, in: &index)
+            if isBot {
+                #expect((row[13] as String?) == nil)
+            } else {
+                #expect((row[13] as String?) == replayed.match.rawValue, "event \(row[1] as String)")
+                #expect((row[14] as Int64?) == replayed.clickSeq, "event \(row[1] as String)")
+                matched.insert(replayed.match.rawValue)
+            }
+        }
+        // The traffic exercised every rule.
+        #expect(matched == Set(MatchType.allCases.map(\.rawValue)))
+    }
+
+    @Test func eventsOfAnEarlierVersionAreAttributedOnceAtOpen() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 7, count: 2_000), quarantine: [])])
+        let before = try Self.storedAnswers(store)
+        // What a database of the previous version looks like after migration 0003.
+        try await store.database.pool.write { db in
+            try db.execute(sql: "UPDATE events SET match_type = NULL, matched_click_seq = NULL")
+            try db.execute(sql: "DELETE FROM installation WHERE name = ?", arguments: [AppDatabase.attributionCompleteFact])
+        }
+        try store.reopen()
+        #expect(try Self.storedAnswers(store) == before)
+        #expect(try store.database.backfillAttribution() == 0)
+    }
+}
+
+/// Derived state against events databases that are not what the rollups last saw.
+@Suite struct RollupRestoreTests {
+    static func clicks(_ prefix: String, _ count: Int) -> [IngestEvent] {
+        (0..<count).map {
+            IngestEvent(
+                id: "\(prefix)\($0)", kind: .click, occurredAtMs: AttributionStoreTests.t0 + Int64($0) * 1_000,
+                receivedAtMs: AttributionStoreTests.t0, ref: prefix, platform: .ios, visitorId: "v\($0)")
+        }
+    }
+
+    static func clicksByRef(_ database: AppDatabase) throws -> [String: Int] {
+        try database.pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT ref, sum(clicks) FROM agg.rollups WHERE grain = 2 AND bot = 0 GROUP BY ref")
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0[0] as String, $0[1] as Int) })
+        }
+    }
+
+    static func copyEvents(from: URL, to: URL) throws {
+        let files = FileManager.default
+        try files.createDirectory(at: to, withIntermediateDirectories: true)
+        for name in [AppDatabase.eventsFileName, AppDatabase.idIndexFileName] {
+            for suffix in ["", "-wal", "-shm"] {
+                let target = to.appending(path: name + suffix)
+                try? files.removeItem(at: target)
+                if files.fileExists(atPath: from.appending(path: name + suffix).path) {
+                    try files.copyItem(at: from.appending(path: name + suffix), to: target)
+                }
+            }
+        }
+    }
+
+    @Test func anEventsDatabaseFromAnotherCopyIsRecountedNeverCountedTwice() async throws {
+        let store = try TemporaryStore()
+        let backup = store.directory.appending(path: "backup")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        _ = try await store.database.ingest([IngestWork(events: Self.clicks("a", 100), quarantine: [])])
+        try store.database.rollUpAll()
+        try store.database.close()
+        try Self.copyEvents(from: store.directory, to: backup)
+
+        // The installation goes on: 50 more events, counted.
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+        _ = try await store.database.ingest([IngestWork(events: Self.clicks("b", 50), quarantine: [])])
+        try store.database.rollUpAll()
+        #expect(try Self.clicksByRef(store.database) == ["a": 100, "b": 50])
+        try store.database.close()
+
+        // The backup, restored elsewhere, takes 60 other events under the same seqs and more.
+        var other = try AppDatabase(directory: backup, durability: .normal, logger: store.logger)
+        _ = try await other.ingest([IngestWork(events: Self.clicks("c", 60), quarantine: [])])
+        try other.close()
+        other = try AppDatabase(directory: backup, durability: .normal, logger: store.logger)
+        try other.close()
+
+        // Its events database is put back beside the rollups of the first copy: the event at
+        // their watermark is another one, so they are recomputed.
+        try Self.copyEvents(from: backup, to: store.directory)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+        #expect(try store.database.rolledThroughSeq() == 0)
+        try store.database.rollUpAll()
+        #expect(try Self.clicksByRef(store.database) == ["a": 100, "c": 60])
+    }
+
+    @Test func anOlderCopyOfTheEventsDatabaseIsRecounted() async throws {
+        let store = try TemporaryStore()
+        let backup = store.directory.appending(path: "backup")
+        defer { try? FileManager.default.removeItem(at: backup) }
+        _ = try await store.database.ingest([IngestWork(events: Self.clicks("a", 100), quarantine: [])])
+        try store.database.close()
+        try Self.copyEvents(from: store.directory, to: backup)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+        _ = try await store.database.ingest([IngestWork(events: Self.clicks("b", 50), quarantine: [])])
+        try store.database.rollUpAll()
+        try store.database.close()
+
+        try Self.copyEvents(from: backup, to: store.directory)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+        _ = try await store.database.ingest([IngestWork(events: Self.clicks("c", 70), quarantine: [])])
+        try store.database.rollUpAll()
+        #expect(try Self.clicksByRef(store.database) == ["a": 100, "c": 70])
+    }
+}
