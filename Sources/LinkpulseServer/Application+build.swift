@@ -3,6 +3,7 @@ import Hummingbird
 import LinkpulseDomain
 import LinkpulseStore
 import Logging
+import Metrics
 import Prometheus
 import ServiceLifecycle
 
@@ -93,8 +94,10 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
         now: deps.now
     ).addRoutes(to: router)
     HealthController(database: deps.database).addRoutes(to: router)
-    AdminController(database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger))
-        .addRoutes(to: router)
+    AdminController(
+        database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger),
+        freshness: RollupFreshness(database: deps.database, now: deps.now)
+    ).addRoutes(to: router)
     let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
     StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
     ExportController(
@@ -104,7 +107,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
         .addRoutes(to: router)
     if let registry = deps.prometheus {
-        MetricsController(registry: registry).addRoutes(to: router)
+        MetricsController(registry: registry, freshness: RollupFreshness(database: deps.database, now: deps.now)).addRoutes(to: router)
     }
     return router
 }
@@ -120,7 +123,7 @@ public func buildApplication(
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
-        TimerService(job: RollupJob(database: deps.database, logger: logger), every: settings.rollupInterval, logger: logger),
+        TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
     if !settings.exportJobs.isEmpty {
         let scheduler = exportScheduler(deps, settings: settings, logger: logger)
@@ -170,6 +173,7 @@ struct AdminController: Sendable {
     let database: AppDatabase
     let readKey: String
     let rollup: RollupJob
+    let freshness: RollupFreshness
 
     struct QuarantineResponse: Codable {
         var events: [QuarantineRecord]
@@ -185,11 +189,17 @@ struct AdminController: Sendable {
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let job = rollup
             do {
-                let processed = try await offCooperativeThreads { try job.runAndCount() }
+                let processed = try await job.runNow()
                 return .json(RollupResponse(processed: processed), status: .ok)
             } catch {
                 return .error(.serviceUnavailable, code: "rollup_failed", message: "The rollup pass failed (\(error)); try again shortly.", headers: [.retryAfter: "5"])
             }
+        }
+        // How far the stats are behind the stored events (also in /metrics).
+        router.get("v1/admin/rollup") { request, _ -> Response in
+            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
+            guard let status = try? await freshness.read() else { return .databaseUnavailable }
+            return .json(status, status: .ok)
         }
         router.get("v1/admin/quarantine") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
@@ -220,16 +230,53 @@ extension Response {
 }
 
 /// `GET /metrics`: Prometheus text exposition of every metric (no refs or campaigns as labels).
+/// The rollup freshness gauges are read from the database at each scrape, so they are exact
+/// whenever they are looked at, not as of the last rollup pass.
 struct MetricsController: Sendable {
     let registry: PrometheusCollectorRegistry
+    let freshness: RollupFreshness
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("metrics") { _, _ -> Response in
+            _ = try? await freshness.read()
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+    }
+}
+
+/// How far the stats are behind the stored events, as `/metrics` gauges and the admin API's
+/// answer: `linkpulse_rollup_lag_seconds` (how long the oldest event not yet counted has
+/// waited; 0 when every stored event is counted) and `linkpulse_rollup_backlog_events`.
+struct RollupFreshness: Sendable {
+    let database: AppDatabase
+    let now: @Sendable () -> Int64
+    let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
+    let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
+
+    struct Status: Codable {
+        var storedThroughSeq: Int64
+        var countedThroughSeq: Int64
+        var backlogEvents: Int64
+        var lagSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case storedThroughSeq = "stored_through_seq", countedThroughSeq = "counted_through_seq"
+            case backlogEvents = "backlog_events", lagSeconds = "lag_seconds"
+        }
+    }
+
+    /// Reads the progress, updates the gauges and returns it.
+    func read() async throws -> Status {
+        let progress = try await database.rollupProgress()
+        let status = Status(
+            storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
+            backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()))
+        lag.record(status.lagSeconds)
+        backlog.record(Double(status.backlogEvents))
+        return status
     }
 }

@@ -100,33 +100,39 @@ public struct ExportScheduler: Sendable {
         }
     }
 
-    /// Rolls up every event stored so far, off the cooperative threads.
+    /// Rolls up every event stored so far, on the store's rollup thread.
     func bringRollupsUpToDate() async throws {
-        let database = self.database
-        try await offCooperativeThreads { _ = try database.rollUpThroughCurrent() }
+        _ = try await database.rollUpStoredSoFar()
     }
 }
 
-/// One scheduled export job on its timer: each tick runs what is due (see `ExportScheduler`).
+/// One scheduled export job on its timer: each tick starts what is due (see `ExportScheduler`),
+/// unless the previous tick's run is still going.
 public struct ScheduledExportJob: TimerJob {
     public var name: String { "export-\(job)" }
     let job: String
     let scheduler: ExportScheduler
+    /// The run in progress, if any.
+    let running = MutexBox<Task<Void, Never>?>(nil)
 
     public init(job: String, scheduler: ExportScheduler) {
         self.job = job
         self.scheduler = scheduler
     }
 
-    /// Blocks the timer's own queue (never a cooperative thread) until the run is done.
+    /// Only triggers: the run is a task of its own, awaited by `finish()` at shutdown.
     public func run() throws {
-        let done = DispatchSemaphore(value: 0)
-        let scheduler = self.scheduler
-        let job = self.job
-        Task {
-            _ = await scheduler.runDue(only: job)
-            done.signal()
+        let (scheduler, job, running) = (self.scheduler, self.job, self.running)
+        running.update { task in
+            guard task == nil else { return }
+            task = Task {
+                _ = await scheduler.runDue(only: job)
+                running.value = nil
+            }
         }
-        done.wait()
+    }
+
+    public func finish() async {
+        await running.value?.value
     }
 }

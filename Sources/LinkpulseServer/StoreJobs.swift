@@ -57,66 +57,51 @@ public struct CheckpointJob: TimerJob {
     }
 }
 
-/// Rolls every new event up (attribution and conversion rollups) until caught up. Runs on
-/// its own timer; never blocks ingest (the rollups live in their own file).
+/// Rolls new events up into the conversion rollups. The timer only triggers: the passes run
+/// on the store's rollup thread at low priority (under full ingest load the writer and the
+/// handlers come first), each run working a backlog off for up to one interval, and a tick
+/// that finds a run still going adds nothing.
 public struct RollupJob: TimerJob {
     public let name = "rollup"
     let database: AppDatabase
+    let budget: Duration
     let logger: Logger
     let processed = Counter(label: "linkpulse_rollup_events_total")
     let duration = Metrics.Timer(label: "linkpulse_rollup_pass_duration_seconds", preferredDisplayUnit: .seconds)
 
-    public init(database: AppDatabase, logger: Logger) {
+    /// - Parameter budget: how long one run may go on before it yields to the next tick (the
+    ///   rollup interval).
+    public init(database: AppDatabase, budget: Duration = .seconds(10), logger: Logger) {
         self.database = database
+        self.budget = budget
         self.logger = logger
     }
 
     public func run() throws {
-        // A backlog is worked off over several ticks, a few seconds each, on a thread of lower
-        // priority: under full ingest load the writer and the handlers come first, and stats
-        // catch up when the load drops (measured: without this, rollups took half of the
-        // ingest throughput on two cores).
-        try LowPriorityThread.run { _ = try runAndCount(budget: .seconds(3)) }
+        let start = ContinuousClock.now
+        let (processed, duration, logger) = (self.processed, self.duration, self.logger)
+        database.requestRollUp(batch: 50_000, budget: budget) { result in
+            duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+            switch result {
+            case .success(let count):
+                processed.increment(by: count)
+                if count > 0 { logger.debug("rolled up events", metadata: ["events": "\(count)", "took": "\(ContinuousClock.now - start)"]) }
+            case .failure(let error):
+                logger.error("rollup pass failed; it runs again at the next tick", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
-    /// One run (until caught up, or past `budget`); returns how many events it rolled up.
-    func runAndCount(budget: Duration? = nil) throws -> Int {
+    public func finish() async {
+        await database.rollupsSettled()
+    }
+
+    /// Rolls up until caught up, now, and returns how many events it counted (the admin endpoint).
+    func runNow() async throws -> Int {
         let start = ContinuousClock.now
-        let count = try database.rollUpAll(batch: 50_000, budget: budget)
+        let count = try await database.rollUpNow()
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         processed.increment(by: count)
-        if count > 0 {
-            logger.debug("rolled up events", metadata: ["events": "\(count)", "took": "\(ContinuousClock.now - start)"])
-        }
         return count
-    }
-}
-
-/// Runs work on a fresh thread whose nice value is raised, and waits for it. A fresh thread
-/// because a thread's priority, once lowered, cannot be raised again without privileges, and
-/// pooled threads go on to run other work.
-enum LowPriorityThread {
-    static let nice: Int32 = 10
-
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-        let outcome = MutexBox<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            _ = linkpulse_nice_this_thread(nice)
-            outcome.value = Result { try body() }
-            done.signal()
-        }
-        thread.name = "linkpulse.rollup"
-        thread.start()
-        done.wait()
-        return try outcome.value!.get()
-    }
-}
-
-/// Runs blocking store work (a rollup pass) on a Dispatch thread and waits for it, so that it
-/// never holds one of Swift concurrency's few cooperative threads.
-func offCooperativeThreads<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
     }
 }

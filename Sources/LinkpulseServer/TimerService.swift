@@ -7,13 +7,21 @@ import ServiceLifecycle
 public protocol TimerJob: Sendable {
     /// A short name for logs and the timer's queue label.
     var name: String { get }
-    /// Does the work. Runs on the timer's own serial queue, never concurrently with itself.
+    /// Does the work, or (for long work) hands it to the thread that owns it and returns.
+    /// Runs on the timer's own serial queue, never concurrently with itself; must not block
+    /// waiting for other threads.
     func run() throws
+    /// Waits for work `run()` handed off to finish (at shutdown, after the timer stopped).
+    func finish() async
+}
+
+extension TimerJob {
+    public func finish() async {}
 }
 
 /// Runs a job every `interval` on a `DispatchSourceTimer` with its own serial queue, both
 /// created and cancelled inside `run()`. On graceful shutdown it stops the timer and waits for
-/// a running job to finish. A failing job is logged and tried again at the next tick.
+/// a running job, and the work it handed off, to finish. A failing job is logged and tried again at the next tick.
 public struct TimerService: Service {
     let job: any TimerJob
     let interval: Duration
@@ -46,6 +54,7 @@ public struct TimerService: Service {
         timer.cancel()
         // A job already running finishes before this service reports that it has stopped.
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+        await job.finish()
         logger.debug("timer stopped", metadata: ["job": "\(job.name)"])
     }
 }
@@ -57,5 +66,9 @@ final class MutexBox<Value: Sendable>: Sendable {
     var value: Value {
         get { mutex.withLock { $0 } }
         set { mutex.withLock { $0 = newValue } }
+    }
+    /// Reads and changes the value under the lock in one step.
+    func update(_ body: (inout Value) -> Void) {
+        mutex.withLock { body(&$0) }
     }
 }

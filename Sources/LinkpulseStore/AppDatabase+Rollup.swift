@@ -107,6 +107,46 @@ extension AppDatabase {
         }
     }
 
+    /// Queues a rollup run (passes of `batch` events until caught up, or past `budget`) on the
+    /// store's low-priority rollup thread and returns at once; nothing is queued while an
+    /// earlier request is still queued or running (false then). `completion` gets how many
+    /// events the run counted. For the rollup timer, which only triggers.
+    @discardableResult
+    public func requestRollUp(
+        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<Int, any Error>) -> Void
+    ) -> Bool {
+        let fresh = rollupRequested.withLock { requested in
+            defer { requested = true }
+            return !requested
+        }
+        guard fresh else { return false }
+        let queued = rollupThread.enqueue { [self] in
+            let result = Result { try rollUpAll(batch: batch, budget: budget) }
+            rollupRequested.withLock { $0 = false }
+            completion(result)
+        }
+        if !queued { rollupRequested.withLock { $0 = false } }
+        return queued
+    }
+
+    /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;
+    /// returns how many events it counted. For the admin endpoint.
+    public func rollUpNow(batch: Int = 200_000) async throws -> Int {
+        try await rollupThread.run { [self] in try rollUpAll(batch: batch) }
+    }
+
+    /// Rolls up every event stored when it is called, on the rollup thread (see
+    /// `rollUpThroughCurrent`). For scheduled exports.
+    public func rollUpStoredSoFar() async throws -> Int {
+        try await rollupThread.run { [self] in try rollUpThroughCurrent() }
+    }
+
+    /// Returns once the rollup thread has finished the work queued before this call (for a
+    /// graceful shutdown).
+    public func rollupsSettled() async {
+        _ = try? await rollupThread.run {}
+    }
+
     /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends
     /// even under sustained ingest); returns how many events it processed. For readers that must
     /// see everything stored so far: scheduled exports, `linkpulse export`.
@@ -334,5 +374,38 @@ struct RollupPass {
         let values = [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
                       c.installsOrganic, c.opens, c.deferredOpens]
         for (i, value) in values.enumerated() { try statement.bind(first + Int32(i), Int64(value)) }
+    }
+}
+
+/// How far the rollups (and so every stats answer) are behind the stored events.
+public struct RollupProgress: Sendable, Equatable {
+    /// The newest stored seq.
+    public var storedThroughSeq: Int64
+    /// Every event with a seq up to this one is counted.
+    public var countedThroughSeq: Int64
+    /// When the oldest event not yet counted was received, UTC ms; nil when all are counted.
+    public var oldestUncountedReceivedAtMs: Int64?
+
+    /// Events stored but not yet counted.
+    public var backlog: Int64 { max(storedThroughSeq - countedThroughSeq, 0) }
+
+    /// How long the oldest event not yet counted has been waiting at `nowMs`, in seconds (0 when
+    /// every stored event is counted): every event received longer ago than this is in the stats.
+    public func lagSeconds(nowMs: Int64) -> Double {
+        guard let oldest = oldestUncountedReceivedAtMs else { return 0 }
+        return Double(max(nowMs - oldest, 0)) / 1000
+    }
+}
+
+extension AppDatabase {
+    /// The rollups' progress, read in one snapshot of both files. For `/metrics` and the
+    /// admin API; cheap (two index lookups).
+    public func rollupProgress() async throws -> RollupProgress {
+        let sql = queries.rollup.progress
+        return try await pool.read { db in
+            let row = try Row.fetchOne(db, sql: sql)
+            return RollupProgress(
+                storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, oldestUncountedReceivedAtMs: row?[2])
+        }
     }
 }

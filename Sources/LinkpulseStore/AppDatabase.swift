@@ -52,6 +52,10 @@ public final class AppDatabase: Sendable {
     let walResetWanted: Mutex<Bool>
     /// The id index's watermark as last written by a merge (merges run one at a time).
     let indexedThrough: Mutex<Int64>
+    /// The thread every rollup pass of this process runs on, at low priority (ingest first).
+    let rollupThread = StoreThread(name: "linkpulse.rollup", nice: 10)
+    /// Whether a requested rollup run is queued or running (requests coalesce).
+    let rollupRequested = Mutex(false)
     let logger: Logger
 
     /// Opens (creating when missing) the databases under `directory`.
@@ -183,6 +187,7 @@ public final class AppDatabase: Sendable {
 
     /// Closes every connection. The object must not be used afterwards.
     public func close() throws {
+        rollupThread.stop()
         try checkpointer.close()
         try rollupQueue.close()
         try pool.close()

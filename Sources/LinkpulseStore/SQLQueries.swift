@@ -48,6 +48,7 @@ struct SQLQueries: Sendable {
                 setAttributionWindow: try text("rollup/set_attribution_window.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
+                progress: try text("rollup/progress.sql"),
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
@@ -102,7 +103,7 @@ struct SQLQueries: Sendable {
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
                     stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
-                    + export.all + attribution.all {
+                    + export.all + attribution.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -126,7 +127,7 @@ struct AttributionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup: String
+    let state, reset, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup, progress: String
     let upsertDimensionBlock, dimensionBlock, upsertDimensionDay: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
@@ -159,10 +160,13 @@ struct ExportQueries: Sendable {
 /// Failures of the store that are not SQLite errors.
 public enum StoreError: Error, CustomStringConvertible {
     case missingQuery(String)
+    /// The store is closing: no new work is taken.
+    case closed
 
     public var description: String {
         switch self {
         case .missingQuery(let name): "queries/\(name) is missing from this build"
+        case .closed: "the store is closing"
         }
     }
 }

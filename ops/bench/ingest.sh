@@ -2,21 +2,25 @@
 # Ingest benchmark: the release daemon against nginx answering `return 204` to the same POSTs
 # (this machine's ceiling), driven by wrk on loopback, in the same run.
 #
-# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal]
-#   --prefill N   first loads N events through the API (e.g. 10000000), then measures
+# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal] [--baseline BIN]
+#   --prefill N     first loads N events through the API (e.g. 10000000), then measures
+#   --baseline BIN  also measures another linkpulse binary (e.g. a build of the previous commit)
+#                   the same way in the same run, each on a fresh data directory: an A/B test
 #
-# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and the daemon's peak RSS.
+# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 PREFILL=0
 DURATION=10
 DURABILITY=full
+BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefill) PREFILL="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --durability) DURABILITY="$2"; shift 2 ;;
+    --baseline) BASELINE="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -71,7 +75,12 @@ CONF
 nginx -c "$WORK/nginx.conf" &
 NGINX_PID=$!
 
-LINKPULSE_LOG_LEVEL=warning .build/release/linkpulse serve --port $LP_PORT --data-dir "$WORK/data" \
+# measure NAME BIN: starts BIN on a fresh data directory, runs the linkpulse scenarios (nginx's
+# are run once, first), records peak RSS in $WORK/rss_NAME, stops it.
+measure() {
+local NAME=$1 BIN=$2
+rm -rf "$WORK/data" "$WORK/rss_kb"
+LINKPULSE_LOG_LEVEL=warning "$BIN" serve --port $LP_PORT --data-dir "$WORK/data" \
   --ingest-key $KEY --durability "$DURABILITY" > "$WORK/linkpulse.log" 2>&1 &
 LP_PID=$!
 for _ in $(seq 1 600); do
@@ -108,7 +117,7 @@ fi
 touch "$WORK/rss_kb"
 RSS_FROM=$(wc -l < "$WORK/rss_kb")
 
-run() {  # name url batch connections
+run() {  # name url batch connections (defined once; used by every measure)
   local line
   kill -0 $LP_PID 2>/dev/null || { echo "linkpulse died:" >&2; cat "$WORK/linkpulse.log" >&2; exit 1; }
   local threads=2; [ "$4" -lt 2 ] && threads=1
@@ -116,30 +125,40 @@ run() {  # name url batch connections
   echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
 }
 
-run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 64
-run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 1 64
-run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 1
-run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 1 1
-run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64
-run linkpulse "http://127.0.0.1:$LP_PORT/v1/events" 100 64
+if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 64; fi
+run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 64
+if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 1; fi
+run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 1
+if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64; fi
+run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 100 64
+tail -n +"$((RSS_FROM + 1))" "$WORK/rss_kb" | sort -n | tail -1 > "$WORK/rss_$NAME"
+echo "$NAME: $(stored) events stored" >> "$WORK/stored"
+kill $SAMPLER_PID 2>/dev/null || true; SAMPLER_PID=""
+kill $LP_PID 2>/dev/null && wait $LP_PID 2>/dev/null || true; LP_PID=""
+}
+measure linkpulse .build/release/linkpulse
+[ -n "$BASELINE" ] && measure baseline "$BASELINE"
 
-RSS_PEAK=$(tail -n +"$((RSS_FROM + 1))" "$WORK/rss_kb" | sort -n | tail -1)
-python3 - "$WORK/results" "${RSS_PEAK:-0}" "$(stored)" "$DURABILITY" <<'PY'
-import sys
+python3 - "$WORK/results" "$WORK" "$DURABILITY" <<'PY'
+import os, sys
 rows = []
 for line in open(sys.argv[1]):
     parts = line.split()
     fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
     rows.append((parts[0], int(fields["batch"]), int(fields["conns"]), fields))
-print(f"\nIngest benchmark (durability={sys.argv[4]}, {sys.argv[3]} events stored at the end)")
+print(f"\nIngest benchmark (durability={sys.argv[3]}); {open(sys.argv[2] + '/stored').read().strip()}")
 print(f"{'server':<10} {'events/req':>10} {'conns':>5} {'req/s':>10} {'events/s':>11} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'vs nginx':>8}")
 ceiling = {}
-for name, batch, conns, f in rows:
+for name, batch, conns, f in sorted(rows, key=lambda r: (r[1], -r[2], r[0] != "nginx", r[0] != "linkpulse")):
     rps = float(f["rps"])
     if name == "nginx":
         ceiling[(batch, conns)] = rps
     ratio = rps / ceiling[(batch, conns)] if name != "nginx" and (batch, conns) in ceiling else None
     errors = int(f["errors"]) + int(f["non2xx"])
     print(f"{name:<10} {batch:>10} {conns:>5} {rps:>10.0f} {rps * batch:>11.0f} {float(f['p50_ms']):>8.2f} {float(f['p99_ms']):>8.2f} {errors:>6} {('%.0f%%' % (ratio * 100)) if ratio else '':>8}")
-print(f"linkpulse peak RSS under load: {int(sys.argv[2]) / 1024:.1f} MB")
+for name in ("linkpulse", "baseline"):
+    path = f"{sys.argv[2]}/rss_{name}"
+    if os.path.exists(path):
+        kb = int(open(path).read().strip() or 0)
+        print(f"{name} peak RSS under load: {kb / 1024:.1f} MB")
 PY

@@ -1,0 +1,67 @@
+import CSystemTuning
+import Foundation
+
+/// A thread the store owns for blocking work (SQLite passes, file I/O), fed through `async`
+/// calls that resume through a continuation: callers never block a cooperative thread, and no
+/// semaphore bridges Dispatch and `async` code. Work runs one item at a time, in order.
+final class StoreThread: @unchecked Sendable {
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var stopping = false
+    private var finished = false
+
+    /// Starts the thread. With a positive `nice`, the thread runs at that lower priority (for
+    /// background work that must yield to ingest under load).
+    init(name: String, nice: Int32 = 0) {
+        let thread = Thread { [self] in loop(nice: nice) }
+        thread.name = name
+        thread.start()
+    }
+
+    private func loop(nice: Int32) {
+        if nice > 0 { _ = linkpulse_nice_this_thread(nice) }
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopping { condition.wait() }
+            if jobs.isEmpty {
+                finished = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    /// Queues `body` without waiting for it; false when the thread is stopping.
+    @discardableResult
+    func enqueue(_ body: @escaping @Sendable () -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { return false }
+        jobs.append(body)
+        condition.signal()
+        return true
+    }
+
+    /// Runs `body` on the thread and returns its result to the awaiting caller.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let queued = enqueue { continuation.resume(with: Result { try body() }) }
+            if !queued { continuation.resume(throwing: StoreError.closed) }
+        }
+    }
+
+    /// Lets the queued work finish, then ends the thread. Blocks the caller until then: for
+    /// `AppDatabase.close()`, which runs at shutdown on a thread of its own.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+}

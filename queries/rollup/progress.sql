@@ -1,0 +1,7 @@
+-- progress: how far the rollups are behind the stored events: the newest stored seq, the
+-- rollup watermark, and when the oldest event not yet counted was received (NULL when every
+-- stored event is counted). Run on a reader connection (rollup file attached as agg).
+-- Parameters: none. Idempotent: yes (read-only).
+SELECT (SELECT coalesce(max(seq), 0) FROM events), r.rolled_through_seq,
+       (SELECT received_at_ms FROM events WHERE seq > r.rolled_through_seq ORDER BY seq LIMIT 1)
+FROM agg.rollup_state r
