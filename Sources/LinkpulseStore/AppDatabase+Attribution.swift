@@ -2,87 +2,234 @@ import Foundation
 import GRDB
 import LinkpulseDomain
 
-/// The clicks stored in the events database, as `Attributor` looks them up: by id through the
-/// id index (and the clicks stored earlier in the same commit), by ref and by fingerprint
-/// through the partial indexes of migration 0003. Only clicks stored before `beforeSeq` are
-/// seen, so an event is attributed against exactly what was stored before it, whenever it is
-/// attributed (at commit time or in the backfill of older events).
-struct StoredClickLookup: ClickLookup {
-    let db: Database
-    let store: AppDatabase
-    /// Only clicks with a lower seq are seen.
-    var beforeSeq: Int64 = .max
-    /// Ids stored earlier in the current commit (not in the id tail until it commits).
-    var storedInCommit: [String: Int64] = [:]
-    let ids: AppDatabase.IdLookups
-    let clickBySeq, newestRefClick, fingerprintClicks: Statement
-
-    init(_ db: Database, store: AppDatabase) throws {
-        self.db = db
-        self.store = store
-        let q = store.queries
-        ids = AppDatabase.IdLookups(
-            indexed: try db.cachedStatement(sql: q.indexedSeqsForKey), stored: try db.cachedStatement(sql: q.eventIdAtSeq))
-        clickBySeq = try db.cachedStatement(sql: q.attribution.clickBySeq)
-        newestRefClick = try db.cachedStatement(sql: q.attribution.newestRefClick)
-        fingerprintClicks = try db.cachedStatement(sql: q.attribution.fingerprintClicks)
+/// What attribution is, as of now: how far it has got.
+extension AppDatabase {
+    /// The seq through which every event is attributed.
+    public func attributedThroughSeq() throws -> Int64 {
+        try attributionQueue.inDatabase { db in try Self.watermark(db, queries.attribution.state) }
     }
 
-    func click(id: String) throws -> KnownClick? {
-        let seq: Int64?
-        if let inCommit = storedInCommit[id] {
-            seq = inCommit
-        } else {
-            seq = try store.storedSeq(db, id: id, key: EventIdKey.of(id), ids)
+    /// Attributes every event stored so far, in rounds of at most `batch` events; returns how
+    /// many events it went through (clicks included). Synchronous; the follower thread, the
+    /// rollup passes (which count only attributed events) and tests call it.
+    @discardableResult
+    public func attributeAll(batch: Int = 20_000) throws -> Int {
+        var total = 0
+        while true {
+            let processed = try attributeRound(maxEvents: batch)
+            total += processed
+            if processed == 0 { return total }
         }
-        guard let seq, seq < beforeSeq else { return nil }
-        return try click(seq: seq)
     }
 
-    /// The click stored under `seq`, or nil when that event is not a click.
-    func click(seq: Int64) throws -> KnownClick? {
-        let s = HotStatement(clickBySeq, in: db)
-        try s.bind(1, seq)
-        guard try s.step() else { return nil }
-        defer { s.finish() }
-        return KnownClick(
-            seq: seq, occurredAtMs: s.int64(1),
-            dimensions: LinkDimensions(ref: s.text(2), campaign: s.text(3), source: s.text(4), medium: s.text(5)),
-            osVersion: osMajorMinor(s.text(6)))
+    /// Asks the follower thread to attribute what was just stored (the writer calls it after
+    /// each commit). Returns at once; requests made while a round is queued coalesce.
+    func followCommits() {
+        let fresh = attributionRequested.withLock { requested in
+            defer { requested = true }
+            return !requested
+        }
+        guard fresh else { return }
+        let queued = attributionThread.enqueue { [self] in
+            // Cleared first: a commit landing during the round queues the next one.
+            attributionRequested.withLock { $0 = false }
+            do {
+                try attributeAll()
+            } catch {
+                logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { attributionRequested.withLock { $0 = false } }
     }
+
+    /// Forgets every attribution (and the rollups counted from them), so that the follower
+    /// replays the events in store order (`linkpulse rollup --rebuild --reattribute`).
+    public func resetAttribution() throws {
+        let databaseId = try self.databaseId()
+        try attributionQueue.inDatabase { db in
+            try db.inTransaction(.deferred) {
+                try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": attributionWindowMs])
+                return .commit
+            }
+        }
+        try resetRollups()
+    }
+
+    /// One round over at most `maxEvents` events past the attribution watermark: each event in
+    /// seq order, clicks indexed as they come (so later events of the round see them), every
+    /// person's install, open and fallback attributed by the `Attributor`, the watermark
+    /// advanced, all in one transaction of the attribution file. Returns how many events it went
+    /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
+    /// the events database's write lock.
+    func attributeRound(maxEvents: Int) throws -> Int {
+        try attributionQueue.inDatabase { db in
+            var processed = 0
+            try db.inTransaction(.deferred) {
+                try db.execute(sql: queries.attribution.lock)
+                let watermark = try Self.watermark(db, queries.attribution.state)
+                let events = try readUnattributed(db, after: watermark, limit: maxEvents)
+                guard let last = events.last else { return .commit }
+                var round = try AttributionRound(db: db, queries: queries.attribution, clicksById: try resolveClickIds(db, in: events))
+                for event in events { try round.add(event, attributor: attributor) }
+                try db.execute(sql: queries.attribution.advance, arguments: [last.subject.seq])
+                processed = events.count
+                return .commit
+            }
+            return processed
+        }
+    }
+
+    func readUnattributed(_ db: Database, after watermark: Int64, limit: Int) throws -> [AttributionSourceEvent] {
+        let read = HotStatement(try db.cachedStatement(sql: queries.attribution.eventsAfter), in: db)
+        try read.bind(1, watermark)
+        try read.bind(2, Int64(limit))
+        var events: [AttributionSourceEvent] = []
+        events.reserveCapacity(min(limit, 65_536))
+        while try read.step() {
+            let platform = Platform(rawValue: read.text(9) ?? "") ?? .other
+            let kind = EventKind(rawValue: read.text(3) ?? "") ?? .click
+            events.append(AttributionSourceEvent(
+                eventId: read.text(1) ?? "", idKey: read.int64(2),
+                subject: AttributionSubject(
+                    seq: read.int64(0), kind: kind, occurredAtMs: read.int64(4),
+                    dimensions: LinkDimensions(ref: read.text(5), campaign: read.text(6), source: read.text(7), medium: read.text(8)),
+                    clickId: read.text(10), fingerprint: Fingerprint(ipHash: read.text(11), platform: platform),
+                    osVersion: read.text(12), isBot: read.int64(13) != 0)))
+        }
+        return events
+    }
+
+    /// The stored clicks named by the `click_id`s of a round's events, by id (clicks of the
+    /// round itself are found as the round goes).
+    ///
+    /// Candidates come from the writer's in-memory id tail, then the on-disk id index, then a
+    /// scan of any events neither knows yet (stored by another process, such as `linkpulse
+    /// generate` beside `serve`); each is confirmed by its id. The tail is read before the
+    /// index's first read in this transaction, so an id merged and forgotten meanwhile is
+    /// still found in the index.
+    func resolveClickIds(_ db: Database, in events: [AttributionSourceEvent]) throws -> [String: KnownClick] {
+        var wanted: [Int64: Set<String>] = [:]
+        for e in events where !e.subject.isBot && e.subject.kind != .click {
+            if let id = e.subject.clickId { wanted[EventIdKey.of(id), default: []].insert(id) }
+        }
+        guard !wanted.isEmpty, let firstSeq = events.first?.subject.seq else { return [:] }
+        var candidates: [Int64: Set<Int64>] = [:]
+        let known = tail.withLock { tail in
+            for key in wanted.keys { candidates[key, default: []].formUnion(tail.seqs(for: key)) }
+            return tail.newestSeq
+        }
+        let knownThrough = max(known, indexedThrough.withLock { $0 })
+        let indexed = HotStatement(try db.cachedStatement(sql: queries.indexedSeqsForKey), in: db)
+        for key in wanted.keys where filter.withLock({ $0.mayContain(key) }) {
+            try indexed.bind(1, key)
+            try indexed.forEachInt64 { candidates[key, default: []].insert($0) }
+        }
+        if knownThrough < firstSeq - 1 {
+            let scan = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
+            try scan.bind(1, knownThrough)
+            try scan.bind(2, firstSeq - 1)
+            while try scan.step() {
+                let key = scan.int64(0)
+                if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(1)) }
+            }
+        }
+        var found: [String: KnownClick] = [:]
+        let click = HotStatement(try db.cachedStatement(sql: queries.attribution.clickBySeq), in: db)
+        for (key, seqs) in candidates {
+            for seq in seqs where seq < firstSeq {
+                try click.bind(1, seq)
+                guard try click.step() else { continue }
+                if let id = click.text(0), wanted[key]?.contains(id) == true {
+                    found[id] = KnownClick(
+                        seq: seq, occurredAtMs: click.int64(1),
+                        dimensions: LinkDimensions(ref: click.text(2), campaign: click.text(3), source: click.text(4), medium: click.text(5)))
+                }
+                click.finish()
+            }
+        }
+        return found
+    }
+
+    /// At open: ties the attribution file to this database, and starts it over (and the
+    /// rollups counted from it) when it belongs to another one, claims events that do not
+    /// exist, or names another event at its watermark than the one stored there.
+    func prepareAttribution() throws {
+        let databaseId = try self.databaseId()
+        let newest = try maxSeq()
+        let state = try attributionQueue.inDatabase { db -> Row? in
+            try queries.prepareAttributionStatements(db)
+            return try Row.fetchOne(db, sql: queries.attribution.state)
+        }
+        guard let state else { return try resetAttribution() }
+        let watermark: Int64 = state[1]
+        let storedId = try eventId(at: watermark)
+        if state[0] as String != databaseId || watermark > newest || (state[3] as String?) != storedId {
+            logger.warning("attribution belongs to another database state; attributing the events again", metadata: ["events": "\(newest)"])
+            return try resetAttribution()
+        }
+        if (state[2] as Int64) != attributionWindowMs {
+            logger.notice(
+                "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand (`linkpulse rollup --rebuild --reattribute` applies it to all)",
+                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
+            try attributionQueue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [attributionWindowMs]) }
+        }
+    }
+
+    /// The watermark (second column) of a state query's single row; 0 without a row.
+    static func watermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
+        try Row.fetchOne(db, sql: stateSQL).map { $0[1] as Int64 } ?? 0
+    }
+
+    /// The id of the event stored under `seq`; nil for seq 0 or none.
+    func eventId(at seq: Int64) throws -> String? {
+        guard seq > 0 else { return nil }
+        return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
+    }
+}
+
+/// One stored event as the attribution follower reads it.
+struct AttributionSourceEvent {
+    var eventId: String
+    var idKey: Int64
+    var subject: AttributionSubject
+}
+
+/// The clicks of the attribution file and of the round in progress, as `Attributor` looks
+/// them up. Clicks of the round are indexed in the same transaction as they are read, so a
+/// later event of the round sees them through the same statements.
+struct StoredClicks: ClickLookup {
+    /// Clicks by id: those named by the round's events and stored before it, and the round's own.
+    var byId: [String: KnownClick]
+    let newestByRef, byFingerprint: HotStatement
+
+    func click(id: String) -> KnownClick? { byId[id] }
 
     func newestClick(ref: String, atOrBefore atMs: Int64) throws -> KnownClick? {
-        let s = HotStatement(newestRefClick, in: db)
-        try s.bind(1, ref)
-        try s.bind(2, atMs)
-        try s.bind(3, beforeSeq)
-        guard try s.step() else { return nil }
-        defer { s.finish() }
+        try newestByRef.bind(1, ref)
+        try newestByRef.bind(2, atMs)
+        guard try newestByRef.step() else { return nil }
+        defer { newestByRef.finish() }
         return KnownClick(
-            seq: s.int64(0), occurredAtMs: s.int64(1),
-            dimensions: LinkDimensions(ref: ref, campaign: s.text(2), source: s.text(3), medium: s.text(4)),
-            osVersion: osMajorMinor(s.text(5)))
+            seq: newestByRef.int64(0), occurredAtMs: newestByRef.int64(1),
+            dimensions: LinkDimensions(ref: ref, campaign: newestByRef.text(2), source: newestByRef.text(3), medium: newestByRef.text(4)))
     }
 
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick] {
-        let s = HotStatement(fingerprintClicks, in: db)
         var found: [KnownClick] = []
-        let keyHex = fingerprint.ipKeyHex
         var hour = TimeGrain.floor(throughMs, TimeGrain.hourMs) / TimeGrain.hourMs
         let firstHour = TimeGrain.floor(fromMs, TimeGrain.hourMs) / TimeGrain.hourMs
+        let s = byFingerprint
         while hour >= firstHour {
-            s.reset()
             try s.bind(1, hour)
-            try s.bind(2, keyHex)
+            try s.bind(2, fingerprint.ipKey)
             try s.bind(3, fingerprint.platform.rawValue)
             try s.bind(4, fromMs)
             try s.bind(5, throughMs)
-            try s.bind(6, beforeSeq)
             while try s.step() {
                 found.append(KnownClick(
                     seq: s.int64(0), occurredAtMs: s.int64(1),
-                    dimensions: LinkDimensions(ref: s.text(2), campaign: s.text(3), source: s.text(4), medium: s.text(5)),
-                    osVersion: osMajorMinor(s.text(6))))
+                    dimensions: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
+                    osVersion: s.text(2)))
             }
             hour -= 1
         }
@@ -90,86 +237,64 @@ struct StoredClickLookup: ClickLookup {
     }
 }
 
-extension Fingerprint {
-    /// The key as the fingerprint index spells it: the first 16 hex digits of the keyed IP hash.
-    var ipKeyHex: String {
-        let hex = String(UInt64(bitPattern: ipKey), radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-}
+/// The work of one attribution round: clicks indexed, everything else attributed, in seq order.
+struct AttributionRound {
+    var clicks: StoredClicks
+    let insertAttribution, insertRefClick, insertFingerprintClick: HotStatement
 
-extension AttributionSubject {
-    /// The attribution subject of a validated event about to be stored.
-    init(_ e: IngestEvent, seq: Int64) {
-        self.init(
-            seq: seq, kind: e.kind, occurredAtMs: e.occurredAtMs,
-            dimensions: LinkDimensions(ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium),
-            clickId: e.clickId, fingerprint: Fingerprint(ipHash: e.ipHash, platform: e.platform), osVersion: e.osVersion,
-            isBot: e.isBot)
+    init(db: Database, queries: AttributionQueries, clicksById: [String: KnownClick]) throws {
+        func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
+        clicks = StoredClicks(
+            byId: clicksById, newestByRef: try statement(queries.newestRefClick), byFingerprint: try statement(queries.fingerprintClicks))
+        insertAttribution = try statement(queries.insertAttribution)
+        insertRefClick = try statement(queries.insertRefClick)
+        insertFingerprintClick = try statement(queries.insertFingerprintClick)
     }
 
-    /// Whether attribution decides anything for this event (a person's install, open or fallback).
-    var isAttributed: Bool { kind != .click && !isBot }
-}
-
-extension AppDatabase {
-    /// Installation fact set once every stored event has its attribution (see `backfillAttribution`).
-    static let attributionCompleteFact = "attribution_complete"
-
-    /// At open: attributes the events stored before attribution moved to commit time (migration
-    /// 0003), oldest first, each against the clicks stored before it — the answers the rollup
-    /// job used to give them. Runs once; returns how many events it attributed (0 for a new or
-    /// already converted database). Synchronous, on the writer connection, before serving.
-    @discardableResult
-    func backfillAttribution(batch: Int = 50_000) throws -> Int {
-        let done = try pool.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM installation WHERE name = ?", arguments: [Self.attributionCompleteFact])
+    mutating func add(_ event: AttributionSourceEvent, attributor: Attributor) throws {
+        let e = event.subject
+        if e.kind == .click {
+            try index(event)
+            return
         }
-        guard done == nil else { return 0 }
-        let attributor = Attributor(windowMs: attributionWindowMs)
-        var after: Int64 = 0
-        var total = 0
-        while true {
-            let (processed, last) = try pool.write { db -> (Int, Int64) in
-                var lookup = try StoredClickLookup(db, store: self)
-                let read = HotStatement(try db.cachedStatement(sql: queries.attribution.unattributedAfter), in: db)
-                try read.bind(1, after)
-                try read.bind(2, Int64(batch))
-                var subjects: [AttributionSubject] = []
-                var last = after
-                while try read.step() {
-                    last = read.int64(0)
-                    let kind = EventKind(rawValue: read.text(2) ?? "") ?? .click
-                    let subject = AttributionSubject(
-                        seq: last, kind: kind, occurredAtMs: read.int64(3),
-                        dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
-                        clickId: read.text(9),
-                        fingerprint: Fingerprint(ipHash: read.text(10), platform: Platform(rawValue: read.text(8) ?? "") ?? .other),
-                        osVersion: read.text(11), isBot: read.int64(12) != 0)
-                    if subject.isAttributed && read.isNull(13) { subjects.append(subject) }
-                }
-                let update = HotStatement(try db.cachedStatement(sql: queries.attribution.setAttribution), in: db)
-                for subject in subjects {
-                    lookup.beforeSeq = subject.seq
-                    let attribution = try attributor.attribute(subject, in: &lookup)
-                    update.reset()
-                    try update.bind(1, attribution.match.rawValue)
-                    try update.bind(2, attribution.clickSeq)
-                    try update.bind(3, subject.seq)
-                    try update.run()
-                }
-                if last == after {
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO installation (name, value) VALUES (?, ?)",
-                        arguments: [Self.attributionCompleteFact, "1"])
-                }
-                return (subjects.count, last)
-            }
-            total += processed
-            if last == after { break }
-            after = last
-            if total > 0 { logger.notice("attributing events stored by an earlier version", metadata: ["through_seq": "\(after)"]) }
+        guard !e.isBot else { return }
+        let attribution = try attributor.attribute(e, in: &clicks)
+        try insertAttribution.bind(1, e.seq)
+        try insertAttribution.bind(2, attribution.match.rawValue)
+        try insertAttribution.bind(3, attribution.clickSeq)
+        try insertAttribution.run()
+    }
+
+    /// Makes a click findable by the events after it: by id (bots' too), and a person's by ref
+    /// and by fingerprint.
+    mutating func index(_ event: AttributionSourceEvent) throws {
+        let e = event.subject
+        let os = osMajorMinor(e.osVersion)
+        clicks.byId[event.eventId] = KnownClick(seq: e.seq, occurredAtMs: e.occurredAtMs, dimensions: e.dimensions, osVersion: os)
+        guard !e.isBot else { return }
+        let d = e.dimensions
+        if let ref = d.ref {
+            try insertRefClick.bind(1, ref)
+            try insertRefClick.bind(2, e.occurredAtMs)
+            try insertRefClick.bind(3, e.seq)
+            try insertRefClick.bind(4, d.campaign)
+            try insertRefClick.bind(5, d.source)
+            try insertRefClick.bind(6, d.medium)
+            try insertRefClick.run()
         }
-        return total
+        if let fingerprint = e.fingerprint {
+            let s = insertFingerprintClick
+            try s.bind(1, TimeGrain.floor(e.occurredAtMs, TimeGrain.hourMs) / TimeGrain.hourMs)
+            try s.bind(2, fingerprint.ipKey)
+            try s.bind(3, fingerprint.platform.rawValue)
+            try s.bind(4, e.occurredAtMs)
+            try s.bind(5, e.seq)
+            try s.bind(6, os)
+            try s.bind(7, d.ref)
+            try s.bind(8, d.campaign)
+            try s.bind(9, d.source)
+            try s.bind(10, d.medium)
+            try s.run()
+        }
     }
 }

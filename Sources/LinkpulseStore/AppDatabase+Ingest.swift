@@ -25,14 +25,18 @@ extension AppDatabase {
     /// Stores the events and quarantine rows of several requests in ONE transaction (group
     /// commit) and returns, per request and per event, whether it was stored or a duplicate.
     /// When this returns, everything reported `.stored` is committed with the configured
-    /// durability. Exactly once: an id already stored, or seen earlier in `work`, is a duplicate.
+    /// durability, and the attribution follower has been woken to attribute it. Exactly once: an id already stored, or seen earlier in `work`, is a duplicate.
     ///
     /// Only the ingest writer may call this (writes are serialised by the pool anyway).
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
-        try await pool.writeWithoutTransaction { db in
+        let outcomes = try await pool.writeWithoutTransaction { db in
             self.resetWALIfWanted(db)
             return try self.ingestSync(db, work)
         }
+        // Attribution follows at once, on its own thread: an install's answer is readable
+        // moments after its acknowledgement.
+        followCommits()
+        return outcomes
     }
 
     func ingestSync(_ db: Database, _ work: [IngestWork]) throws -> [[StoredOutcome]] {
@@ -42,30 +46,28 @@ extension AppDatabase {
         try db.inTransaction(.deferred) {
             outcomes = []
             added = []
-            // Attribution at commit time: every click stored before an event, earlier in this
-            // commit included, is visible to it through the lookup.
-            var clicks = try StoredClickLookup(db, store: self)
+            var seenInCommit: [String: Int64] = [:]
             let insert = try db.cachedStatement(sql: queries.insertEvent)
+            let lookups = IdLookups(
+                indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
+                stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
             let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
             for request in work {
                 var results: [StoredOutcome] = []
                 results.reserveCapacity(request.events.count)
                 for event in request.events {
-                    if clicks.storedInCommit[event.id] != nil {
+                    if seenInCommit[event.id] != nil {
                         results.append(.duplicate)
                         continue
                     }
                     let key = EventIdKey.of(event.id)
-                    if try storedSeq(db, id: event.id, key: key, clicks.ids) != nil {
+                    if try storedSeq(db, id: event.id, key: key, lookups) != nil {
                         results.append(.duplicate)
                         continue
                     }
-                    // Every stored click has a lower seq than the event about to be inserted.
-                    let subject = AttributionSubject(event, seq: .max)
-                    let attribution = subject.isAttributed ? try attributor.attribute(subject, in: &clicks) : nil
-                    try Self.insert(event, key: key, attribution: attribution, with: HotStatement(insert, in: db))
+                    try Self.insert(event, key: key, with: HotStatement(insert, in: db))
                     let seq = db.lastInsertedRowID
-                    clicks.storedInCommit[event.id] = seq
+                    seenInCommit[event.id] = seq
                     added.append((key, seq))
                     results.append(.stored(seq: seq))
                 }
@@ -109,9 +111,8 @@ extension AppDatabase {
         return nil
     }
 
-    /// Binds an event and its attribution (nil for clicks and bots) to `insert_event.sql` in its
-    /// parameter order and runs it.
-    static func insert(_ e: IngestEvent, key: Int64, attribution: Attribution?, with statement: HotStatement) throws {
+    /// Binds an event to `insert_event.sql` in its parameter order and runs it.
+    static func insert(_ e: IngestEvent, key: Int64, with statement: HotStatement) throws {
         try statement.bind(1, e.id)
         try statement.bind(2, key)
         try statement.bind(3, e.kind.rawValue)
@@ -136,8 +137,6 @@ extension AppDatabase {
         try statement.bind(22, e.propertiesJSON)
         try statement.bind(23, e.isBot)
         try statement.bind(24, e.botReason)
-        try statement.bind(25, attribution?.match.rawValue)
-        try statement.bind(26, attribution?.clickSeq)
         try statement.run()
     }
 

@@ -34,9 +34,15 @@ struct DimensionDayKey: Hashable {
 }
 
 /// Blocks of whole UTC days at power-of-two sizes, for breakdowns over long ranges.
+///
+/// Level 0 (one day) holds every day. The levels above hold only the days before the rollup
+/// file's `blocks_merged_through_day`, which trails the newest day counted by `horizonDays`:
+/// fresh events then touch only small one-day blocks, and each day is merged up once.
 enum DayBlocks {
     /// Levels 0…8: blocks of 1 to 256 days.
     static let levels = 0...8
+    /// How many of the newest days stay in one-day blocks only.
+    static let horizonDays: Int64 = 2
 
     /// The fewest aligned blocks that exactly cover the days [from, to): (level, block) pairs.
     static func cover(from: Int64, to: Int64) -> [(level: Int, block: Int64)] {
@@ -88,7 +94,7 @@ struct DimensionBlockID: Hashable {
 extension AppDatabase {
     /// The seq through which every event is counted in the rollups.
     public func rolledThroughSeq() throws -> Int64 {
-        try rollupQueue.inDatabase { db in try Int64.fetchOne(db, sql: "SELECT rolled_through_seq FROM rollup_state") ?? 0 }
+        try rollupQueue.inDatabase { db in try Self.watermark(db, queries.rollup.state) }
     }
 
     /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
@@ -100,6 +106,7 @@ extension AppDatabase {
         let start = ContinuousClock.now
         var total = 0
         while true {
+            try attributeAll()
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { return total }
@@ -155,6 +162,7 @@ extension AppDatabase {
         let target = try maxSeq()
         var total = 0
         while try rolledThroughSeq() < target {
+            try attributeAll()
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { break }
@@ -190,16 +198,19 @@ extension AppDatabase {
             try db.inTransaction(.deferred) {
                 // A write first: takes the rollup file's write lock (and only that one) before the
                 // watermark is read, so two passes can never count the same events.
-                try db.execute(sql: "UPDATE rollup_state SET rolled_through_seq = rolled_through_seq")
-                let watermark = try Int64.fetchOne(db, sql: "SELECT rolled_through_seq FROM rollup_state") ?? 0
-                let events = try readEvents(db, after: watermark, limit: maxEvents)
+                try db.execute(sql: queries.rollup.lock)
+                let state = try Row.fetchOne(db, sql: queries.rollup.state)
+                let watermark: Int64 = state?[1] ?? 0
+                let mergedThroughDay: Int64 = state?[4] ?? 0
+                let attributed = try Self.watermark(db, queries.rollup.attributionState)
+                let events = try readEvents(db, after: watermark, through: attributed, limit: maxEvents)
                 guard let last = events.last else { return .commit }
                 var pass = try RollupPass(db: db, queries: queries)
                 pass.deltas.reserveCapacity(events.count)
                 pass.dimensionDeltas.reserveCapacity(events.count / 4)
                 for event in events { try pass.add(event) }
-                try pass.flush()
-                try db.execute(sql: queries.rollup.advanceWatermark, arguments: [last.seq])
+                let merged = try pass.flush(mergedThroughDay: mergedThroughDay)
+                try db.execute(sql: queries.rollup.advanceWatermark, arguments: [last.seq, merged])
                 processed = events.count
                 return .commit
             }
@@ -207,10 +218,13 @@ extension AppDatabase {
         }
     }
 
-    func readEvents(_ db: Database, after watermark: Int64, limit: Int) throws -> [RollupSourceEvent] {
+    /// The events after the rollup watermark that attribution has already seen (through
+    /// `attributed`), at most `limit`, in seq order.
+    func readEvents(_ db: Database, after watermark: Int64, through attributed: Int64, limit: Int) throws -> [RollupSourceEvent] {
         let read = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
         try read.bind(1, watermark)
-        try read.bind(2, Int64(limit))
+        try read.bind(2, attributed)
+        try read.bind(3, Int64(limit))
         var events: [RollupSourceEvent] = []
         events.reserveCapacity(min(limit, 65_536))
         while try read.step() {
@@ -242,27 +256,20 @@ extension AppDatabase {
         }
         guard let state else { return try resetRollups() }
         let watermark: Int64 = state[1]
-        let expectedId: String? = state[3]
-        let storedId = watermark > 0 ? try pool.read { db in
-            try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [watermark])
-        } : nil
         if state[0] as String != databaseId || watermark > newest {
             logger.warning("rollups belong to another database state; recomputing them", metadata: ["events": "\(newest)"])
             return try resetRollups()
         }
-        if let expectedId, expectedId != storedId {
+        if let expectedId = state[3] as String?, expectedId != (try eventId(at: watermark)) {
             logger.warning(
                 "the events database holds other events than the rollups counted (restored from another copy?); recomputing them",
                 metadata: ["seq": "\(watermark)"])
             return try resetRollups()
         }
-        if (state[2] as Int64) != attributionWindowMs {
-            logger.notice(
-                "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand",
-                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
-            try rollupQueue.inDatabase { db in
-                try db.execute(sql: queries.rollup.setAttributionWindow, arguments: [attributionWindowMs])
-            }
+        if watermark > (try attributedThroughSeq()) {
+            // Attribution was started over (its file deleted, or a version that moved it).
+            logger.notice("the rollups are ahead of the attribution; recomputing them as it catches up")
+            return try resetRollups()
         }
     }
 }
@@ -277,7 +284,7 @@ struct RollupPass {
     var clicks: [Int64: LinkDimensions] = [:]
     let db: Database
     // The pass's statements, looked up once (every one is left reset after each use).
-    let clickBySeq, upsert, readBlock, upsertBlock, upsertDay: HotStatement
+    let clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayBlocks: HotStatement
 
     init(db: Database, queries: SQLQueries) throws {
         self.db = db
@@ -287,6 +294,7 @@ struct RollupPass {
         readBlock = try statement(queries.rollup.dimensionBlock)
         upsertBlock = try statement(queries.rollup.upsertDimensionBlock)
         upsertDay = try statement(queries.rollup.upsertDimensionDay)
+        dayBlocks = try statement(queries.rollup.dayBlocks)
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
@@ -320,9 +328,13 @@ struct RollupPass {
         return dimensions
     }
 
-    /// Writes every delta of the pass into its rollup rows.
-    func flush() throws {
+    /// Writes every delta of the pass into its rollup rows. Days before `mergedThroughDay` go
+    /// into every level of dimension blocks, later ones into their one-day block only; days
+    /// that fall behind the horizon are merged up, once (see `DayBlocks`). Returns the new
+    /// `mergedThroughDay`.
+    func flush(mergedThroughDay: Int64) throws -> Int64 {
         var blocks: [DimensionBlockID: DimensionBlock] = [:]
+        var newestDay = Int64.min
         for (key, c) in dimensionDeltas {
             if !c.clickVisitors.isEmpty {
                 try upsertDay.bind(1, key.dimension.rawValue)
@@ -332,9 +344,33 @@ struct RollupPass {
                 try upsertDay.bind(5, c.clickVisitors.serialized)
                 try upsertDay.run()
             }
-            for level in DayBlocks.levels {
+            newestDay = max(newestDay, key.day)
+            for level in key.day < mergedThroughDay ? DayBlocks.levels : 0...0 {
                 let id = DimensionBlockID(dimension: key.dimension, level: level, block: key.day >> level)
                 blocks[id, default: DimensionBlock()].add(c, value: key.value, isBot: key.isBot)
+            }
+        }
+        let merged = max(mergedThroughDay, newestDay - DayBlocks.horizonDays)
+        if merged > mergedThroughDay {
+            // The days now behind the horizon, whole (as stored, plus this pass), go up.
+            func mergeUp(_ dimension: StatsDimension, day: Int64, _ add: (inout DimensionBlock) -> Void) {
+                for level in DayBlocks.levels where level > 0 {
+                    add(&blocks[DimensionBlockID(dimension: dimension, level: level, block: day >> level), default: DimensionBlock()])
+                }
+            }
+            try dayBlocks.bind(1, mergedThroughDay)
+            try dayBlocks.bind(2, merged)
+            while try dayBlocks.step() {
+                guard let dimension = StatsDimension(rawValue: dayBlocks.text(0) ?? ""), let bytes = dayBlocks.blob(2) else { continue }
+                let stored = DimensionBlock(bytes)
+                mergeUp(dimension, day: dayBlocks.int64(1)) { block in
+                    for (key, counts) in stored.entries { block.add(counts, value: key.value, isBot: key.isBot) }
+                }
+            }
+            for (id, delta) in blocks where id.level == 0 && id.block >= mergedThroughDay && id.block < merged {
+                mergeUp(id.dimension, day: id.block) { block in
+                    for (key, counts) in delta.entries { block.add(counts, value: key.value, isBot: key.isBot) }
+                }
             }
         }
         // Each touched block: read it, add this pass's counts, write it back whole.
@@ -367,6 +403,7 @@ struct RollupPass {
             try upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
             try upsert.run()
         }
+        return merged
     }
 
     /// Binds the nine counts, in the column order of the rollup tables, from parameter `first`.

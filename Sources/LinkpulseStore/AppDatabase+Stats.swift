@@ -91,7 +91,11 @@ extension AppDatabase {
         let wanted = onlyKeys.map { Set($0.map { $0 ?? "" }) }
         let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
         var buffer: [UInt8] = [], blobs: [Range<Int>] = []
-        for (level, block) in DayBlocks.cover(from: fromDay, to: toDay) where !(visitorsOnly && wanted != nil) {
+        // Blocks above one day hold only the days before `merged`; later days are read one by one.
+        let merged = try Int64.fetchOne(db, sql: statements.blocksMergedThrough) ?? 0
+        let split = min(max(merged, fromDay), toDay)
+        let pieces = DayBlocks.cover(from: fromDay, to: split) + (split..<toDay).map { (level: 0, block: $0) }
+        for (level, block) in pieces where !(visitorsOnly && wanted != nil) {
             try s.bind(1, dimension.rawValue)
             try s.bind(2, Int64(level))
             try s.bind(3, block)

@@ -21,7 +21,9 @@ public enum Durability: String, Sendable, CaseIterable {
 }
 
 /// The only owner of SQLite in Linkpulse: the events database (`linkpulse.sqlite`, WAL, one
-/// writer and a pool of readers) and its derived id index (`linkpulse-ids.sqlite`).
+/// writer and a pool of readers) and the files derived from it, each with one writer: the id
+/// index (`linkpulse-ids.sqlite`), the attribution (`linkpulse-attribution.sqlite`, written by
+/// the attribution follower) and the rollups (`linkpulse-rollups.sqlite`, the rollup job).
 ///
 /// Opening it runs migrations, verifies that the id index belongs to this database (rebuilding
 /// it when not), catches the index up, and loads the writer's in-memory id tail.
@@ -30,17 +32,22 @@ public final class AppDatabase: Sendable {
     public static let eventsFileName = "linkpulse.sqlite"
     public static let idIndexFileName = "linkpulse-ids.sqlite"
     public static let rollupFileName = "linkpulse-rollups.sqlite"
+    public static let attributionFileName = "linkpulse-attribution.sqlite"
 
     let pool: DatabasePool
     let idIndex: DatabaseQueue
     /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
     let checkpointer: DatabaseQueue
-    /// The rollup job's connection: the rollup file as main, the events database ("ev") and
-    /// the id index ("ids") attached. Only the rollup job writes the rollup file.
+    /// The rollup job's connection: the rollup file as main, the events database ("ev"), the
+    /// id index ("ids") and the attribution file ("attr") attached. Only the rollup job writes
+    /// the rollup file.
     let rollupQueue: DatabaseQueue
+    /// The attribution follower's connection: the attribution file as main, the events
+    /// database ("ev") and the id index ("ids") attached. Only the follower writes it.
+    let attributionQueue: DatabaseQueue
     /// How long before an install or open a click may be to match it by fingerprint.
     let attributionWindowMs: Int64
-    /// The attribution rules, applied by the writer to every event it stores.
+    /// The attribution rules, applied by the follower to every event in store order.
     let attributor: Attributor
     let queries: SQLQueries
     let tail: Mutex<IdTail>
@@ -54,6 +61,10 @@ public final class AppDatabase: Sendable {
     let indexedThrough: Mutex<Int64>
     /// The thread every rollup pass of this process runs on, at low priority (ingest first).
     let rollupThread = StoreThread(name: "linkpulse.rollup", nice: 10)
+    /// The thread the attribution follower runs on, woken after each commit.
+    let attributionThread = StoreThread(name: "linkpulse.attribution", nice: 5)
+    /// Whether an attribution round is queued (requests coalesce).
+    let attributionRequested = Mutex(false)
     /// Whether a requested rollup run is queued or running (requests coalesce).
     let rollupRequested = Mutex(false)
     let logger: Logger
@@ -76,6 +87,7 @@ public final class AppDatabase: Sendable {
         let eventsPath = directory.appending(path: Self.eventsFileName).path
         let idIndexPath = directory.appending(path: Self.idIndexFileName).path
         let rollupPath = directory.appending(path: Self.rollupFileName).path
+        let attributionPath = directory.appending(path: Self.attributionFileName).path
         self.attributionWindowMs = attributionWindowMs
         attributor = Attributor(windowMs: attributionWindowMs)
 
@@ -89,6 +101,19 @@ public final class AppDatabase: Sendable {
         idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
+        // The attribution file next: the rollup job and every events connection attach it.
+        var attributionConfig = Configuration()
+        attributionConfig.busyMode = .timeout(120)
+        attributionConfig.prepareDatabase { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -8192")
+            try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
+            try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
+        }
+        attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
+        try Self.migrate(attributionQueue, with: queries.attributionMigrations)
+
         // The rollup file next: every events connection attaches it too.
         var rollupConfig = Configuration()
         // Another process's rollup pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
@@ -99,6 +124,7 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -16384")  // 16 MiB: the daemon shares its memory with ingest
             try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
+            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
             SketchFunctions.register(in: db)
         }
         rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
@@ -115,6 +141,7 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
             try db.execute(sql: "ATTACH DATABASE ? AS agg", arguments: [rollupPath])
+            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
             SketchFunctions.register(in: db)
         }
         pool = try DatabasePool(path: eventsPath, configuration: config)
@@ -134,7 +161,7 @@ public final class AppDatabase: Sendable {
         walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
         try prepareIdIndex(tailLimit: tailLimit)
-        try backfillAttribution()
+        try prepareAttribution()
         try prepareRollups()
     }
 
@@ -187,8 +214,10 @@ public final class AppDatabase: Sendable {
 
     /// Closes every connection. The object must not be used afterwards.
     public func close() throws {
+        attributionThread.stop()
         rollupThread.stop()
         try checkpointer.close()
+        try attributionQueue.close()
         try rollupQueue.close()
         try pool.close()
         try idIndex.close()

@@ -25,6 +25,8 @@ struct SQLQueries: Sendable {
     let idIndexMigrations: [(name: String, sql: String)]
     /// Migrations of the rollup file, in order: (name, SQL).
     let rollupMigrations: [(name: String, sql: String)]
+    /// Migrations of the attribution file, in order: (name, SQL).
+    let attributionMigrations: [(name: String, sql: String)]
 
     static func load() throws -> SQLQueries {
         SQLQueries(
@@ -36,29 +38,39 @@ struct SQLQueries: Sendable {
             insertEventId: try text("ingest/insert_event_id.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
             attribution: AttributionQueries(
-                clickBySeq: try text("attribution/click_by_seq.sql"),
+                state: try text("attribution/state.sql"),
+                reset: try text("attribution/reset.sql"),
+                lock: try text("attribution/lock.sql"),
+                advance: try text("attribution/advance.sql"),
+                setWindow: try text("attribution/set_window.sql"),
+                eventsAfter: try text("attribution/events_after.sql"),
+                insertAttribution: try text("attribution/insert_attribution.sql"),
+                insertRefClick: try text("attribution/insert_ref_click.sql"),
+                insertFingerprintClick: try text("attribution/insert_fingerprint_click.sql"),
                 newestRefClick: try text("attribution/newest_ref_click.sql"),
                 fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),
-                setAttribution: try text("attribution/set_attribution.sql"),
-                unattributedAfter: try text("attribution/unattributed_after.sql")),
+                clickBySeq: try text("attribution/click_by_seq.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
+                lock: try text("rollup/lock.sql"),
+                attributionState: try text("rollup/attribution_state.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
-                setAttributionWindow: try text("rollup/set_attribution_window.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
-                upsertDimensionDay: try text("rollup/upsert_dimension_day.sql")),
+                upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
+                dayBlocks: try text("rollup/day_blocks.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
                 rollupDayCountsByCampaign: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "campaign", parameter: 5),
                 rollupDayCountsByRef: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "ref", parameter: 6),
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
-                dimensionVisitors: try text("stats/dimension_visitors.sql")),
+                dimensionVisitors: try text("stats/dimension_visitors.sql"),
+                blocksMergedThrough: try text("stats/blocks_merged_through.sql")),
             export: ExportQueries(
                 eventsInTime: try text("export/events_in_time.sql"),
                 eventsTail: try text("export/events_tail.sql"),
@@ -69,7 +81,8 @@ struct SQLQueries: Sendable {
                 deleteFile: try text("export/delete_export_file.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
-            rollupMigrations: files(under: "rollups/"))
+            rollupMigrations: files(under: "rollups/"),
+            attributionMigrations: files(under: "attributions/"))
     }
 
     static func text(_ name: String) throws -> String {
@@ -102,8 +115,16 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors]
-                    + export.all + attribution.all + [rollup.progress] {
+                    stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
+                    + export.all + [rollup.progress] {
+            _ = try db.makeStatement(sql: sql)
+        }
+    }
+
+    /// Compiles the attribution follower's statements on its connection (`reset` has several
+    /// statements and runs rarely).
+    func prepareAttributionStatements(_ db: Database) throws {
+        for sql in attribution.preparable + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -116,29 +137,34 @@ struct SQLQueries: Sendable {
     }
 }
 
-/// The statements of attribution at commit time and of its one-time backfill (run on the
-/// writer's connection of the events database, id index attached).
+/// The attribution follower's statements (run on its connection: the attribution file as
+/// main, the events database and the id index attached).
 struct AttributionQueries: Sendable {
-    let clickBySeq, newestRefClick, fingerprintClicks, setAttribution, unattributedAfter: String
+    let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick: String
+    let newestRefClick, fingerprintClicks, clickBySeq: String
 
-    var all: [String] { [clickBySeq, newestRefClick, fingerprintClicks, setAttribution, unattributedAfter] }
+    var preparable: [String] {
+        [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick,
+         newestRefClick, fingerprintClicks, clickBySeq]
+    }
 }
 
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup, progress: String
-    let upsertDimensionBlock, dimensionBlock, upsertDimensionDay: String
+    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
+    let upsertDimensionBlock, dimensionBlock, upsertDimensionDay, dayBlocks: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, advanceWatermark, setAttributionWindow, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay]
+        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay, dayBlocks]
     }
 }
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
     let rollupCounts, rollupDayCountsByCampaign, rollupDayCountsByRef, rawEvents, dimensionBlock, dimensionVisitors: String
+    let blocksMergedThrough: String
 
     /// The rollup read for `grain` and `filters`: through a day index when one fits.
     func rollupCounts(grain: RollupGrain, filters: StatsFilters) -> String {

@@ -193,16 +193,20 @@ struct Migrate: AsyncParsableCommand {
     }
 }
 
-/// `linkpulse rollup`: one rollup pass over every new event (or, with `--rebuild`, over all of
-/// them, recomputing attribution), then exits. Safe beside a running `serve`.
+/// `linkpulse rollup`: attributes and rolls up every new event (or, with `--rebuild`, recounts
+/// all of them; with `--reattribute`, attributes them again first), then exits. Safe beside a
+/// running `serve`.
 struct Rollup: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Roll up new events now (attribution and conversion rollups), then exit.")
+    static let configuration = CommandConfiguration(abstract: "Attribute and roll up new events now, then exit.")
 
     @OptionGroup var storage: StorageOptions
     @OptionGroup var attribution: AttributionOptions
 
-    @Flag(help: "Forget all rollups and attribution and recompute them from the raw events (for example after changing --attribution-window).")
+    @Flag(help: "Forget all rollups and count every event again from the raw events and their attribution.")
     var rebuild = false
+
+    @Flag(help: "Forget all attribution (and rollups) and replay every event through the attribution rules in store order (for example after changing --attribution-window; without a change the answers come out the same).")
+    var reattribute = false
 
     @Option(help: "Events per pass (each pass is one transaction).")
     var batch: Int = 200_000
@@ -215,10 +219,16 @@ struct Rollup: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, logger: logger)
         let start = ContinuousClock.now
+        if reattribute { try database.resetAttribution() }
         if rebuild { try database.resetRollups() }
+        let attributed = try database.attributeAll()
+        let counting = ContinuousClock.now
+        if attributed > 0 {
+            logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
+        }
         let processed = try database.rollUpAll(batch: batch)
         try database.close()
-        logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - start)"])
+        logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - counting)"])
         print("{\"processed\":\(processed)}")
     }
 }

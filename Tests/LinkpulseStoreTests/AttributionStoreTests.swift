@@ -5,8 +5,9 @@ import Testing
 
 @testable import LinkpulseStore
 
-/// Attribution at commit time against the real events database: the stored answers are the
-/// ones a replay of the events in store order through the same `Attributor` gives.
+/// Attribution by the follower against the real files: the stored answers are the ones a
+/// replay of the events in store order through the same `Attributor` (over an in-memory
+/// `ClickIndex`) gives, and a deleted attribution file is rebuilt with the same answers.
 @Suite struct AttributionStoreTests {
     static let t0: Int64 = 1_795_000_000_000
     static let minute: Int64 = 60_000
@@ -51,7 +52,9 @@ import Testing
     /// (seq, match_type, matched_click_seq) of every event, in seq order.
     static func storedAnswers(_ store: TemporaryStore) throws -> [[DatabaseValue]] {
         try store.database.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, match_type, matched_click_seq FROM events ORDER BY seq").map {
+            try Row.fetchAll(db, sql: """
+                SELECT e.seq, a.match_type, a.matched_click_seq FROM events e LEFT JOIN attr.attribution a ON a.seq = e.seq ORDER BY e.seq
+                """).map {
                 [$0[0], $0[1], $0[2]]
             }
         }
@@ -69,10 +72,12 @@ import Testing
                 IngestWork(events: Array(slice.dropFirst(100)), quarantine: []),
             ])
         }
+        try store.database.attributeAll()
         let stored = try store.database.pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, event_id, type, occurred_at_ms, ref, campaign, source, medium, platform, click_id,
-                       ip_hash, os_version, bot, match_type, matched_click_seq FROM events ORDER BY seq
+                SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,
+                       e.ip_hash, e.os_version, e.bot, a.match_type, a.matched_click_seq
+                FROM events e LEFT JOIN attr.attribution a ON a.seq = e.seq ORDER BY e.seq
                 """)
         }
         var index = ClickIndex()
@@ -107,18 +112,21 @@ import Testing
         #expect(matched == Set(MatchType.allCases.map(\.rawValue)))
     }
 
-    @Test func eventsOfAnEarlierVersionAreAttributedOnceAtOpen() async throws {
+    @Test func aDeletedAttributionFileIsRebuiltWithTheSameAnswersAndCounts() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 7, count: 2_000), quarantine: [])])
+        try store.database.rollUpAll()
         let before = try Self.storedAnswers(store)
-        // What a database of the previous version looks like after migration 0003.
-        try await store.database.pool.write { db in
-            try db.execute(sql: "UPDATE events SET match_type = NULL, matched_click_seq = NULL")
-            try db.execute(sql: "DELETE FROM installation WHERE name = ?", arguments: [AppDatabase.attributionCompleteFact])
+        let counts = try RollupRestoreTests.countsByRef(store.database)
+        try store.database.close()
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.attributionFileName + suffix))
         }
-        try store.reopen()
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+        #expect(try store.database.rolledThroughSeq() == 0)
+        try store.database.rollUpAll()
         #expect(try Self.storedAnswers(store) == before)
-        #expect(try store.database.backfillAttribution() == 0)
+        #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
     }
 }
 
@@ -129,6 +137,17 @@ import Testing
             IngestEvent(
                 id: "\(prefix)\($0)", kind: .click, occurredAtMs: AttributionStoreTests.t0 + Int64($0) * 1_000,
                 receivedAtMs: AttributionStoreTests.t0, ref: prefix, platform: .ios, visitorId: "v\($0)")
+        }
+    }
+
+    /// Every count of the day rollups, by ref, match and audience.
+    static func countsByRef(_ database: AppDatabase) throws -> [[DatabaseValue]] {
+        try database.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT ref, bot, sum(events), sum(clicks), sum(fallbacks), sum(installs_click_id), sum(installs_ref),
+                       sum(installs_fingerprint), sum(installs_organic), sum(opens), sum(deferred_opens)
+                FROM agg.rollups WHERE grain = 2 GROUP BY ref, bot ORDER BY ref, bot
+                """).map { Array($0.databaseValues) }
         }
     }
 

@@ -1,5 +1,6 @@
 -- events_in_time: one page of the raw-event export, the events stored when the export began,
--- ordered by time then seq (through events_by_time), with the attribution stored with them.
+-- ordered by time then seq (through events_by_time), with their attribution (empty
+-- for the few not attributed yet).
 -- matched_click_id is the click the event named, for click_id matches.
 -- Parameters (positional): after_ms, to_ms, snapshot_seq (the newest seq when the export
 --   began), after_seq (the keyset cursor: the page starts after (after_ms, after_seq); from_ms
@@ -11,9 +12,10 @@
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.sent_at_ms, e.received_at_ms,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
        e.url, e.referrer, e.user_agent, e.os_version, e.app_version, e.properties,
-       e.bot, e.bot_reason, e.visitor_id, e.match_type,
-       CASE WHEN e.match_type = 'click_id' THEN e.click_id END
+       e.bot, e.bot_reason, e.visitor_id, a.match_type,
+       CASE WHEN a.match_type = 'click_id' THEN e.click_id END
 FROM events e INDEXED BY events_by_time
+LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
   AND (e.occurred_at_ms > ?1 OR e.seq > ?4)
   AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)

@@ -6,9 +6,10 @@
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.sent_at_ms, e.received_at_ms,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
        e.url, e.referrer, e.user_agent, e.os_version, e.app_version, e.properties,
-       e.bot, e.bot_reason, e.visitor_id, e.match_type,
-       CASE WHEN e.match_type = 'click_id' THEN e.click_id END
+       e.bot, e.bot_reason, e.visitor_id, a.match_type,
+       CASE WHEN a.match_type = 'click_id' THEN e.click_id END
 FROM events e
+LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
   AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
   AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)

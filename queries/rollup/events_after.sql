@@ -1,6 +1,9 @@
--- events_after: the next events to roll up, in seq order, with the attribution the ingest
--- writer stored for them. Parameters (positional): after (the watermark), limit.
--- Idempotent: yes (read-only).
-SELECT seq, type, occurred_at_ms, ref, campaign, source, medium, platform, deferred, visitor_id, bot,
-       match_type, matched_click_seq
-FROM events WHERE seq > ? ORDER BY seq LIMIT ?
+-- events_after: the next events to roll up, in seq order, with the attribution the follower
+-- stored for them; only events it has already attributed. Parameters (positional): after (the
+-- rollup watermark), through (the attribution watermark), limit. Idempotent: yes (read-only).
+SELECT e.seq, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.deferred,
+       e.visitor_id, e.bot, a.match_type, a.matched_click_seq
+FROM events e
+LEFT JOIN attr.attribution a ON a.seq = e.seq
+WHERE e.seq > ?1 AND e.seq <= ?2
+ORDER BY e.seq LIMIT ?3

@@ -1,0 +1,3 @@
+-- insert_attribution: stores how an install, open or fallback was attributed.
+-- Parameters (positional): seq, match_type, matched_click_seq. Idempotent: yes (REPLACE).
+INSERT OR REPLACE INTO attribution (seq, match_type, matched_click_seq) VALUES (?, ?, ?)

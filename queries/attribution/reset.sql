@@ -1,0 +1,7 @@
+-- reset: forgets every attribution and click index, so the follower replays the events from
+-- the first. Parameters (named): :database_id, :window_ms. Idempotent: yes.
+DELETE FROM attribution;
+DELETE FROM ref_clicks;
+DELETE FROM fingerprint_clicks;
+INSERT OR REPLACE INTO attribution_state (singleton, database_id, attributed_through_seq, through_event_id, attribution_window_ms)
+VALUES (1, :database_id, 0, NULL, :window_ms);

@@ -1,0 +1,3 @@
+-- set_window: records the attribution window in force. Parameters (positional): window_ms.
+-- Idempotent: yes.
+UPDATE attribution_state SET attribution_window_ms = ?
