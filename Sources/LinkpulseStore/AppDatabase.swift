@@ -107,6 +107,7 @@ public final class AppDatabase: Sendable {
         attributionConfig.prepareDatabase { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "PRAGMA cache_size = -8192")
             try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
@@ -121,6 +122,7 @@ public final class AppDatabase: Sendable {
         rollupConfig.prepareDatabase { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "PRAGMA cache_size = -16384")  // 16 MiB: the daemon shares its memory with ingest
             try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
@@ -216,6 +218,12 @@ public final class AppDatabase: Sendable {
     public func close() throws {
         attributionThread.stop()
         rollupThread.stop()
+        // Leave no large WAL behind (a command such as `generate` writes gigabytes into them).
+        let truncate = queries.truncateWAL
+        _ = try? checkpointer.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        _ = try? attributionQueue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        _ = try? rollupQueue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
         try checkpointer.close()
         try attributionQueue.close()
         try rollupQueue.close()

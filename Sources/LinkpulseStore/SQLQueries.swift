@@ -14,6 +14,7 @@ struct SQLQueries: Sendable {
     let idKeysInRange: String
     let insertEventId: String
     let recentQuarantine: String
+    let truncateWAL: String
     let attribution: AttributionQueries
     let rollup: RollupQueries
     let stats: StatsQueries
@@ -37,6 +38,7 @@ struct SQLQueries: Sendable {
             idKeysInRange: try text("ingest/id_keys_in_range.sql"),
             insertEventId: try text("ingest/insert_event_id.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
+            truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
                 state: try text("attribution/state.sql"),
                 reset: try text("attribution/reset.sql"),

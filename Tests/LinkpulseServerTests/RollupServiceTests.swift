@@ -5,6 +5,7 @@ import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import NIOCore
+import Synchronization
 import Testing
 
 /// The rollup job on its Dispatch timer, inside the real application with a real socket.
@@ -48,5 +49,51 @@ import Testing
         #expect(metrics.installsByMatch.clickId > 0 && metrics.installsByMatch.ref > 0)
         #expect(metrics.installsByMatch.fingerprint > 0 && metrics.installsByMatch.organic > 0)
         #expect(metrics.botEvents > 0 && metrics.clicks > metrics.installs)
+    }
+}
+
+/// How far the stats are behind, as the admin API (and /metrics) report it.
+@Suite struct RollupFreshnessTests {
+    /// A clock the test moves by hand.
+    final class ManualClock: Sendable {
+        let ms = Mutex<Int64>(1_795_000_000_000)
+        func advance(by delta: Int64) { ms.withLock { $0 += delta } }
+        var now: Int64 { ms.withLock { $0 } }
+    }
+
+    static func status(_ client: some TestClientProtocol) async throws -> [String: Any] {
+        let response = try await client.execute(
+            uri: "/v1/admin/rollup", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
+        #expect(response.status == .ok)
+        return try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any] ?? [:]
+    }
+
+    @Test func lagIsHowLongTheOldestUncountedEventHasWaited() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let clock = ManualClock()
+        let deps = installation.dependencies(now: { clock.now })
+        // No timer tick during the test: passes run only when asked.
+        let app = installation.application(deps, settings: ServerSettings(port: 0, rollupInterval: .seconds(3600)))
+        try await app.test(.router) { client in
+            #expect(try await Self.status(client)["lag_seconds"] as? Double == 0)
+            let events = (0..<30).map { #"{"id":"f\#($0)","type":"click","ref":"r","user_agent":"\#(SentEvent.personAgent)"}"# }
+            #expect(try await client.postEvents("[\(events.prefix(10).joined(separator: ","))]").status == .accepted)
+            clock.advance(by: 4_000)
+            #expect(try await client.postEvents("[\(events.dropFirst(10).joined(separator: ","))]").status == .accepted)
+            clock.advance(by: 3_500)
+            var status = try await Self.status(client)
+            #expect(status["stored_through_seq"] as? Int == 30)
+            #expect(status["counted_through_seq"] as? Int == 0)
+            #expect(status["backlog_events"] as? Int == 30)
+            #expect(status["lag_seconds"] as? Double == 7.5)
+            let rolled = try await AttributionScenarioTests.rollUp(client)
+            #expect(rolled == 30)
+            status = try await Self.status(client)
+            #expect(status["backlog_events"] as? Int == 0)
+            #expect(status["lag_seconds"] as? Double == 0)
+            let unauthorized = try await client.execute(uri: "/v1/admin/rollup", method: .get, headers: [:], body: nil)
+            #expect(unauthorized.status == .unauthorized)
+        }
     }
 }

@@ -42,7 +42,12 @@ fi
 STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM events")
 
 if [ "$SKIP_ROLLUP" = 0 ] || [ -z "$KEEP" ]; then
-echo "== rollup throughput"
+echo "== attribution and rollup throughput"
+$BIN rollup --data-dir "$DATA" --log-level warning >/dev/null   # whatever generate left
+start=$(seconds)
+$BIN rollup --reattribute --data-dir "$DATA" --log-level warning >/dev/null
+attributed=$(seconds)
+python3 -c "print(f'   attribution replay + rollup (linkpulse rollup --reattribute): {$STORED/($attributed-$start):,.0f} events/s ({$attributed-$start:.1f} s)')"
 start=$(seconds)
 $BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
 end=$(seconds)
@@ -58,12 +63,19 @@ print(f"   ratio rollup / plain GROUP BY: {rollup / baseline:.2f}")
 PY
 fi
 
-echo "== database size"
-sqlite3 "$DATA/linkpulse.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
-sqlite3 "$DATA/linkpulse-rollups.sqlite" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
-for f in linkpulse.sqlite linkpulse-ids.sqlite linkpulse-rollups.sqlite; do
-  size=$(stat -c %s "$DATA/$f")
-  python3 -c "print(f'   {\"$f\":28s} {$size/1e6:8.0f} MB = {$size/1e6/($STORED/1e6):6.1f} MB per million events')"
+echo "== database size (every file, WAL included, as left by generate and rollup)"
+total=0
+for f in linkpulse.sqlite linkpulse-ids.sqlite linkpulse-attribution.sqlite linkpulse-rollups.sqlite; do
+  for suffix in "" -wal; do
+    [ -f "$DATA/$f$suffix" ] || continue
+    size=$(stat -c %s "$DATA/$f$suffix")
+    total=$((total + size))
+    python3 -c "print(f'   {\"$f$suffix\":36s} {$size/1e6:8.0f} MB = {$size/$STORED:6.0f} bytes per event')"
+  done
+done
+python3 -c "print(f'   all files: {$total/1e6:.0f} MB = {$total/$STORED:.0f} bytes per event (target 150)')"
+for f in linkpulse.sqlite linkpulse-attribution.sqlite linkpulse-rollups.sqlite; do
+  sqlite3 "$DATA/$f" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 done
 
 echo "== stats latency ($REQUESTS requests each, one connection)"

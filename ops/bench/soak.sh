@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Freshness soak (issue "Conversion engine v2"): batched ingest at the daemon's maximum for a
+# while, sampling every second how far the stats are behind, then until they have caught up.
+#
+# Usage: ops/bench/soak.sh [--duration SECONDS] [--interval DURATION] [--batch N] [--connections N]
+#   defaults: 600 s of 100-event POSTs on 64 connections, --rollup-interval 10s.
+#
+# Prints: the ingest rate; lag (how long the oldest event not yet counted had waited, from
+# GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
+# load and its trend (least-squares slope over the load, s per minute); the backlog (events
+# stored, not yet counted); how long after the load stopped every stored event was counted;
+# the daemon's peak RSS; and the targets (lag p99 <= 2 x interval, no upward trend, caught up
+# <= 1 interval after the load). Samples are kept in soak.csv in the work directory with --keep.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION="$2"; shift 2 ;;
+    --interval) INTERVAL="$2"; shift 2 ;;
+    --batch) BATCH="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --keep) KEEP="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+command -v wrk >/dev/null || {
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
+}
+. ops/bench/lib.sh
+bench_prepare soak
+mkdir -p "$DATA"
+PORT=18093
+INGEST_KEY=lpi_soak_bench_key
+READ_KEY=lpr_soak_bench_key
+
+$BIN serve --data-dir "$DATA" --port $PORT --ingest-key $INGEST_KEY --read-key $READ_KEY \
+  --rollup-interval "$INTERVAL" --log-level warning > "$DATA/serve.log" 2>&1 &
+LP_PID=$!
+for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+
+SAMPLES="$DATA/soak.csv"
+echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb" > "$SAMPLES"
+sample() {  # phase t0
+  local status rss
+  status=$(curl -sf "http://127.0.0.1:$PORT/v1/admin/rollup" -H "Authorization: Bearer $READ_KEY" || echo '{}')
+  rss=$(awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null || echo 0)
+  python3 -c "
+import json, sys, time
+s = json.loads(sys.argv[1] or '{}')
+print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]}\")
+" "$status" "$1" "$2" "$rss" >> "$SAMPLES"
+}
+
+echo "== $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
+T0=$(python3 -c 'import time; print(time.time())')
+BATCH=$BATCH KEY=$INGEST_KEY timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
+  -s ops/bench/events.lua "http://127.0.0.1:$PORT/v1/events" > "$DATA/wrk.out" &
+WRK_PID=$!
+while kill -0 $WRK_PID 2>/dev/null; do sample load "$T0"; sleep 1; done
+wait $WRK_PID || true
+# After the load: until every stored event is counted (at most 20 intervals).
+INTERVAL_S=$(python3 -c "
+t = '$INTERVAL'
+for suffix, scale in (('ms', 0.001), ('s', 1), ('m', 60), ('h', 3600)):
+    if t.endswith(suffix) and t[:-len(suffix)].isdigit():
+        print(int(t[:-len(suffix)]) * scale); break
+else:
+    print(float(t))")
+END=$(python3 -c "import time; print(time.time() + 20 * $INTERVAL_S)")
+while python3 -c "import time, sys; sys.exit(0 if time.time() < $END else 1)"; do
+  sample after "$T0"
+  tail -1 "$SAMPLES" | awk -F, '{ exit ($4 == "0" ? 0 : 1) }' && break
+  sleep 1
+done
+
+python3 - "$SAMPLES" "$DATA/wrk.out" "$INTERVAL_S" "$DURATION" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+interval, duration = float(sys.argv[3]), float(sys.argv[4])
+result = [l for l in open(sys.argv[2]) if l.startswith("RESULT")]
+fields = dict(p.split("=", 1) for p in result[0].split()[1:]) if result else {}
+load = [r for r in rows if r["phase"] == "load" and r["lag_seconds"] != ""]
+after = [r for r in rows if r["phase"] == "after" and r["lag_seconds"] != ""]
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
+lags = [float(r["lag_seconds"]) for r in load]
+backlog = [int(r["backlog_events"]) for r in load]
+stored = int(load[-1]["stored"]) if load else 0
+print(f"   ingest: {stored:,} events stored in {duration:.0f} s = {stored / duration:,.0f} events/s "
+      f"(wrk: {float(fields.get('rps', 0)):,.0f} requests/s, p99 {fields.get('p99_ms', '?')} ms, "
+      f"errors {int(fields.get('errors', 0)) + int(fields.get('non2xx', 0))})")
+if lags:
+    n = len(lags); ts = [float(r["t"]) for r in load]
+    mt, ml = sum(ts) / n, sum(lags) / n
+    slope = sum((t - mt) * (l - ml) for t, l in zip(ts, lags)) / max(sum((t - mt) ** 2 for t in ts), 1e-9)
+    print(f"   lag during the load: p50 {pct(lags, 50):.1f} s, p99 {pct(lags, 99):.1f} s, max {max(lags):.1f} s "
+          f"(target p99 <= {2 * interval:.0f} s); trend {slope * 60:+.2f} s per minute (target: none upward)")
+    print(f"   backlog during the load: p50 {pct(backlog, 50):,} events, max {max(backlog):,}")
+caught = next((r for r in after if int(r["backlog_events"]) == 0), None)
+if caught:
+    print(f"   caught up {float(caught['t']) - duration:.1f} s after the load stopped (target <= {interval:.0f} s)")
+elif after:
+    print(f"   NOT caught up {float(after[-1]['t']) - duration:.0f} s after the load: {int(after[-1]['backlog_events']):,} events left")
+rss = [int(r["rss_kb"] or 0) for r in rows]
+print(f"   peak RSS of the daemon: {max(rss) / 1024:.0f} MB")
+PY
