@@ -22,6 +22,16 @@ extension AppDatabase {
         }
     }
 
+    /// Attributes, if the follower has not yet, the events up to `count` past `seq` (a rollup
+    /// pass's worth): bounded work even while ingest goes on, so a rollup run never waits for
+    /// attribution to catch up with events stored after it began.
+    func attributeAhead(of seq: Int64, by count: Int) throws {
+        let wanted = seq + Int64(count)
+        while try attributedThroughSeq() < wanted {
+            if try attributeRound(maxEvents: 20_000) == 0 { return }
+        }
+    }
+
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {

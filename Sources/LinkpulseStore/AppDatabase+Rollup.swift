@@ -106,7 +106,7 @@ extension AppDatabase {
         let start = ContinuousClock.now
         var total = 0
         while true {
-            try attributeAll()
+            try attributeAhead(of: try rolledThroughSeq(), by: batch)
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { return total }
@@ -162,7 +162,7 @@ extension AppDatabase {
         let target = try maxSeq()
         var total = 0
         while try rolledThroughSeq() < target {
-            try attributeAll()
+            try attributeAhead(of: try rolledThroughSeq(), by: batch)
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { break }
