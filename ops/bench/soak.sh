@@ -57,7 +57,8 @@ print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_second
 
 echo "== $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
 T0=$(python3 -c 'import time; print(time.time())')
-BATCH=$BATCH KEY=$INGEST_KEY timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
+THREADS=2; [ "$CONNECTIONS" -lt 2 ] && THREADS=1
+BATCH=$BATCH KEY=$INGEST_KEY timeout $((DURATION + 30)) wrk -t$THREADS -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
   -s ops/bench/events.lua "http://127.0.0.1:$PORT/v1/events" > "$DATA/wrk.out" &
 WRK_PID=$!
 while kill -0 $WRK_PID 2>/dev/null; do sample load "$T0"; sleep 1; done
