@@ -1,0 +1,60 @@
+import Foundation
+import LinkpulseDomain
+import Testing
+
+@testable import LinkpulseStore
+
+/// Breakdowns over whole days come from dimension blocks, whose levels above one day hold only
+/// the days behind the horizon (see `DayBlocks`). Whatever order days arrive in, fresh, merged up
+/// or late, every range must count exactly what the events say.
+@Suite struct DayBlockHorizonTests {
+    static let day: Int64 = 86_400_000
+    static let firstDay: Int64 = 20_400  // days since 1970-01-01, a multiple of 8
+
+    static func clicks(day: Int64, ref: String, count: Int, tag: String) -> [IngestEvent] {
+        (0..<count).map {
+            IngestEvent(
+                id: "\(tag)-\(day)-\(ref)-\($0)", kind: .click, occurredAtMs: day * Self.day + Int64($0) * 1_000,
+                receivedAtMs: day * Self.day, ref: ref, platform: .ios, visitorId: "v\($0)")
+        }
+    }
+
+    @Test func everyRangeCountsExactlyAsDaysArriveFreshMergedAndLate() async throws {
+        let store = try TemporaryStore()
+        var expected: [Int64: [String: Int]] = [:]  // day → ref → clicks
+        func send(_ events: [IngestEvent], batch: Int = 150) async throws {
+            _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+            for e in events { expected[e.occurredAtMs / Self.day, default: [:]][e.ref!, default: 0] += 1 }
+            try store.database.rollUpAll(batch: batch)
+        }
+        // Twenty days in order, a pass or so each (the horizon moves along), then late events
+        // for days long merged up and for days still only in one-day blocks.
+        for offset in 0..<20 {
+            let day = Self.firstDay + Int64(offset)
+            try await send(Self.clicks(day: day, ref: "r\(offset % 3)", count: 40 + offset, tag: "a")
+                + Self.clicks(day: day, ref: "common", count: 7, tag: "a"))
+        }
+        try await send(Self.clicks(day: Self.firstDay + 2, ref: "late", count: 11, tag: "b")
+            + Self.clicks(day: Self.firstDay + 19, ref: "late", count: 5, tag: "b")
+            + Self.clicks(day: Self.firstDay + 9, ref: "r0", count: 3, tag: "b"))
+        try await send(Self.clicks(day: Self.firstDay + 21, ref: "new", count: 4, tag: "c"))
+        // Six days in one pass: days that enter and leave the one-day-only horizon in it.
+        var burst: [IngestEvent] = []
+        for offset in 22..<28 { burst += Self.clicks(day: Self.firstDay + Int64(offset), ref: "burst\(offset % 2)", count: 9, tag: "d") }
+        try await send(burst, batch: 10_000)
+
+        for (from, to) in [(0, 28), (0, 1), (1, 19), (2, 3), (3, 18), (17, 22), (19, 20), (8, 16), (5, 21), (22, 25), (16, 26), (24, 28)] as [(Int64, Int64)] {
+            let query = StatsQuery(fromMs: (Self.firstDay + from) * Self.day, toMs: (Self.firstDay + to) * Self.day)
+            let counts = try await store.database.statsCounts(query, grouping: .dimension(.ref), withVisitors: false)
+            var got: [String: Int] = [:]
+            for (key, value) in counts {
+                if case .value(let ref?) = key, value.people.clicks > 0 { got[ref] = value.people.clicks }
+            }
+            var want: [String: Int] = [:]
+            for day in (Self.firstDay + from)..<(Self.firstDay + to) {
+                for (ref, n) in expected[day] ?? [:] { want[ref, default: 0] += n }
+            }
+            #expect(got == want, "days [\(from), \(to))")
+        }
+    }
+}
