@@ -1,6 +1,7 @@
 /// Clicks held in memory, indexed the three ways attribution looks them up: by event id, by
-/// ref and by fingerprint. A `ClickLookup` on its own (tests, replays of small sets) and the
-/// in-memory layer of the store's lookup (the clicks of the current pass).
+/// ref and by fingerprint. A complete `ClickLookup` without a database: the reference replay
+/// the store's stored answers are tested against, and for small sets of events. Unbounded:
+/// the store keeps its click indexes on disk.
 ///
 /// Clicks must be added in store order (increasing seq); lookups then see exactly the clicks
 /// added so far.

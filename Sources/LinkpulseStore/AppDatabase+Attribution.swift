@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import LinkpulseDomain
 
-/// What attribution is, as of now: how far it has got.
+/// The attribution follower: every event attributed once, in store order, into the attribution
+/// file, by `Attributor` (see `queries/attributions/0001_attribution.sql` for what it keeps).
 extension AppDatabase {
     /// The seq through which every event is attributed.
     public func attributedThroughSeq() throws -> Int64 {
