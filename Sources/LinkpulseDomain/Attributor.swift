@@ -160,16 +160,17 @@ extension CountedEvent {
         kind: EventKind, platform: Platform, isBot: Bool, deferred: Bool, visitorHash: UInt64, own: LinkDimensions,
         match: MatchType?, click: LinkDimensions?
     ) {
+        var dimensions = own
+        var counted = match
         if kind == .click {
-            self.init(kind: kind, platform: platform, isBot: isBot, deferred: deferred, visitorHash: visitorHash, dimensions: own, match: nil)
-        } else if isBot || match == nil {
-            self.init(
-                kind: kind, platform: platform, isBot: isBot, deferred: deferred, visitorHash: visitorHash, dimensions: own,
-                match: .unattributed(ref: own.ref))
+            counted = nil
+        } else if let match, !isBot {
+            dimensions = match.countedDimensions(own: own, click: click)
         } else {
-            self.init(
-                kind: kind, platform: platform, isBot: isBot, deferred: deferred, visitorHash: visitorHash,
-                dimensions: match!.countedDimensions(own: own, click: click), match: match)
+            counted = .unattributed(ref: own.ref)
         }
+        self.init(
+            kind: kind, platform: platform, isBot: isBot, deferred: deferred, visitorHash: visitorHash, dimensions: dimensions,
+            match: counted)
     }
 }

@@ -94,9 +94,10 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
         now: deps.now
     ).addRoutes(to: router)
     HealthController(database: deps.database).addRoutes(to: router)
+    let freshness = RollupFreshness(database: deps.database, now: deps.now)
     AdminController(
         database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger),
-        freshness: RollupFreshness(database: deps.database, now: deps.now)
+        freshness: freshness
     ).addRoutes(to: router)
     let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
     StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
@@ -107,7 +108,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
         .addRoutes(to: router)
     if let registry = deps.prometheus {
-        MetricsController(registry: registry, freshness: RollupFreshness(database: deps.database, now: deps.now)).addRoutes(to: router)
+        MetricsController(registry: registry, freshness: freshness).addRoutes(to: router)
     }
     return router
 }

@@ -36,21 +36,13 @@ extension AppDatabase {
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {
-        let fresh = attributionRequested.withLock { requested in
-            defer { requested = true }
-            return !requested
-        }
-        guard fresh else { return }
-        let queued = attributionThread.enqueue { [self] in
-            // Cleared first: a commit landing during the round queues the next one.
-            attributionRequested.withLock { $0 = false }
+        attributionRequests.request { [self] in
             do {
                 try attributeAll()
             } catch {
                 logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
             }
         }
-        if !queued { attributionRequested.withLock { $0 = false } }
     }
 
     /// Forgets every attribution (and the rollups counted from them), so that the follower
@@ -165,17 +157,13 @@ extension AppDatabase {
     /// rollups counted from it) when it belongs to another one, claims events that do not
     /// exist, or names another event at its watermark than the one stored there.
     func prepareAttribution() throws {
-        let databaseId = try self.databaseId()
-        let newest = try maxSeq()
         let state = try attributionQueue.inDatabase { db -> Row? in
             try queries.prepareAttributionStatements(db)
             return try Row.fetchOne(db, sql: queries.attribution.state)
         }
         guard let state else { return try resetAttribution() }
-        let watermark: Int64 = state[1]
-        let storedId = try eventId(at: watermark)
-        if state[0] as String != databaseId || watermark > newest || (state[3] as String?) != storedId {
-            logger.warning("attribution belongs to another database state; attributing the events again", metadata: ["events": "\(newest)"])
+        if let reason = try mismatch(ofDerivedState: state) {
+            logger.warning("attributing every event again", metadata: ["reason": "\(reason)"])
             return try resetAttribution()
         }
         if (state[2] as Int64) != attributionWindowMs {
@@ -189,6 +177,20 @@ extension AppDatabase {
     /// The watermark (second column) of a state query's single row; 0 without a row.
     static func watermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
         try Row.fetchOne(db, sql: stateSQL).map { $0[1] as Int64 } ?? 0
+    }
+
+    /// Why a derived file's state row (owner database id, watermark and the id of the event
+    /// at the watermark, in columns 0, 1 and 3) does not fit the events database, or nil when
+    /// it does: it belongs to another database, claims events that do not exist, or names
+    /// another event at its watermark (an events database restored from another copy).
+    func mismatch(ofDerivedState state: Row) throws -> String? {
+        let watermark: Int64 = state[1]
+        if state[0] as String != (try databaseId()) { return "it belongs to another database" }
+        if watermark > (try maxSeq()) { return "it counts events the database does not hold (an older copy?)" }
+        if (state[3] as String?) != (try eventId(at: watermark)) {
+            return "the database holds another event at its watermark (restored from another copy?)"
+        }
+        return nil
     }
 
     /// The id of the event stored under `seq`; nil for seq 0 or none.

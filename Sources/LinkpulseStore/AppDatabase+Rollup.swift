@@ -106,7 +106,6 @@ extension AppDatabase {
         let start = ContinuousClock.now
         var total = 0
         while true {
-            try attributeAhead(of: try rolledThroughSeq(), by: batch)
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { return total }
@@ -122,18 +121,7 @@ extension AppDatabase {
     public func requestRollUp(
         batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<Int, any Error>) -> Void
     ) -> Bool {
-        let fresh = rollupRequested.withLock { requested in
-            defer { requested = true }
-            return !requested
-        }
-        guard fresh else { return false }
-        let queued = rollupThread.enqueue { [self] in
-            let result = Result { try rollUpAll(batch: batch, budget: budget) }
-            rollupRequested.withLock { $0 = false }
-            completion(result)
-        }
-        if !queued { rollupRequested.withLock { $0 = false } }
-        return queued
+        rollupRequests.request { [self] in completion(Result { try rollUpAll(batch: batch, budget: budget) }) }
     }
 
     /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;
@@ -162,7 +150,6 @@ extension AppDatabase {
         let target = try maxSeq()
         var total = 0
         while try rolledThroughSeq() < target {
-            try attributeAhead(of: try rolledThroughSeq(), by: batch)
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { break }
@@ -193,7 +180,10 @@ extension AppDatabase {
     /// several callers (the timer, `linkpulse rollup`, the admin endpoint) are serialised by
     /// the rollup file's lock.
     public func rollUp(maxEvents: Int = 200_000) throws -> Int {
-        try rollupQueue.inDatabase { db in
+        // Only attributed events are counted: attribute this pass's worth first, if the
+        // follower has not (bounded, so a pass never chases events stored after it began).
+        try attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
+        return try rollupQueue.inDatabase { db in
             var processed = 0
             try db.inTransaction(.deferred) {
                 // A write first: takes the rollup file's write lock (and only that one) before the
@@ -244,28 +234,20 @@ extension AppDatabase {
         }
     }
 
-    /// At open: ties the rollup file to this database, and starts it over when it belongs to
-    /// another one, claims events that do not exist, or names another event at its watermark
-    /// than the one stored there (an events database restored from an older or other copy).
+    /// At open: ties the rollup file to this database, and starts it over when its state does
+    /// not fit the events database (see `mismatch(ofDerivedState:)`) or it is ahead of the
+    /// attribution.
     func prepareRollups() throws {
-        let databaseId = try self.databaseId()
-        let newest = try maxSeq()
         let state = try rollupQueue.inDatabase { db -> Row? in
             try queries.prepareRollupStatements(db)
             return try Row.fetchOne(db, sql: queries.rollup.state)
         }
         guard let state else { return try resetRollups() }
+        if let reason = try mismatch(ofDerivedState: state) {
+            logger.warning("recomputing the rollups", metadata: ["reason": "\(reason)"])
+            return try resetRollups()
+        }
         let watermark: Int64 = state[1]
-        if state[0] as String != databaseId || watermark > newest {
-            logger.warning("rollups belong to another database state; recomputing them", metadata: ["events": "\(newest)"])
-            return try resetRollups()
-        }
-        if let expectedId = state[3] as String?, expectedId != (try eventId(at: watermark)) {
-            logger.warning(
-                "the events database holds other events than the rollups counted (restored from another copy?); recomputing them",
-                metadata: ["seq": "\(watermark)"])
-            return try resetRollups()
-        }
         if watermark > (try attributedThroughSeq()) {
             // Attribution was started over (its file deleted, or a version that moved it).
             logger.notice("the rollups are ahead of the attribution; recomputing them as it catches up")

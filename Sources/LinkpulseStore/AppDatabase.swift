@@ -65,10 +65,10 @@ public final class AppDatabase: Sendable {
     /// low priority: under a load that takes every core, ingest comes first (measured: at nice 5
     /// it cost batched ingest a quarter of its throughput) and attribution catches up after.
     let attributionThread = StoreThread(name: "linkpulse.attribution", nice: 10)
-    /// Whether an attribution round is queued (requests coalesce).
-    let attributionRequested = Mutex(false)
-    /// Whether a requested rollup run is queued or running (requests coalesce).
-    let rollupRequested = Mutex(false)
+    /// Attribution rounds asked for by commits (a commit during a round queues the next one).
+    let attributionRequests: CoalescedWork
+    /// Rollup runs asked for by the timer (a tick during a run adds nothing).
+    let rollupRequests: CoalescedWork
     let logger: Logger
 
     /// Opens (creating when missing) the databases under `directory`.
@@ -92,6 +92,8 @@ public final class AppDatabase: Sendable {
         let attributionPath = directory.appending(path: Self.attributionFileName).path
         self.attributionWindowMs = attributionWindowMs
         attributor = Attributor(windowMs: attributionWindowMs)
+        attributionRequests = CoalescedWork(on: attributionThread, coversRunning: false)
+        rollupRequests = CoalescedWork(on: rollupThread, coversRunning: true)
 
         // The id index file first: every events connection attaches it.
         var idConfig = Configuration()
@@ -104,33 +106,14 @@ public final class AppDatabase: Sendable {
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The attribution file next: the rollup job and every events connection attach it.
-        var attributionConfig = Configuration()
-        attributionConfig.busyMode = .timeout(120)
-        attributionConfig.prepareDatabase { db in
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
-            try db.execute(sql: "PRAGMA cache_size = -8192")
-            try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
-            try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
-        }
+        let attributionConfig = Self.derivedFileConfiguration(cacheKiB: 8192, attaching: [("ev", eventsPath), ("ids", idIndexPath)])
         attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
 
         // The rollup file next: every events connection attaches it too.
-        var rollupConfig = Configuration()
-        // Another process's rollup pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
-        rollupConfig.busyMode = .timeout(120)
-        rollupConfig.prepareDatabase { db in
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
-            try db.execute(sql: "PRAGMA cache_size = -16384")  // 16 MiB: the daemon shares its memory with ingest
-            try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [eventsPath])
-            try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
-            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
-            SketchFunctions.register(in: db)
-        }
+        // 16 MiB of cache: the daemon shares its memory with ingest.
+        let rollupConfig = Self.derivedFileConfiguration(
+            cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], sketches: true)
         rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
@@ -167,6 +150,25 @@ public final class AppDatabase: Sendable {
         try prepareIdIndex(tailLimit: tailLimit)
         try prepareAttribution()
         try prepareRollups()
+    }
+
+    /// The connection settings of a derived file (attribution, rollups), written by one thread
+    /// of this process and maybe by a command beside it: WAL, `synchronous=NORMAL` (derived
+    /// state is rebuilt after a power loss if need be), a WAL truncated back to 64 MiB after
+    /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names.
+    /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
+    static func derivedFileConfiguration(cacheKiB: Int, attaching files: [(schema: String, path: String)], sketches: Bool = false) -> Configuration {
+        var config = Configuration()
+        config.busyMode = .timeout(120)
+        config.prepareDatabase { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            for file in files { try db.execute(sql: "ATTACH DATABASE ? AS \(file.schema)", arguments: [file.path]) }
+            if sketches { SketchFunctions.register(in: db) }
+        }
+        return config
     }
 
     /// Applies the migrations of one file that it has not had yet, in order.

@@ -50,9 +50,6 @@ struct HotStatement {
         guard code == SQLITE_OK else { throw error(code) }
     }
 
-    /// Resets the statement to run it again (its bindings stay).
-    func reset() { sqlite3_reset(handle) }
-
     /// Steps a query: true while it has a row (read it with the column accessors), false when
     /// done. Call `finish()` (or `run()`-style reuse resets it) when stopping early.
     func step() throws -> Bool {

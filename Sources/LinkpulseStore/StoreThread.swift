@@ -1,5 +1,6 @@
 import CSystemTuning
 import Foundation
+import Synchronization
 
 /// A thread the store owns for blocking work (SQLite passes, file I/O), fed through `async`
 /// calls that resume through a continuation: callers never block a cooperative thread, and no
@@ -63,5 +64,42 @@ final class StoreThread: @unchecked Sendable {
         condition.broadcast()
         while !finished { condition.wait() }
         condition.unlock()
+    }
+}
+
+/// Requests for one kind of work on a `StoreThread` that coalesce: a request made while an
+/// earlier one is pending adds nothing. Pending means queued, and, with `coversRunning`, also
+/// running (the rollup timer: a tick during a run is dropped); without it, a request made while
+/// the work runs queues the next run (the attribution follower: a commit landing during a round
+/// must be attributed too).
+final class CoalescedWork: Sendable {
+    let thread: StoreThread
+    let coversRunning: Bool
+    private let pending = Mutex(false)
+
+    init(on thread: StoreThread, coversRunning: Bool) {
+        self.thread = thread
+        self.coversRunning = coversRunning
+    }
+
+    /// Queues `body` unless a request is pending; false when nothing was queued.
+    @discardableResult
+    func request(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let fresh = pending.withLock { pending in
+            defer { pending = true }
+            return !pending
+        }
+        guard fresh else { return false }
+        let queued = thread.enqueue { [self] in
+            if coversRunning {
+                body()
+                pending.withLock { $0 = false }
+            } else {
+                pending.withLock { $0 = false }
+                body()
+            }
+        }
+        if !queued { pending.withLock { $0 = false } }
+        return queued
     }
 }

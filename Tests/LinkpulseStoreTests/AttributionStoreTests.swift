@@ -112,6 +112,58 @@ import Testing
         #expect(matched == Set(MatchType.allCases.map(\.rawValue)))
     }
 
+    @Test func theFollowerAttributesCommittedEventsWithoutBeingAsked() async throws {
+        let store = try TemporaryStore()
+        let events = Self.traffic(seed: 5, count: 500)
+        _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+        let stored = try store.count("SELECT max(seq) FROM events")
+        // Nothing else runs here: only the follower woken by the commit can attribute.
+        var attributed: Int64 = 0
+        for _ in 0..<200 where attributed < stored {
+            try await Task.sleep(for: .milliseconds(10))
+            attributed = try store.database.attributedThroughSeq()
+        }
+        #expect(attributed == Int64(stored))
+        #expect(try store.database.rolledThroughSeq() == 0)
+    }
+
+    @Test func reattributingReplaysTheSameAnswers() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 11, count: 1_500), quarantine: [])])
+        try store.database.rollUpAll()
+        let before = try Self.storedAnswers(store)
+        let counts = try RollupRestoreTests.countsByRef(store.database)
+        try store.database.resetAttribution()
+        #expect(try store.database.attributedThroughSeq() == 0)
+        #expect(try store.database.rolledThroughSeq() == 0)
+        try store.database.rollUpAll()
+        #expect(try Self.storedAnswers(store) == before)
+        #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
+    }
+
+    @Test func aClosedStoreLeavesNoWALBehind() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 2, count: 3_000), quarantine: [])])
+        try store.database.rollUpAll()
+        try store.database.close()
+        for name in [AppDatabase.eventsFileName, AppDatabase.attributionFileName, AppDatabase.rollupFileName, AppDatabase.idIndexFileName] {
+            let wal = store.directory.appending(path: name + "-wal").path
+            let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+            #expect(size == 0, "\(name)-wal")
+        }
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
+    }
+
+    @Test func aRefusedBindThrows() async throws {
+        let store = try TemporaryStore()
+        try await store.database.pool.read { db in
+            // Cached, as every HotStatement's statement is (it does not keep the statement alive).
+            let s = HotStatement(try db.cachedStatement(sql: "SELECT ?"), in: db)
+            try s.bind(1, Int64(1))
+            #expect(throws: DatabaseError.self) { try s.bind(2, Int64(1)) }
+        }
+    }
+
     @Test func aDeletedAttributionFileIsRebuiltWithTheSameAnswersAndCounts() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 7, count: 2_000), quarantine: [])])
