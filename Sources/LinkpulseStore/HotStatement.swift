@@ -6,13 +6,17 @@ import LinkpulseDomain
 /// or per row: the ingest writer, the rollup pass and the stats reads. GRDB's
 /// `StatementArguments` and `Row` box every value in an existential, which costs more than the
 /// insert or read itself at tens of thousands of rows a second; here values go straight to and
-/// from `sqlite3_bind_*` / `sqlite3_column_*`. The statement still comes from `Database.cachedStatement`,
-/// so GRDB owns its lifetime, and it is reset before every use.
+/// from `sqlite3_bind_*` / `sqlite3_column_*`. The statement comes from
+/// `Database.cachedStatement` and is held here, so it stays alive even if GRDB drops it from its
+/// cache meanwhile (GRDB finalizes a statement when its last holder lets go); it is reset before
+/// every use.
 struct HotStatement {
     let handle: OpaquePointer
     let db: Database
+    private let statement: Statement
 
     init(_ statement: Statement, in db: Database) {
+        self.statement = statement
         self.handle = statement.sqliteStatement
         self.db = db
         sqlite3_reset(handle)

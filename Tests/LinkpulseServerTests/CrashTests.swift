@@ -6,6 +6,11 @@ import NIOCore
 import Synchronization
 import Testing
 
+/// How many requests the load generators have seen acknowledged so far.
+final class AckCount: Sendable {
+    let value = Atomic<Int>(0)
+}
+
 /// What the load generators know: ids they sent at least once, and ids the server acknowledged.
 final class Ledger: Sendable {
     private let state = Mutex((sent: Set<String>(), acked: Set<String>()))
@@ -125,7 +130,9 @@ final class CurrentServer: Sendable {
         let daemon = try DaemonProcess(data: data)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let key = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))["ingest_key"]!
-        // Eight clients post one event after another; SIGTERM lands while requests are in flight.
+        // Eight clients post one event after another; SIGTERM lands while requests are in flight,
+        // once the daemon has acknowledged some (a loaded machine may take a while to get there).
+        let firstAcks = AckCount()
         let acked = try await withThrowingTaskGroup(of: Int.self) { group in
             for client in 0..<8 {
                 group.addTask {
@@ -139,11 +146,16 @@ final class CurrentServer: Sendable {
                               response.status == .accepted
                         else { return count }
                         count += 1
+                        firstAcks.value.add(1, ordering: .relaxed)
                     }
                     return count
                 }
             }
-            try await Task.sleep(for: .milliseconds(400))
+            let deadline = ContinuousClock.now + .seconds(30)
+            while firstAcks.value.load(ordering: .relaxed) < 50 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(200))
             #expect(daemon.terminate() == 0)
             return try await group.reduce(0, +)
         }

@@ -9,10 +9,12 @@ final class Locked<Value: Sendable>: Sendable {
 }
 
 /// The real `linkpulse` binary, started as a child process over a data directory, for tests
-/// that need a real process: crashes, signals, restarts.
+/// that need a real process: crashes, signals, restarts. Its output goes to a file that `log`
+/// reads (a file, not a pipe with a readability handler: Foundation's handlers on Linux race
+/// with the process ending, and several of these run side by side).
 final class DaemonProcess: Sendable {
     let process: Process
-    let output = Locked("")
+    let logFile: URL
     let port: Int
 
     /// The binary the test build already has, next to the test bundle.
@@ -28,14 +30,12 @@ final class DaemonProcess: Sendable {
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-        }
+        logFile = FileManager.default.temporaryDirectory.appending(path: "linkpulse-daemon-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let output = try FileHandle(forWritingTo: logFile)
+        defer { try? output.close() }
+        process.standardOutput = output
+        process.standardError = output
         try process.run()
         self.process = process
 
@@ -43,14 +43,16 @@ final class DaemonProcess: Sendable {
         var found: Int?
         while found == nil, Date() < deadline, process.isRunning {
             Thread.sleep(forTimeInterval: 0.02)
-            found = output.withLock { Self.listeningPort(in: $0) }
+            found = Self.listeningPort(in: Self.read(logFile))
         }
         guard let found else {
             process.terminate()
-            throw DaemonError.didNotStart(output.withLock { $0 })
+            throw DaemonError.didNotStart(Self.read(logFile))
         }
         port = found
     }
+
+    deinit { try? FileManager.default.removeItem(at: logFile) }
 
     static func listeningPort(in log: String) -> Int? {
         for line in log.split(separator: "\n") where line.contains("listening") && line.contains("port=") {
@@ -80,7 +82,10 @@ final class DaemonProcess: Sendable {
         return process.terminationStatus
     }
 
-    var log: String { output.withLock { $0 } }
+    /// Everything the process has printed so far.
+    var log: String { Self.read(logFile) }
+
+    static func read(_ file: URL) -> String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
 }
 
 enum DaemonError: Error, CustomStringConvertible {

@@ -15,9 +15,7 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         var link: String?
         while link == nil, Date() < deadline {
-            link = daemon.output.withLock { log in
-                log.split(separator: "\n").first { $0.contains("/dashboard/#key=") }.map { $0.trimmingCharacters(in: .whitespaces) }
-            }
+            link = daemon.log.split(separator: "\n").first { $0.contains("/dashboard/#key=") }.map { $0.trimmingCharacters(in: .whitespaces) }
             if link == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let printed = try #require(link)
