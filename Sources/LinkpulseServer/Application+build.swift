@@ -30,14 +30,18 @@ public struct ServerSettings: Sendable {
     public var exportCheckInterval: Duration
     /// The dashboard's static files (see `DashboardAssets.locate`); nil serves none.
     public var dashboardsDirectory: URL?
+    /// How the Segment-compatible endpoints map messages onto link events.
+    public var segmentMapping: SegmentMapping
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
         queueCapacity: Int = 20_000, idIndexInterval: Duration = .milliseconds(500), idMergeThreshold: Int = 100_000,
         rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC",
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
-        exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil
+        exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
+        segmentMapping: SegmentMapping = SegmentMapping()
     ) {
+        self.segmentMapping = segmentMapping
         self.dashboardsDirectory = dashboardsDirectory
         self.exportDirectory = exportDirectory
         self.exportJobs = exportJobs
@@ -85,14 +89,16 @@ public struct AppDependencies: Sendable {
 /// The router with every route of the daemon.
 public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Router<LinkpulseRequestContext> {
     let router = Router(context: LinkpulseRequestContext.self)
-    IngestController(
+    let ingest = IngestController(
         queue: deps.queue,
         validator: EventValidator(hasher: KeyedHasher(secret: deps.secrets.hashSecretBytes)),
         ingestKey: deps.secrets.ingestKey,
         trustProxy: settings.trustProxy,
         metrics: deps.metrics,
         now: deps.now
-    ).addRoutes(to: router)
+    )
+    ingest.addRoutes(to: router)
+    SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
     HealthController(database: deps.database).addRoutes(to: router)
     let freshness = RollupFreshness(database: deps.database, now: deps.now)
     AdminController(

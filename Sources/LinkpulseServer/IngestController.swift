@@ -38,6 +38,19 @@ struct IngestResponse: Codable, Equatable {
     }
 }
 
+/// Why the writer could not store a request's work: always a 503 with `Retry-After`.
+struct StoreFailure: Error {
+    var code: String
+    /// Seconds the client should wait before retrying.
+    var retryAfter: Int
+    var message: String
+
+    /// The request-level JSON error of `/v1/events`.
+    var response: Response {
+        .error(.serviceUnavailable, code: code, message: message, headers: [.retryAfter: "\(retryAfter)"])
+    }
+}
+
 /// `POST /v1/events`: authenticates with the ingest key, reads the body (gzip/deflate, JSON,
 /// array, `{"batch":[…]}`, NDJSON), validates each event on its own, hands valid and rejected
 /// events to the writer, and answers only once they are committed.
@@ -68,7 +81,7 @@ struct IngestController: Sendable {
         let body: [UInt8]
         switch await readBody(&request) {
         case .bytes(let bytes): body = bytes
-        case .refused(let response): return response
+        case .refused(let refusal): return .error(refusal.status, code: refusal.code, message: refusal.message)
         }
 
         let forwardedFor = forwardedAddresses(request)
@@ -91,7 +104,7 @@ struct IngestController: Sendable {
                 raw: body, index: nil, error: problem, request: facts, forwardedFor: forwardedFor,
                 hasher: validator.hasher)
             metrics.rejected.increment()
-            if let failure = await store(IngestWork(events: [], quarantine: [record])).failure { return failure }
+            if let failure = await store(IngestWork(events: [], quarantine: [record])).failure { return failure.response }
             return .error(.badRequest, code: "invalid_json", message: error.message)
         }
 
@@ -113,59 +126,70 @@ struct IngestController: Sendable {
         }
 
         let stored = await store(IngestWork(events: events, quarantine: quarantine))
-        guard let outcomes = stored.outcomes else { return stored.failure! }
-        let duplicates = outcomes.filter { $0 == .duplicate }.count
-        let accepted = outcomes.count - duplicates
-        metrics.accepted.increment(by: accepted)
-        metrics.duplicates.increment(by: duplicates)
-        metrics.rejected.increment(by: problems.count)
-        metrics.bots.increment(by: zip(events, outcomes).filter { $0.0.isBot && $0.1 != .duplicate }.count)
-
+        guard let outcomes = stored.outcomes else { return stored.failure!.response }
+        let (accepted, duplicates) = count(events, outcomes, rejected: problems.count)
         let answer = IngestResponse(accepted: accepted, duplicates: duplicates, rejected: problems.count, errors: problems)
         let allRejected = events.isEmpty && !problems.isEmpty
         return answer.response(status: allRejected ? .badRequest : .accepted)
     }
 
-    /// Hands work to the writer; a full queue or a failed commit becomes a 503 with Retry-After.
-    func store(_ work: IngestWork) async -> (outcomes: [StoredOutcome]?, failure: Response?) {
+    /// Counts a stored request in the ingest metrics; returns how many of its events were
+    /// newly stored and how many were duplicates.
+    func count(_ events: [IngestEvent], _ outcomes: [StoredOutcome], rejected: Int) -> (accepted: Int, duplicates: Int) {
+        let duplicates = outcomes.filter { $0 == .duplicate }.count
+        metrics.accepted.increment(by: outcomes.count - duplicates)
+        metrics.duplicates.increment(by: duplicates)
+        metrics.rejected.increment(by: rejected)
+        metrics.bots.increment(by: zip(events, outcomes).filter { $0.0.isBot && $0.1 != .duplicate }.count)
+        return (outcomes.count - duplicates, duplicates)
+    }
+
+    /// Hands work to the writer; a full queue or a failed commit becomes a `StoreFailure` (a
+    /// 503 with Retry-After).
+    func store(_ work: IngestWork) async -> (outcomes: [StoredOutcome]?, failure: StoreFailure?) {
         do {
             return (try await queue.submit(work), nil)
         } catch IngestQueue.Failure.full {
             metrics.overloaded.increment()
-            return (nil, .error(
-                .serviceUnavailable, code: "overloaded",
-                message: "The server is busy writing earlier events. Retry this request after the Retry-After delay; nothing of it was stored.",
-                headers: [.retryAfter: "1"]))
+            return (nil, StoreFailure(
+                code: "overloaded", retryAfter: 1,
+                message: "The server is busy writing earlier events. Retry this request after the Retry-After delay; nothing of it was stored."))
         } catch IngestQueue.Failure.closed {
-            return (nil, .error(
-                .serviceUnavailable, code: "shutting_down",
-                message: "The server is restarting. Retry this request shortly; nothing of it was stored.",
-                headers: [.retryAfter: "2"]))
+            return (nil, StoreFailure(
+                code: "shutting_down", retryAfter: 2, message: "The server is restarting. Retry this request shortly; nothing of it was stored."))
         } catch {
-            return (nil, .error(
-                .serviceUnavailable, code: "storage_unavailable",
-                message: "The events could not be written to disk. Retry this request later; nothing of it was stored.",
-                headers: [.retryAfter: "5"]))
+            return (nil, StoreFailure(
+                code: "storage_unavailable", retryAfter: 5,
+                message: "The events could not be written to disk. Retry this request later; nothing of it was stored."))
         }
     }
 
-    /// The body, inflated when compressed, or the error response that ends the request.
+    /// The body, inflated when compressed, or why the request ends here.
     enum BodyRead {
         case bytes([UInt8])
-        case refused(Response)
+        case refused(BodyRefusal)
+    }
+
+    /// A request refused while its body was read: too large, an unknown or broken encoding.
+    struct BodyRefusal {
+        var status: HTTPResponse.Status
+        var code: String
+        var message: String
     }
 
     func readBody(_ request: inout Request) async -> BodyRead {
-        let limit = IngestLimits.maxBodyBytes
-        var tooLarge: Response {
-            .error(
-                .contentTooLarge, code: "body_too_large",
-                message: "The body is larger than \(limit) bytes (after decompression). Send fewer events per request.")
-        }
+        await Self.readBody(&request, limit: IngestLimits.maxBodyBytes)
+    }
+
+    /// Reads a request body of at most `limit` bytes after decompression (gzip, deflate or none).
+    static func readBody(_ request: inout Request, limit: Int) async -> BodyRead {
+        let tooLarge = BodyRefusal(
+            status: .contentTooLarge, code: "body_too_large",
+            message: "The body is larger than \(limit) bytes (after decompression). Send fewer events per request.")
         let encoding = request.headers[.contentEncoding].map { $0.lowercased().filter { $0 != " " } } ?? "identity"
         guard ["identity", "gzip", "x-gzip", "deflate"].contains(encoding) else {
-            return .refused(.error(
-                .unsupportedMediaType, code: "unsupported_encoding",
+            return .refused(BodyRefusal(
+                status: .unsupportedMediaType, code: "unsupported_encoding",
                 message: "Content-Encoding \(encoding) is not supported; send the body plain, gzip or deflate."))
         }
         let buffer: ByteBuffer
@@ -181,8 +205,8 @@ struct IngestController: Sendable {
         } catch .tooLarge {
             return .refused(tooLarge)
         } catch {
-            return .refused(.error(
-                .badRequest, code: "invalid_encoding",
+            return .refused(BodyRefusal(
+                status: .badRequest, code: "invalid_encoding",
                 message: "The body is not valid \(encoding) data; compress the whole body or drop Content-Encoding."))
         }
     }

@@ -63,6 +63,12 @@ public struct IngestMetrics: Sendable {
     let commitDuration = Metrics.Timer(label: "linkpulse_ingest_commit_duration_seconds", preferredDisplayUnit: .seconds)
     let commitSize = Recorder(label: "linkpulse_ingest_commit_events", aggregate: true)
     let queueDepth = Gauge(label: "linkpulse_ingest_queue_events")
+    /// Messages of the Segment-compatible endpoints, by what became of them; `ignored` are
+    /// messages that are not link events (accepted, counted, not stored).
+    let segmentStored = Counter(label: "linkpulse_segment_messages_total", dimensions: [("outcome", "stored")])
+    let segmentDuplicates = Counter(label: "linkpulse_segment_messages_total", dimensions: [("outcome", "duplicate")])
+    let segmentIgnored = Counter(label: "linkpulse_segment_messages_total", dimensions: [("outcome", "ignored")])
+    let segmentRejected = Counter(label: "linkpulse_segment_messages_total", dimensions: [("outcome", "rejected")])
 
     public init() {}
 }

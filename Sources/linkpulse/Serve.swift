@@ -60,6 +60,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: .hidden)
     var demoEvents: Int = DemoData.profile.events
 
+    @Option(help: "Segment-compatible ingest: a JSON file of extra event names and link domains, see ops/segment.example.json (LINKPULSE_SEGMENT_CONFIG).")
+    var segmentConfig: String? = Environment.string("segment-config")
+
     @Option(help: "Folder of the dashboard's files; found without it when started from the repository (LINKPULSE_DASHBOARDS_DIR).")
     var dashboardsDir: String? = Environment.string("dashboards-dir")
 
@@ -79,8 +82,22 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    /// The Segment mapping of `--segment-config`; the standard one without it.
+    func segmentMapping() throws -> SegmentMapping {
+        guard let segmentConfig else { return SegmentMapping() }
+        guard let data = FileManager.default.contents(atPath: segmentConfig) else {
+            throw ValidationError("--segment-config: cannot read \(segmentConfig).")
+        }
+        do {
+            return try SegmentMapping.parse(data)
+        } catch {
+            throw ValidationError("--segment-config \(segmentConfig): \(error)")
+        }
+    }
+
     mutating func validate() throws {
         _ = try exportJobs()
+        _ = try segmentMapping()
         guard let check = DurationText.milliseconds(exportCheckInterval), check >= 100 else {
             throw ValidationError("--export-check-interval must be a duration of at least 100ms, such as 15s.")
         }
@@ -131,7 +148,8 @@ struct Serve: AsyncParsableCommand {
             exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports"),
             exportJobs: try exportJobs(),
             exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
-            dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir))
+            dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
+            segmentMapping: try segmentMapping())
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

@@ -1,0 +1,156 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+import NIOCore
+
+/// Segment's HTTP Tracking API, so apps can point the analytics SDK they already ship (Segment's
+/// or RudderStack's) at Linkpulse: `POST /v1/batch`, `/v1/track`, `/v1/screen`, `/v1/page`,
+/// `/v1/identify`, `/v1/group`, `/v1/alias`.
+///
+/// Authenticates with the write key (the ingest key) as HTTP Basic user name, as `writeKey` in
+/// the body, or any way `/v1/events` accepts; maps link events through `SegmentMapping` and
+/// validates, quarantines and stores them exactly like `/v1/events`; accepts and counts every
+/// other message without storing it. Answers as the SDKs expect: `200 {"success":true}` once
+/// stored, `400` when the body is not a Segment message or batch, `401` for a wrong key, `413`
+/// too large, `503` + `Retry-After` when nothing could be stored (SDKs retry 5xx and 429 only).
+struct SegmentController: Sendable {
+    let ingest: IngestController
+    let mapping: SegmentMapping
+
+    /// Segment's limits: 500 KB a request (after decompression), 32 KB a message.
+    static let maxRequestBytes = 512_000
+    static let maxMessageBytes = IngestLimits.maxEventBytes
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        let group = router.group("v1").add(middleware: IngestCORSMiddleware())
+        group.post("batch") { request, context in await handle(request, context: context, endpoint: nil) }
+        group.on("batch", method: .options) { _, _ in Response(status: .noContent) }
+        for type in SegmentMessageType.allCases {
+            group.post(RouterPath(type.rawValue)) { request, context in await handle(request, context: context, endpoint: type) }
+            group.on(RouterPath(type.rawValue), method: .options) { _, _ in Response(status: .noContent) }
+        }
+    }
+
+    /// One request: `endpoint` is the type a single-message endpoint implies, nil for `/v1/batch`.
+    func handle(_ request: Request, context: LinkpulseRequestContext, endpoint: SegmentMessageType?) async -> Response {
+        let receivedAt = ingest.now()
+        var request = request
+        let body: [UInt8]
+        switch await IngestController.readBody(&request, limit: Self.maxRequestBytes) {
+        case .bytes(let bytes): body = bytes
+        case .refused(let refusal): return Self.error(refusal.status, code: refusal.code, message: refusal.message)
+        }
+        let envelope = try? JSONDecoder().decode(SegmentEnvelope.self, from: Data(body))
+        guard Self.writeKey(in: request).map({ constantTimeEquals($0, ingest.ingestKey) }) == true
+            || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true
+            || AccessKey.check(request, expected: ingest.ingestKey)
+        else {
+            return Self.error(
+                .unauthorized, code: "unauthorized",
+                message: "Missing or wrong write key. Configure the SDK with the Linkpulse ingest key as its write key (HTTP Basic user name, empty password).")
+        }
+
+        let forwardedFor = ingest.forwardedAddresses(request)
+        // The request's own User-Agent is the SDK's HTTP client, not the person's device: only
+        // `context.userAgent` speaks for the device. The address is the device's when a client
+        // SDK posts directly; server SDKs send `context.ip`, which wins.
+        let facts = RequestFacts(
+            receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor), userAgent: nil)
+        func quarantined(_ raw: some Collection<UInt8>, index: Int?, _ problem: EventError) -> QuarantinedEvent {
+            QuarantinedEvent.make(
+                raw: raw, index: index, error: problem, request: facts, forwardedFor: forwardedFor, hasher: ingest.validator.hasher)
+        }
+
+        let framing = IngestBody.frame(body, format: .json)
+        if case .failure(let error) = framing, error.kind == .tooManyEvents {
+            return Self.error(.contentTooLarge, code: "too_many_events", message: error.message)
+        }
+        guard let envelope, case .success(let framed) = framing else {
+            // Not JSON at all: kept in quarantine all the same, then refused as a whole.
+            let message = "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object."
+            let record = quarantined(body, index: nil, EventError(code: "invalid_json", field: nil, message: message))
+            ingest.metrics.rejected.increment()
+            if let failure = await ingest.store(IngestWork(events: [], quarantine: [record])).failure { return Self.error(failure) }
+            return Self.error(.badRequest, code: "invalid_json", message: message)
+        }
+        if endpoint == nil, !envelope.hasBatch {
+            return Self.error(
+                .badRequest, code: "not_a_batch",
+                message: "`/v1/batch` takes {\"batch\":[…messages…],\"sentAt\":…}; post a single message to /v1/track and its siblings.")
+        }
+        if let endpoint, envelope.hasBatch || framed.count != 1 {
+            return Self.error(
+                .badRequest, code: "not_a_message",
+                message: "`/v1/\(endpoint.rawValue)` takes one message object; post batches to /v1/batch.")
+        }
+        if endpoint != nil, framed[0].rejection?.code == "event_too_large" {
+            return Self.error(.contentTooLarge, code: "message_too_large", message: "A message may be at most \(Self.maxMessageBytes) bytes.")
+        }
+
+        var events: [IngestEvent] = []
+        var quarantine: [QuarantinedEvent] = []
+        var ignored = 0
+        for (index, decoded) in JSONValue.decodeEach(body, framed).enumerated() {
+            let raw = body[framed[index].range]
+            let index = endpoint == nil ? index : nil
+            let outcome: SegmentOutcome
+            switch decoded {
+            case .success(let message): outcome = mapping.map(message, envelope: envelope, endpointType: endpoint)
+            case .failure(let problem): outcome = .invalid(problem)
+            }
+            switch outcome {
+            case .ignored:
+                ignored += 1
+            case .invalid(let problem):
+                quarantine.append(quarantined(raw, index: index, problem))
+            case .linkEvent(let payload):
+                switch ingest.validator.validate(payload, request: facts) {
+                case .success(let event): events.append(event)
+                case .failure(let problem): quarantine.append(quarantined(raw, index: index, problem))
+                }
+            }
+        }
+
+        let stored = await ingest.store(IngestWork(events: events, quarantine: quarantine))
+        guard let outcomes = stored.outcomes else { return Self.error(stored.failure!) }
+        let (accepted, duplicates) = ingest.count(events, outcomes, rejected: quarantine.count)
+        let metrics = ingest.metrics
+        metrics.segmentStored.increment(by: accepted)
+        metrics.segmentDuplicates.increment(by: duplicates)
+        metrics.segmentIgnored.increment(by: ignored)
+        metrics.segmentRejected.increment(by: quarantine.count)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"success":true}"#)))
+    }
+
+    /// The user name of `Authorization: Basic …` (Segment's write key; the password is empty).
+    static func writeKey(in request: Request) -> String? {
+        guard let authorization = request.headers[.authorization] else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1].trimmingCharacters(in: .whitespaces)))
+        else { return nil }
+        let credentials = String(decoding: decoded, as: UTF8.self)
+        return String(credentials.prefix { $0 != ":" })
+    }
+
+    /// A request-level error the SDKs can read (`code` and `message` at the top, as Segment
+    /// answers), with Linkpulse's usual `error` object beside them.
+    static func error(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) -> Response {
+        struct Body: Encodable {
+            var success = false
+            var code: String
+            var message: String
+            var error: ErrorResponse.Detail
+        }
+        return .json(Body(code: code, message: message, error: .init(code: code, message: message)), status: status, headers: headers)
+    }
+
+    static func error(_ failure: StoreFailure) -> Response {
+        error(.serviceUnavailable, code: failure.code, message: failure.message, headers: [.retryAfter: "\(failure.retryAfter)"])
+    }
+
+}

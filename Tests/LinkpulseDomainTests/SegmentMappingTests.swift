@@ -1,0 +1,176 @@
+import Foundation
+import LinkpulseDomain
+import Testing
+
+/// Segment messages onto link events: the README's mapping table, rule by rule.
+@Suite struct SegmentMappingTests {
+    static func message(_ json: String) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+    }
+
+    static func payload(
+        _ json: String, mapping: SegmentMapping = SegmentMapping(), envelope: SegmentEnvelope = SegmentEnvelope(),
+        endpoint: SegmentMessageType? = nil
+    ) throws -> EventPayload {
+        guard case .linkEvent(let payload) = mapping.map(try message(json), envelope: envelope, endpointType: endpoint) else {
+            Issue.record("not a link event: \(json)")
+            return EventPayload()
+        }
+        return payload
+    }
+
+    @Test func lifecycleNamesAreLinkEventsWhateverTheirCase() throws {
+        let cases: [(String, EventKind)] = [
+            ("Application Installed", .install), ("application opened", .open), ("DEEP LINK OPENED", .open),
+            ("Deep Link Clicked", .click),
+        ]
+        for (name, kind) in cases {
+            let p = try Self.payload(#"{"type":"track","event":"\#(name)","messageId":"m1"}"#)
+            #expect(p.type == .value(kind.rawValue), "\(name)")
+            #expect(p.id == .value("m1"))
+        }
+    }
+
+    @Test func everyOtherMessageIsIgnoredNotRefused() throws {
+        let mapping = SegmentMapping()
+        for json in [
+            #"{"type":"track","event":"Order Completed"}"#, #"{"type":"screen","name":"Home"}"#,
+            #"{"type":"page","name":"Pricing"}"#, #"{"type":"identify","userId":"u1"}"#,
+            #"{"type":"group","groupId":"g"}"#, #"{"type":"alias","previousId":"a"}"#,
+            #"{"type":"track"}"#, #"{"type":"screen","event":"Application Opened"}"#,
+        ] {
+            #expect(mapping.map(try Self.message(json), envelope: SegmentEnvelope()) == .ignored, "\(json)")
+        }
+    }
+
+    @Test func theOperatorsNamesAddToTheStandardOnes() throws {
+        let mapping = try SegmentMapping.parse(Data(#"{"event_names":{"Link Clicked":"click"},"link_domains":["Go.Example.com"]}"#.utf8))
+        #expect(try Self.payload(#"{"type":"track","event":"link clicked"}"#, mapping: mapping).type == .value("click"))
+        #expect(try Self.payload(#"{"type":"track","event":"Application Opened"}"#, mapping: mapping).type == .value("open"))
+        #expect(mapping.map(try Self.message(#"{"type":"track","event":"Link Clicked"}"#), envelope: SegmentEnvelope()) != .ignored)
+        #expect(SegmentMapping().map(try Self.message(#"{"type":"track","event":"Link Clicked"}"#), envelope: SegmentEnvelope()) == .ignored)
+    }
+
+    @Test func configMistakesAreNamed() {
+        for (json, fragment) in [
+            (#"{"event_name":{}}"#, "unknown key `event_name`"),
+            (#"{"event_names":{"X":"purchase"}}"#, "`event_names.X`"),
+            (#"{"link_domains":"go.example.com"}"#, "`link_domains` must be an array"),
+            (#"{"link_domains":["https://go.example.com/"]}"#, "host names"),
+            (#"[]"#, "one JSON object"),
+        ] {
+            do {
+                _ = try SegmentMapping.parse(Data(json.utf8))
+                Issue.record("accepted: \(json)")
+            } catch {
+                #expect(error is SegmentMapping.ConfigError && "\(error)".contains(fragment), "\(json): \(error)")
+            }
+        }
+    }
+
+    @Test func contextFillsTheEventFields() throws {
+        let p = try Self.payload("""
+            {"type":"track","event":"Application Installed","messageId":"m2","anonymousId":"anon-1",
+             "timestamp":"2026-11-20T10:00:00.123456+00:00","sentAt":"2026-11-20T10:00:05Z",
+             "context":{"ip":"203.0.113.9","userAgent":"Shop/2.1 (iPhone; iOS 17.2)","os":{"name":"iOS","version":"17.2.1"},
+                        "app":{"version":"2.1.0"},"device":{"id":"dev-9","type":"ios"},
+                        "campaign":{"name":"winter","source":"newsletter","medium":"email"}},
+             "properties":{"click_id":"c-1","ref":"ab12","url":"https://shop.example/p/1","referrer":"https://mail.example/",
+                           "from_background":false,"referring_application":"com.mail","version":"2.1.0","build":210,
+                           "deferred":true,"extra":{"a":[1,"x"]},"gone":null}}
+            """)
+        #expect(p.id == .value("m2"))
+        #expect(p.timestamp == .value(.text("2026-11-20T10:00:00.123456+00:00")))
+        #expect(p.sentAt == .value(.text("2026-11-20T10:00:05Z")))
+        #expect(p.ip == .value("203.0.113.9"))
+        #expect(p.userAgent == .value("Shop/2.1 (iPhone; iOS 17.2)"))
+        #expect(p.osVersion == .value("17.2.1"))
+        #expect(p.appVersion == .value("2.1.0"))
+        #expect(p.deviceId == .value("dev-9"))
+        #expect(p.platform == .value("ios"))
+        #expect(p.campaign == .value("winter"))
+        #expect(p.source == .value("newsletter"))
+        #expect(p.medium == .value("email"))
+        #expect(p.clickId == .value("c-1"))
+        #expect(p.ref == .value("ab12"))
+        #expect(p.url == .value("https://shop.example/p/1"))
+        #expect(p.referrer == .value("https://mail.example/"))
+        #expect(p.deferred == .value(true))
+        #expect(p.properties == .value([
+            "from_background": .bool(false), "referring_application": .string("com.mail"),
+            "version": .string("2.1.0"), "build": .number(210), "extra": .string(#"{"a":[1,"x"]}"#),
+        ]))
+    }
+
+    @Test func theRefComesFromTheLinkWhenNotSent() throws {
+        let mapping = SegmentMapping(linkDomains: ["go.example.com"])
+        func ref(_ url: String) throws -> Field<String> {
+            try Self.payload(#"{"type":"track","event":"Deep Link Opened","properties":{"url":"\#(url)"}}"#, mapping: mapping).ref
+        }
+        #expect(try ref("https://shop.example/p/1?ref=spring&utm_source=x") == .value("spring"))
+        #expect(try ref("https://go.example.com/summer") == .value("summer"))
+        #expect(try ref("https://GO.example.com/a/b/autumn/") == .value("autumn"))
+        #expect(try ref("https://other.example/summer") == .absent)
+        #expect(try ref("myapp://product/42") == .absent)
+        // UTM parameters of the link stand in for context.campaign.
+        let p = try Self.payload(
+            #"{"type":"track","event":"Deep Link Opened","properties":{"url":"https://go.example.com/x?utm_campaign=c&utm_source=s&utm_medium=m"}}"#,
+            mapping: mapping)
+        #expect((p.campaign, p.source, p.medium) == (.value("c"), .value("s"), .value("m")))
+    }
+
+    @Test func aMessagesOwnSentAtAndContextWinOverTheBatches() throws {
+        let envelope = try JSONDecoder().decode(SegmentEnvelope.self, from: Data("""
+            {"batch":[],"sentAt":"2026-11-20T10:00:09Z","writeKey":"k",
+             "context":{"ip":"198.51.100.1","os":{"name":"Android","version":"14"},"app":{"version":"1.0"}}}
+            """.utf8))
+        #expect(envelope.hasBatch && envelope.writeKey == "k")
+        let inherited = try Self.payload(#"{"type":"track","event":"Application Opened"}"#, envelope: envelope)
+        #expect(inherited.sentAt == .value(.text("2026-11-20T10:00:09Z")))
+        #expect(inherited.ip == .value("198.51.100.1"))
+        #expect(inherited.platform == .value("android"))
+        let own = try Self.payload(
+            #"{"type":"track","event":"Application Opened","sentAt":1763632800000,"context":{"os":{"name":"iPadOS","version":"18"}}}"#,
+            envelope: envelope)
+        #expect(own.sentAt == .value(.epochMillis(1_763_632_800_000)))
+        #expect(own.platform == .value("ios"))
+        #expect(own.osVersion == .value("18"))
+        #expect(own.ip == .value("198.51.100.1"))
+        #expect(own.appVersion == .value("1.0"))
+    }
+
+    @Test func singleMessageEndpointsImplyTheType() throws {
+        #expect(try Self.payload(#"{"event":"Application Opened"}"#, endpoint: .track).type == .value("open"))
+        #expect(SegmentMapping().map(try Self.message(#"{"event":"Application Opened"}"#), envelope: SegmentEnvelope(), endpointType: .screen) == .ignored)
+    }
+
+    @Test func notAMessageIsInvalidWithAReason() throws {
+        let mapping = SegmentMapping()
+        guard case .invalid(let noType) = mapping.map(try Self.message(#"{"event":"Application Opened"}"#), envelope: SegmentEnvelope()) else {
+            Issue.record("a batch message without type must be invalid")
+            return
+        }
+        #expect(noType.field == "type")
+        guard case .invalid(let notObject) = mapping.map(try Self.message(#""hello""#), envelope: SegmentEnvelope()) else {
+            Issue.record("a string must be invalid")
+            return
+        }
+        #expect(notObject.code == "not_an_object")
+        // A wrong type in a mapped field reaches the validator as such.
+        let p = try Self.payload(#"{"type":"track","event":"Deep Link Clicked","context":{"ip":42}}"#)
+        #expect(p.ip == .wrongType(sent: "a number"))
+    }
+
+    @Test func messagesDecodeTogetherOrOneByOne() {
+        let body = Array(#"{"batch":[{"type":"track"}, {"type": tru}, [1,2]]}"#.utf8)
+        guard case .success(let framed) = IngestBody.frame(body, format: .json) else {
+            Issue.record("framing failed")
+            return
+        }
+        let decoded = JSONValue.decodeEach(body, framed)
+        #expect(decoded.count == 3)
+        #expect((try? decoded[0].get()) == .object(["type": .string("track")]))
+        #expect((try? decoded[1].get()) == nil)
+        #expect((try? decoded[2].get()) == .array([.number(1), .number(2)]))
+    }
+}
