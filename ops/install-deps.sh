@@ -1,21 +1,36 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
 # the SQLite and zlib headers and the time zone database (build), and for the test suite Chromium
-# with its WebDriver (the dashboard is tested in a real headless browser).
+# with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
+# Segment and RudderStack SDKs in .build/sdk-venv (the Segment-compatible ingest is tested with them).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
 want=(libsqlite3-dev zlib1g-dev pkg-config tzdata)
 if [ "${1:-build}" = "test" ]; then
   # The dashboard's browser tests drive headless Chromium through chromedriver.
-  want+=(chromium chromium-driver fonts-dejavu-core)
+  want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
 fi
+
+# The SDKs' Python environment, pinned, inside the build folder (never in git).
+sdk_venv() {
+  [ "${1:-build}" = "test" ] || return 0
+  local venv=.build/sdk-venv
+  "$venv/bin/python" -c "import segment.analytics, rudderstack.analytics" 2>/dev/null && return 0
+  echo "Installing the Segment and RudderStack Python SDKs into $venv" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check segment-analytics-python==2.4.0 rudder-sdk-python==2.1.9
+}
 
 missing=()
 for package in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  sdk_venv "${1:-build}"
+  exit 0
+fi
 
 echo "Installing: ${missing[*]}" >&2
 sudo=""
@@ -23,3 +38,4 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+sdk_venv "${1:-build}"

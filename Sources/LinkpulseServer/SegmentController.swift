@@ -7,7 +7,7 @@ import NIOCore
 
 /// Segment's HTTP Tracking API, so apps can point the analytics SDK they already ship (Segment's
 /// or RudderStack's) at Linkpulse: `POST /v1/batch`, `/v1/track`, `/v1/screen`, `/v1/page`,
-/// `/v1/identify`, `/v1/group`, `/v1/alias`.
+/// `/v1/identify`, `/v1/group`, `/v1/alias`, and the short paths the client SDKs post to.
 ///
 /// Authenticates with the write key (the ingest key) as HTTP Basic user name, as `writeKey` in
 /// the body, or any way `/v1/events` accepts; maps link events through `SegmentMapping` and
@@ -23,13 +23,22 @@ struct SegmentController: Sendable {
     static let maxRequestBytes = 512_000
     static let maxMessageBytes = IngestLimits.maxEventBytes
 
+    /// The batch endpoint's paths: `/v1/batch`, and `/v1/b` where the mobile SDKs and
+    /// analytics.js post batches.
+    static let batchPaths = ["batch", "b"]
+
+    /// A single-message endpoint's paths: `/v1/track`…, and the one-letter form analytics.js uses
+    /// (`/v1/t`, `/v1/s`, `/v1/p`, `/v1/i`, `/v1/g`, `/v1/a`).
+    static func paths(of type: SegmentMessageType) -> [String] { [type.rawValue, String(type.rawValue.prefix(1))] }
+
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         let group = router.group("v1").add(middleware: IngestCORSMiddleware())
-        group.post("batch") { request, context in await handle(request, context: context, endpoint: nil) }
-        group.on("batch", method: .options) { _, _ in Response(status: .noContent) }
-        for type in SegmentMessageType.allCases {
-            group.post(RouterPath(type.rawValue)) { request, context in await handle(request, context: context, endpoint: type) }
-            group.on(RouterPath(type.rawValue), method: .options) { _, _ in Response(status: .noContent) }
+        let endpoints = Self.batchPaths.map { ($0, SegmentMessageType?.none) }
+            + SegmentMessageType.allCases.flatMap { type in Self.paths(of: type).map { ($0, Optional(type)) } }
+        for (path, type) in endpoints {
+            group.post(RouterPath(path)) { request, context in await handle(request, context: context, endpoint: type) }
+            // Answered by the middleware; the route makes the path match for OPTIONS.
+            group.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) }
         }
     }
 

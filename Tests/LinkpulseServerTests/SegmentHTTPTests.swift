@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -159,14 +160,21 @@ import Testing
         defer { installation.remove() }
         try await installation.application().test(.router) { client in
             for type in SegmentMessageType.allCases {
-                let response = try await Self.post(client, "/v1/\(type.rawValue)", #"{"messageId":"one-\#(type.rawValue)","event":"Application Opened","userId":"u"}"#)
-                #expect(response.status == .ok, "\(type)")
-                let preflight = try await client.execute(uri: "/v1/\(type.rawValue)", method: .options, headers: [:], body: nil)
-                #expect(preflight.status == .noContent)
+                for path in ["/v1/\(type.rawValue)", "/v1/\(type.rawValue.prefix(1))"] {
+                    let response = try await Self.post(client, path, #"{"messageId":"one-\#(path)","event":"Application Opened","userId":"u"}"#)
+                    #expect(response.status == .ok, "\(path)")
+                    let preflight = try await client.execute(uri: path, method: .options, headers: [:], body: nil)
+                    #expect(preflight.status == .noContent, "\(path)")
+                    #expect(preflight.headers[.accessControlAllowOrigin] == "*")
+                }
             }
+            // Where analytics-swift, analytics-kotlin and analytics.js post their batches.
+            let short = try await Self.post(client, "/v1/b", #"{"batch":[{"type":"track","event":"Application Opened","messageId":"one-b"}]}"#)
+            #expect(short.status == .ok)
         }
-        // Only the track call is a link event.
-        #expect(try installation.count("SELECT count(*) FROM events WHERE event_id = 'one-track' AND type = 'open'") == 1)
-        #expect(try installation.count("SELECT count(*) FROM events") == 1)
+        // Only the track calls are link events.
+        let stored = try await installation.reader().read { db in try String.fetchAll(db, sql: "SELECT event_id FROM events WHERE type = 'open' ORDER BY 1") }
+        #expect(stored == ["one-/v1/t", "one-/v1/track", "one-b"])
+        #expect(try installation.count("SELECT count(*) FROM events") == 3)
     }
 }
