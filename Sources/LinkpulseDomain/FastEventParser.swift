@@ -1,3 +1,12 @@
+/// Which parts of a JSON document to build as `JSONValue`s: everything, only the named members
+/// of an object (each with its own shape), or each element of an array by one shape. What is
+/// left out is still checked for syntax, only not built.
+public indirect enum JSONShape: Sendable {
+    case all
+    case members([String: JSONShape])
+    case elements(JSONShape)
+}
+
 /// A single-pass parser for the common case: one well-formed event object.
 ///
 /// Foundation's `JSONDecoder` costs about 8 µs per event here through `EventPayload`'s lenient
@@ -10,6 +19,18 @@ enum FastEventParser {
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> EventPayload? {
         var parser = Parser(bytes: bytes)
         return parser.event()
+    }
+
+    /// Any JSON document (RFC 8259, at most 64 levels deep) as a `JSONValue`; nil when it is
+    /// not exactly one valid JSON value. For the Segment endpoints' open-ended messages, where
+    /// `JSONDecoder` into a recursive enum costs several times the rest of the request.
+    /// With a `shape`, only the members it names are built; the rest are checked and skipped.
+    static func parseValue(_ bytes: UnsafeBufferPointer<UInt8>, shape: JSONShape = .all) -> JSONValue? {
+        var parser = Parser(bytes: bytes)
+        parser.space()
+        guard let value = parser.anyValue(depth: 0, shape: shape) else { return nil }
+        parser.space()
+        return parser.i == bytes.count ? value : nil
     }
 
     private struct Parser {
@@ -251,6 +272,72 @@ enum FastEventParser {
                 i += 1
                 if c == UInt8(ascii: "}") { return .object(result) }
                 guard c == UInt8(ascii: ",") else { return nil }
+            }
+        }
+
+        /// Any JSON value, containers included (the last object member of a repeated key wins).
+        mutating func anyValue(depth: Int, shape: JSONShape) -> JSONValue? {
+            guard depth < 64, let c = peek else { return nil }
+            switch c {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = c == UInt8(ascii: "{")
+                let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                var members: [String: JSONValue] = [:]
+                var items: [JSONValue] = []
+                i += 1
+                space()
+                if peek == close {
+                    i += 1
+                } else {
+                    while true {
+                        space()
+                        var key = ""
+                        if isObject {
+                            guard peek == UInt8(ascii: "\""), let name = string() else { return nil }
+                            key = name
+                            space()
+                            guard peek == UInt8(ascii: ":") else { return nil }
+                            i += 1
+                            space()
+                        }
+                        if isObject {
+                            if case .members(let wanted) = shape {
+                                guard let sub = wanted[key] else {
+                                    guard skip(depth: depth + 1) else { return nil }
+                                    space()
+                                    guard let next = peek else { return nil }
+                                    i += 1
+                                    if next == close { break }
+                                    guard next == UInt8(ascii: ",") else { return nil }
+                                    continue
+                                }
+                                guard let item = anyValue(depth: depth + 1, shape: sub) else { return nil }
+                                members[key] = item
+                            } else {
+                                guard let item = anyValue(depth: depth + 1, shape: .all) else { return nil }
+                                members[key] = item
+                            }
+                        } else {
+                            let sub: JSONShape = if case .elements(let each) = shape { each } else { .all }
+                            guard let item = anyValue(depth: depth + 1, shape: sub) else { return nil }
+                            items.append(item)
+                        }
+                        space()
+                        guard let next = peek else { return nil }
+                        i += 1
+                        if next == close { break }
+                        guard next == UInt8(ascii: ",") else { return nil }
+                    }
+                }
+                return isObject ? .object(members) : .array(items)
+            default:
+                switch value(flatObject: false) {
+                case .string(let text)?: return .string(text)
+                case .number(let number)?: return .number(number)
+                case .bool(let flag)?: return .bool(flag)
+                case .null?: return .null
+                default: return nil
+                }
             }
         }
 

@@ -27,33 +27,6 @@ public indirect enum JSONValue: Sendable, Decodable, Equatable {
         }
     }
 
-    /// Each framed message (see `IngestBody.frame`) as a JSON value, or why it is not one: one decoder call for the
-    /// whole batch (its fixed cost dwarfs a small message), each on its own only when that fails.
-    public static func decodeEach(_ body: [UInt8], _ framed: [FramedEvent]) -> [Result<JSONValue, EventError>] {
-        let decoder = JSONDecoder()
-        let readable = framed.indices.filter { framed[$0].rejection == nil }
-        var results: [Result<JSONValue, EventError>] = framed.map { .failure($0.rejection ?? EventError(code: "invalid_json", field: nil, message: "")) }
-        var joined = [UInt8(ascii: "[")]
-        joined.reserveCapacity(readable.reduce(2) { $0 + framed[$1].range.count + 1 })
-        for (n, index) in readable.enumerated() {
-            if n > 0 { joined.append(UInt8(ascii: ",")) }
-            joined.append(contentsOf: body[framed[index].range])
-        }
-        joined.append(UInt8(ascii: "]"))
-        if let values = try? decoder.decode([JSONValue].self, from: Data(joined)), values.count == readable.count {
-            for (value, index) in zip(values, readable) { results[index] = .success(value) }
-            return results
-        }
-        for index in readable {
-            do {
-                results[index] = .success(try decoder.decode(JSONValue.self, from: Data(body[framed[index].range])))
-            } catch {
-                results[index] = .failure(EventError(code: "invalid_json", field: nil, message: "This message is not valid JSON: \(PayloadDecoding.describe(error))"))
-            }
-        }
-        return results
-    }
-
     /// The member `key` of an object (nil for anything else).
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
@@ -116,14 +89,12 @@ public enum SegmentMessageType: String, Sendable, CaseIterable {
 /// The request-level parts of a `/v1/batch` body that its messages inherit: the batch's
 /// `sentAt` (a message's own wins) and `context` (merged under each message's own, member by
 /// member), and the `writeKey` when sent in the body.
-public struct SegmentEnvelope: Sendable, Decodable {
+public struct SegmentEnvelope: Sendable {
     public var writeKey: String?
     public var sentAt: JSONValue?
     public var context: JSONValue?
     /// Whether the body has a `batch` member (a `/v1/batch` body; not a single message).
     public var hasBatch: Bool
-
-    enum CodingKeys: String, CodingKey { case writeKey, sentAt, context, batch }
 
     public init(writeKey: String? = nil, sentAt: JSONValue? = nil, context: JSONValue? = nil, hasBatch: Bool = false) {
         self.hasBatch = hasBatch
@@ -132,12 +103,75 @@ public struct SegmentEnvelope: Sendable, Decodable {
         self.context = context
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        writeKey = try? c.decodeIfPresent(String.self, forKey: .writeKey)
-        sentAt = try? c.decodeIfPresent(JSONValue.self, forKey: .sentAt)
-        context = try? c.decodeIfPresent(JSONValue.self, forKey: .context)
-        hasBatch = c.contains(.batch)
+    /// The envelope of a body's top-level object.
+    public init(_ top: [String: JSONValue]) {
+        if case .string(let key)? = top["writeKey"] { writeKey = key }
+        sentAt = top["sentAt"]
+        context = top["context"]
+        hasBatch = top["batch"] != nil
+    }
+}
+
+/// A Segment request body read: its envelope and each message (in the order
+/// `IngestBody.frame` found them), or why a message could not be read.
+public struct SegmentBody: Sendable {
+    public var envelope: SegmentEnvelope
+    public var messages: [Result<JSONValue, EventError>]
+
+    /// Reads `body`, framed by `IngestBody.frame`; nil when the body is not one JSON object.
+    /// The whole body is parsed once; only when that fails (some message is broken) is each
+    /// message parsed on its own, and the envelope read with the messages left out, so one
+    /// broken message never spoils its neighbours.
+    public static func read(_ body: [UInt8], framed: [FramedEvent]) -> SegmentBody? {
+        let whole = body.withUnsafeBufferPointer { FastEventParser.parseValue($0, shape: SegmentMapping.bodyShape) }
+        if let whole {
+            guard case .object(let top) = whole else { return nil }
+            let envelope = SegmentEnvelope(top)
+            let items: [JSONValue]
+            if envelope.hasBatch {
+                guard case .array(let batch)? = top["batch"], batch.count == framed.count else { return nil }
+                items = batch
+            } else {
+                items = [whole]
+            }
+            let messages = zip(items, framed).map { item, frame in
+                frame.rejection.map { Result<JSONValue, EventError>.failure($0) } ?? .success(item)
+            }
+            return SegmentBody(envelope: envelope, messages: messages)
+        }
+        // Some message is broken: each on its own, and the rest of the body without them.
+        var rest: [UInt8] = []
+        rest.reserveCapacity(body.count)
+        var position = 0
+        var messages: [Result<JSONValue, EventError>] = []
+        for frame in framed {
+            rest.append(contentsOf: body[position..<frame.range.lowerBound])
+            rest.append(contentsOf: Array("null".utf8))
+            position = frame.range.upperBound
+            if let rejection = frame.rejection {
+                messages.append(.failure(rejection))
+            } else if let value = body.withUnsafeBufferPointer({ FastEventParser.parseValue(UnsafeBufferPointer(rebasing: $0[frame.range]), shape: SegmentMapping.bodyShape) }) {
+                messages.append(.success(value))
+            } else {
+                messages.append(.failure(EventError(code: "invalid_json", field: nil, message: "This message is not valid JSON: \(reason(Data(body[frame.range])))")))
+            }
+        }
+        rest.append(contentsOf: body[position...])
+        guard case .object(let top)? = rest.withUnsafeBufferPointer({ FastEventParser.parseValue($0, shape: SegmentMapping.bodyShape) }) else { return nil }
+        let envelope = SegmentEnvelope(top)
+        // A single message that is broken is the whole body: not JSON.
+        guard envelope.hasBatch else { return nil }
+        return SegmentBody(envelope: envelope, messages: messages)
+    }
+
+    /// Why `JSONDecoder` refuses a message (only for messages already known to be broken).
+    static func reason(_ data: Data) -> String {
+        do {
+            _ = try JSONDecoder().decode(JSONValue.self, from: data)
+            return "unexpected content"
+        } catch {
+            return PayloadDecoding.describe(error)
+        }
     }
 }
 
@@ -230,6 +264,24 @@ public struct SegmentMapping: Sendable {
         return SegmentMapping(extraNames: names, linkDomains: domains)
     }
 
+    /// What the mapping reads of a message's `context`; the rest (library, locale, screen…)
+    /// is checked but never built.
+    static let contextShape: JSONShape = .members([
+        "ip": .all, "userAgent": .all, "os": .members(["name": .all, "version": .all]), "app": .members(["version": .all]),
+        "device": .members(["id": .all, "type": .all]), "campaign": .members(["name": .all, "source": .all, "medium": .all]),
+    ])
+
+    /// What the mapping reads of a message.
+    static let messageMembers: [String: JSONShape] = [
+        "type": .all, "event": .all, "messageId": .all, "anonymousId": .all, "timestamp": .all, "sentAt": .all,
+        "context": contextShape, "properties": .all,
+    ]
+
+    /// What is read of a request body: a single message, or a batch with its envelope.
+    static let bodyShape: JSONShape = .members(messageMembers.merging([
+        "writeKey": .all, "batch": .elements(.members(messageMembers)),
+    ]) { $1 })
+
     /// Properties that become event fields rather than properties.
     static let consumedProperties: Set<String> = ["url", "click_id", "ref", "referrer", "deferred"]
 
@@ -285,12 +337,19 @@ public struct SegmentMapping: Sendable {
         case nil, .null?: break
         case let other?: p.deferred = .wrongType(sent: other.typeName)
         }
-        let link = p.url.value.flatMap(LinkURL.init)
-        p.ref = properties["ref"]?.stringField ?? link?.ref(linkDomains: linkDomains).map(Field.value) ?? .absent
+        // The link URL is parsed only when it has to stand in for a missing field.
+        var parsedLink: LinkURL??
+        func link() -> LinkURL? {
+            if parsedLink == nil { parsedLink = .some(p.url.value.flatMap(LinkURL.init)) }
+            return parsedLink ?? nil
+        }
+        p.ref = properties["ref"]?.stringField ?? .absent
+        if p.ref == .absent, let ref = link()?.ref(linkDomains: linkDomains) { p.ref = .value(ref) }
         let campaign = context["campaign"]
-        p.campaign = Self.firstString(campaign?["name"], link?.query["utm_campaign"].map(JSONValue.string))
-        p.source = Self.firstString(campaign?["source"], link?.query["utm_source"].map(JSONValue.string))
-        p.medium = Self.firstString(campaign?["medium"], link?.query["utm_medium"].map(JSONValue.string))
+        for (field, member, parameter) in [(\EventPayload.campaign, "name", "utm_campaign"), (\.source, "source", "utm_source"), (\.medium, "medium", "utm_medium")] {
+            p[keyPath: field] = Self.firstString(campaign?[member])
+            if p[keyPath: field] == .absent, let value = link()?.query[parameter] { p[keyPath: field] = .value(value) }
+        }
         var kept: [String: PropertyValue] = [:]
         for (key, value) in properties where !Self.consumedProperties.contains(key) {
             switch value {

@@ -51,7 +51,9 @@ struct SegmentController: Sendable {
         case .bytes(let bytes): body = bytes
         case .refused(let refusal): return Self.error(refusal.status, code: refusal.code, message: refusal.message)
         }
-        let envelope = try? JSONDecoder().decode(SegmentEnvelope.self, from: Data(body))
+        let framing = IngestBody.frame(body, format: .json)
+        let read: SegmentBody? = if case .success(let framed) = framing { SegmentBody.read(body, framed: framed) } else { nil }
+        let envelope = read?.envelope
         guard Self.writeKey(in: request).map({ constantTimeEquals($0, ingest.ingestKey) }) == true
             || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true
             || AccessKey.check(request, expected: ingest.ingestKey)
@@ -72,11 +74,10 @@ struct SegmentController: Sendable {
                 raw: raw, index: index, error: problem, request: facts, forwardedFor: forwardedFor, hasher: ingest.validator.hasher)
         }
 
-        let framing = IngestBody.frame(body, format: .json)
         if case .failure(let error) = framing, error.kind == .tooManyEvents {
             return Self.error(.contentTooLarge, code: "too_many_events", message: error.message)
         }
-        guard let envelope, case .success(let framed) = framing else {
+        guard let read, let envelope, case .success(let framed) = framing else {
             // Not JSON at all: kept in quarantine all the same, then refused as a whole.
             let message = "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object."
             let record = quarantined(body, index: nil, EventError(code: "invalid_json", field: nil, message: message))
@@ -101,7 +102,7 @@ struct SegmentController: Sendable {
         var events: [IngestEvent] = []
         var quarantine: [QuarantinedEvent] = []
         var ignored = 0
-        for (index, decoded) in JSONValue.decodeEach(body, framed).enumerated() {
+        for (index, decoded) in read.messages.enumerated() {
             let raw = body[framed[index].range]
             let index = endpoint == nil ? index : nil
             let outcome: SegmentOutcome

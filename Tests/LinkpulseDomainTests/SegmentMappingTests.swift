@@ -1,5 +1,5 @@
 import Foundation
-import LinkpulseDomain
+@testable import LinkpulseDomain
 import Testing
 
 /// Segment messages onto link events: the README's mapping table, rule by rule.
@@ -120,10 +120,11 @@ import Testing
     }
 
     @Test func aMessagesOwnSentAtAndContextWinOverTheBatches() throws {
-        let envelope = try JSONDecoder().decode(SegmentEnvelope.self, from: Data("""
+        guard case .object(let top) = try Self.message("""
             {"batch":[],"sentAt":"2026-11-20T10:00:09Z","writeKey":"k",
              "context":{"ip":"198.51.100.1","os":{"name":"Android","version":"14"},"app":{"version":"1.0"}}}
-            """.utf8))
+            """) else { return }
+        let envelope = SegmentEnvelope(top)
         #expect(envelope.hasBatch && envelope.writeKey == "k")
         let inherited = try Self.payload(#"{"type":"track","event":"Application Opened"}"#, envelope: envelope)
         #expect(inherited.sentAt == .value(.text("2026-11-20T10:00:09Z")))
@@ -161,16 +162,41 @@ import Testing
         #expect(p.ip == .wrongType(sent: "a number"))
     }
 
-    @Test func messagesDecodeTogetherOrOneByOne() {
-        let body = Array(#"{"batch":[{"type":"track"}, {"type": tru}, [1,2]]}"#.utf8)
-        guard case .success(let framed) = IngestBody.frame(body, format: .json) else {
-            Issue.record("framing failed")
+    @Test func aBrokenMessageSpoilsOnlyItself() throws {
+        let body = Array(#"{"batch":[{"type":"track"}, {"type": tru}, [1,2.5e1,"\u00e9\ud83d\ude00"]],"writeKey":"k","sentAt":"2026-11-20T10:00:00Z"}"#.utf8)
+        guard case .success(let framed) = IngestBody.frame(body, format: .json), let read = SegmentBody.read(body, framed: framed) else {
+            Issue.record("not read")
             return
         }
-        let decoded = JSONValue.decodeEach(body, framed)
-        #expect(decoded.count == 3)
-        #expect((try? decoded[0].get()) == .object(["type": .string("track")]))
-        #expect((try? decoded[1].get()) == nil)
-        #expect((try? decoded[2].get()) == .array([.number(1), .number(2)]))
+        #expect(read.envelope.writeKey == "k" && read.envelope.hasBatch)
+        #expect(read.envelope.sentAt == .string("2026-11-20T10:00:00Z"))
+        #expect(read.messages.count == 3)
+        #expect((try? read.messages[0].get()) == .object(["type": .string("track")]))
+        #expect((try? read.messages[1].get()) == nil)
+        #expect((try? read.messages[2].get()) == .array([.number(1), .number(25), .string("é😀")]))
+    }
+
+    @Test func theFastParserAgreesWithJSONDecoder() throws {
+        let documents = [
+            #"{"a":[1,-2.5,3e2,true,false,null],"b":{"c":"\"q\" \\ \/ \n\t","d":{}},"e":[]}"#,
+            #"  {"batch":[{"type":"track","properties":{"nested":{"deep":[{"x":1}]}}}]}  "#,
+            #""just a string""#, "42", "[]",
+        ]
+        for text in documents {
+            let expected = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            let parsed = Array(text.utf8).withUnsafeBufferPointer { FastEventParser.parseValue($0) }
+            #expect(parsed == expected, "\(text)")
+        }
+        for broken in [#"{"a":}"#, #"{"a":1,}"#, "[1 2]", #"{"a":"\x"}"#, "{} {}", "tru", String(repeating: "[", count: 70) + String(repeating: "]", count: 70)] {
+            #expect(Array(broken.utf8).withUnsafeBufferPointer { FastEventParser.parseValue($0) } == nil, "\(broken)")
+        }
+    }
+
+    @Test func aBodyThatIsNotOneObjectIsNotRead() {
+        for text in [#"[{"type":"track"}]"#, #"{"batch":{"type":"track"}}"#, #"{"type": tru}"#] {
+            let body = Array(text.utf8)
+            guard case .success(let framed) = IngestBody.frame(body, format: .json) else { continue }
+            #expect(SegmentBody.read(body, framed: framed) == nil, "\(text)")
+        }
     }
 }

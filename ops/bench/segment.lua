@@ -1,0 +1,96 @@
+-- wrk script: POSTs batches of link lifecycle events, either to /v1/events in Linkpulse's own
+-- shape (MODE=events) or to /v1/batch as a mobile Segment SDK sends them (MODE=segment): the
+-- same events (a click, an install and an open per person, random ids), only the wire shape differs.
+-- Environment: MODE, BATCH (events per request, default 100), KEY (ingest key).
+-- Prints: RESULT requests=N seconds=S rps=R p50_ms=A p99_ms=B errors=E non2xx=X
+
+local mode = os.getenv("MODE") or "events"
+local batch = tonumber(os.getenv("BATCH") or "100")
+local key = os.getenv("KEY") or ""
+local counter = 0
+local threads = {}
+
+function setup(thread)
+  counter = counter + 1
+  thread:set("thread_id", counter)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  math.randomseed(os.time() * 1000 + (thread_id or 0) * 7919 + math.floor(os.clock() * 1e6))
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = "Bearer " .. key
+  wrk.path = mode == "segment" and "/v1/batch" or "/v1/events"
+end
+
+local random, format = math.random, string.format
+local function uuid4()
+  return format("%08x-%04x-4%03x-%04x-%04x%08x",
+    random(0, 0xffffffff), random(0, 0xffff), random(0, 0xfff),
+    random(0, 0x3fff) + 0x8000, random(0, 0xffff), random(0, 0xffffffff))
+end
+
+local ua = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
+local names = { click = "Deep Link Clicked", install = "Application Installed", open = "Application Opened" }
+local kinds = { "click", "install", "open" }
+
+local function linkpulse_event(kind, id, ref, device, ip)
+  if kind == "click" then
+    return format('{"id":"%s","type":"click","ref":"%s","campaign":"launch","source":"newsletter","medium":"email",' ..
+      '"url":"https://go.example.com/%s","user_agent":"%s","ip":"%s","device_id":"%s-web"}', id, ref, ref, ua, ip, device)
+  end
+  return format('{"id":"%s","type":"%s","ref":"%s","platform":"ios","os_version":"17.2","app_version":"2.1.0",' ..
+    '"device_id":"%s","ip":"%s","properties":{"build":"210","from_background":false}}', id, kind, ref, device, ip)
+end
+
+local function segment_message(kind, id, ref, device, ip)
+  if kind == "click" then
+    return format('{"type":"track","event":"%s","messageId":"%s","anonymousId":"%s-web","timestamp":"2026-11-20T10:00:00.000Z",' ..
+      '"properties":{"url":"https://go.example.com/%s?ref=%s&utm_campaign=launch&utm_source=newsletter&utm_medium=email"},' ..
+      '"context":{"userAgent":"%s","ip":"%s","library":{"name":"analytics.js","version":"5.2.0"}}}',
+      names[kind], id, device, ref, ref, ua, ip)
+  end
+  return format('{"type":"track","event":"%s","messageId":"%s","anonymousId":"%s","timestamp":"2026-11-20T10:05:00.000Z",' ..
+    '"properties":{"ref":"%s","build":"210","from_background":false},' ..
+    '"context":{"app":{"name":"Shop","version":"2.1.0","build":"210","namespace":"com.example.shop"},' ..
+    '"device":{"id":"%s","manufacturer":"Apple","model":"iPhone15,2","type":"ios"},"os":{"name":"iOS","version":"17.2"},' ..
+    '"library":{"name":"analytics-swift","version":"1.5.0"},"locale":"en-US","timezone":"Europe/Berlin",' ..
+    '"network":{"wifi":true},"screen":{"width":390,"height":844},"ip":"%s"}}',
+    names[kind], id, device, ref, device, ip)
+end
+
+function request()
+  local parts = {}
+  for i = 1, batch do
+    local kind = kinds[(i - 1) % 3 + 1]
+    local device = "d" .. random(1, 1000000)
+    local ref = "r" .. random(1, 10000)
+    local ip = format("203.0.%d.%d", random(0, 255), random(1, 254))
+    if mode == "segment" then
+      parts[i] = segment_message(kind, uuid4(), ref, device, ip)
+    else
+      parts[i] = linkpulse_event(kind, uuid4(), ref, device, ip)
+    end
+  end
+  local body
+  if mode == "segment" then
+    body = '{"batch":[' .. table.concat(parts, ",") .. '],"sentAt":"2026-11-20T10:06:00.000Z"}'
+  else
+    body = "[" .. table.concat(parts, ",") .. "]"
+  end
+  return wrk.format(nil, nil, nil, body)
+end
+
+local failed = 0
+function response(status, headers, body)
+  if status ~= 200 and status ~= 202 then failed = failed + 1 end
+end
+
+function done(summary, latency, requests)
+  io.write(format("RESULT requests=%d seconds=%.3f rps=%.1f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
