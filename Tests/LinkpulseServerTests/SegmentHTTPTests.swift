@@ -138,6 +138,8 @@ import Testing
         let installation = try TestInstallation()
         defer { installation.remove() }
         try await installation.application().test(.router) { client in
+            // An empty batch (an SDK flushing nothing) is fine.
+            #expect(try await Self.post(client, "/v1/batch", #"{"batch":[],"sentAt":"2026-11-20T10:00:00Z"}"#).status == .ok)
             let notJSON = try await Self.post(client, "/v1/batch", "batch=1")
             #expect(notJSON.status == .badRequest)
             #expect(Self.json(notJSON)["code"] as? String == "invalid_json")
