@@ -77,26 +77,34 @@ struct SegmentController: Sendable {
         if case .failure(let error) = framing, error.kind == .tooManyEvents {
             return Self.error(.contentTooLarge, code: "too_many_events", message: error.message)
         }
-        guard let read, let envelope, case .success(let framed) = framing else {
-            // Not JSON at all: kept in quarantine all the same, then refused as a whole.
-            let message = "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object."
-            let record = quarantined(body, index: nil, EventError(code: "invalid_json", field: nil, message: message))
+        /// Refuses the request as a whole, keeping its body in quarantine (as `/v1/events` does
+        /// with a body that is not JSON): the SDK drops a request answered 4xx, so this copy is
+        /// what is left of it.
+        func refuseWhole(_ status: HTTPResponse.Status, code: String, _ message: String) async -> Response {
+            let record = quarantined(body, index: nil, EventError(code: code, field: nil, message: message))
             ingest.metrics.rejected.increment()
             if let failure = await ingest.store(IngestWork(events: [], quarantine: [record])).failure { return Self.error(failure) }
-            return Self.error(.badRequest, code: "invalid_json", message: message)
+            return Self.error(status, code: code, message: message)
+        }
+        guard case .success(let framed) = framing else {
+            return await refuseWhole(.badRequest, code: "invalid_json", "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object.")
+        }
+        guard let read, let envelope else {
+            return await refuseWhole(
+                .badRequest, code: "not_segment",
+                "The body is not a Segment batch or message: send one JSON object, {\"batch\":[…messages…],\"sentAt\":…} or a single message such as {\"type\":\"track\",\"event\":\"Application Opened\",…}.")
         }
         if endpoint == nil, !envelope.hasBatch {
-            return Self.error(
+            return await refuseWhole(
                 .badRequest, code: "not_a_batch",
-                message: "`/v1/batch` takes {\"batch\":[…messages…],\"sentAt\":…}; post a single message to /v1/track and its siblings.")
+                "`/v1/batch` takes {\"batch\":[…messages…],\"sentAt\":…}; post a single message to /v1/track and its siblings.")
         }
         if let endpoint, envelope.hasBatch || framed.count != 1 {
-            return Self.error(
-                .badRequest, code: "not_a_message",
-                message: "`/v1/\(endpoint.rawValue)` takes one message object; post batches to /v1/batch.")
+            return await refuseWhole(
+                .badRequest, code: "not_a_message", "`/v1/\(endpoint.rawValue)` takes one message object; post batches to /v1/batch.")
         }
         if endpoint != nil, framed[0].rejection?.code == "event_too_large" {
-            return Self.error(.contentTooLarge, code: "message_too_large", message: "A message may be at most \(Self.maxMessageBytes) bytes.")
+            return await refuseWhole(.contentTooLarge, code: "message_too_large", "A message may be at most \(Self.maxMessageBytes) bytes.")
         }
 
         var events: [IngestEvent] = []
