@@ -86,8 +86,10 @@ struct SegmentController: Sendable {
             if let failure = await ingest.store(IngestWork(events: [], quarantine: [record])).failure { return Self.error(failure) }
             return Self.error(status, code: code, message: message)
         }
-        guard case .success(let framed) = framing else {
-            return await refuseWhole(.badRequest, code: "invalid_json", "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object.")
+        let notJSON = "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object."
+        guard case .success(let framed) = framing else { return await refuseWhole(.badRequest, code: "invalid_json", notJSON) }
+        if read == nil, (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) == nil {
+            return await refuseWhole(.badRequest, code: "invalid_json", notJSON)
         }
         guard let read, let envelope else {
             return await refuseWhole(

@@ -147,6 +147,8 @@ import Testing
             #expect(single.status == .badRequest && Self.json(single)["code"] as? String == "not_a_batch")
             let array = try await Self.post(client, "/v1/track", #"[{"type":"track"}]"#)
             #expect(array.status == .badRequest && Self.json(array)["code"] as? String == "not_segment")
+            let broken = try await Self.post(client, "/v1/track", #"{"type": tru}"#)
+            #expect(broken.status == .badRequest && Self.json(broken)["code"] as? String == "invalid_json")
             let bigMessage = #"{"event":"Application Opened","properties":{"note":"\#(String(repeating: "y", count: 40_000))"}}"#
             #expect(try await Self.post(client, "/v1/track", bigMessage).status == .contentTooLarge)
             let messages = (0..<900).map { #"{"type":"track","event":"Application Opened","messageId":"big-\#($0)","properties":{"pad":"\#(String(repeating: "z", count: 500))"}}"# }
@@ -158,8 +160,9 @@ import Testing
         // Every body refused as a whole after it was read is kept (the SDK drops it): not JSON,
         // not Segment, a message too large; a body over the limit is never read.
         #expect(try installation.count("SELECT count(*) FROM quarantine WHERE event_index IS NULL AND raw_text = 'batch=1' AND code = 'invalid_json'") == 1)
+        #expect(try installation.count(#"SELECT count(*) FROM quarantine WHERE event_index IS NULL AND raw_text = '{"type": tru}' AND code = 'invalid_json'"#) == 1)
         #expect(try installation.count("SELECT count(*) FROM quarantine WHERE event_index IS NULL AND code IN ('not_a_batch', 'not_segment', 'message_too_large')") == 3)
-        #expect(try installation.count("SELECT count(*) FROM quarantine") == 4)
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 5)
     }
 
     @Test func everySingleMessageEndpointAnswers() async throws {
