@@ -1,7 +1,8 @@
 import Foundation
 
-/// Any JSON value, decoded without ever failing: what a Segment message's open-ended parts
-/// (`properties`, `context`) hold.
+/// Any JSON value: what a Segment message and its open-ended parts (`properties`, `context`)
+/// hold. The ingest path reads it with `FastEventParser.parseValue`; `Decodable` serves the
+/// config file and the decoder's error message for a broken message.
 public indirect enum JSONValue: Sendable, Decodable, Equatable {
     case string(String)
     case number(Double)
