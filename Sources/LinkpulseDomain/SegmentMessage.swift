@@ -344,7 +344,7 @@ public struct SegmentMapping: Sendable {
             if parsedLink == nil { parsedLink = .some(p.url.value.flatMap(LinkURL.init)) }
             return parsedLink ?? nil
         }
-        p.ref = properties["ref"]?.stringField ?? .absent
+        p.ref = Self.firstString(properties["ref"])
         if p.ref == .absent, let ref = link()?.ref(linkDomains: linkDomains) { p.ref = .value(ref) }
         let campaign = context["campaign"]
         for (field, member, parameter) in [(\EventPayload.campaign, "name", "utm_campaign"), (\.source, "source", "utm_source"), (\.medium, "medium", "utm_medium")] {
@@ -362,6 +362,10 @@ public struct SegmentMapping: Sendable {
             }
         }
         if !kept.isEmpty { p.properties = .value(kept) }
+        switch m["properties"] {
+        case nil, .null?, .object?: break
+        case let other?: p.properties = .wrongType(sent: other.typeName)  // the validator names it
+        }
         return p
     }
 

@@ -160,6 +160,12 @@ import Testing
         // A wrong type in a mapped field reaches the validator as such.
         let p = try Self.payload(#"{"type":"track","event":"Deep Link Clicked","context":{"ip":42}}"#)
         #expect(p.ip == .wrongType(sent: "a number"))
+        let listed = try Self.payload(#"{"type":"track","event":"Application Opened","properties":["a"]}"#)
+        #expect(listed.properties == .wrongType(sent: "an array"))
+        // An empty ref is no ref: the link stands in.
+        let empty = try Self.payload(
+            #"{"type":"track","event":"Deep Link Clicked","properties":{"ref":"","url":"https://x.example/?ref=r9"}}"#)
+        #expect(empty.ref == .value("r9"))
     }
 
     @Test func aBrokenMessageSpoilsOnlyItself() throws {
