@@ -291,31 +291,19 @@ enum FastEventParser {
                 } else {
                     while true {
                         space()
-                        var key = ""
                         if isObject {
-                            guard peek == UInt8(ascii: "\""), let name = string() else { return nil }
-                            key = name
+                            guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
                             space()
                             guard peek == UInt8(ascii: ":") else { return nil }
                             i += 1
                             space()
-                        }
-                        if isObject {
-                            if case .members(let wanted) = shape {
-                                guard let sub = wanted[key] else {
-                                    guard skip(depth: depth + 1) else { return nil }
-                                    space()
-                                    guard let next = peek else { return nil }
-                                    i += 1
-                                    if next == close { break }
-                                    guard next == UInt8(ascii: ",") else { return nil }
-                                    continue
-                                }
+                            // A member the shape leaves out is checked, not built.
+                            let sub: JSONShape? = if case .members(let wanted) = shape { wanted[key] } else { .all }
+                            if let sub {
                                 guard let item = anyValue(depth: depth + 1, shape: sub) else { return nil }
                                 members[key] = item
                             } else {
-                                guard let item = anyValue(depth: depth + 1, shape: .all) else { return nil }
-                                members[key] = item
+                                guard skip(depth: depth + 1) else { return nil }
                             }
                         } else {
                             let sub: JSONShape = if case .elements(let each) = shape { each } else { .all }

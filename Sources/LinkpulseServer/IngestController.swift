@@ -100,11 +100,7 @@ struct IngestController: Sendable {
         case .failure(let error):
             // Not JSON at all: kept in quarantine all the same, then refused as a whole.
             let problem = EventError(code: "invalid_json", field: nil, message: error.message)
-            let record = QuarantinedEvent.make(
-                raw: body, index: nil, error: problem, request: facts, forwardedFor: forwardedFor,
-                hasher: validator.hasher)
-            metrics.rejected.increment()
-            if let failure = await store(IngestWork(events: [], quarantine: [record])).failure { return failure.response }
+            if let failure = await keepRefused(body, problem, request: facts, forwardedFor: forwardedFor) { return failure.response }
             return .error(.badRequest, code: "invalid_json", message: error.message)
         }
 
@@ -119,9 +115,7 @@ struct IngestController: Sendable {
                 positions.append(index)
             case .failure(let problem):
                 problems.append(.init(index: index, code: problem.code, field: problem.field, message: problem.message))
-                quarantine.append(QuarantinedEvent.make(
-                    raw: body[framed[index].range], index: index, error: problem, request: facts,
-                    forwardedFor: forwardedFor, hasher: validator.hasher))
+                quarantine.append(quarantined(body[framed[index].range], index: index, problem, request: facts, forwardedFor: forwardedFor))
             }
         }
 
@@ -131,6 +125,22 @@ struct IngestController: Sendable {
         let answer = IngestResponse(accepted: accepted, duplicates: duplicates, rejected: problems.count, errors: problems)
         let allRejected = events.isEmpty && !problems.isEmpty
         return answer.response(status: allRejected ? .badRequest : .accepted)
+    }
+
+    /// The quarantine record of `raw` (one event, or a whole body with a nil `index`), its
+    /// addresses scrubbed.
+    func quarantined(
+        _ raw: some Collection<UInt8>, index: Int?, _ problem: EventError, request facts: RequestFacts, forwardedFor: [String]
+    ) -> QuarantinedEvent {
+        QuarantinedEvent.make(raw: raw, index: index, error: problem, request: facts, forwardedFor: forwardedFor, hasher: validator.hasher)
+    }
+
+    /// Keeps a body refused as a whole in quarantine and counts it; the failure when it could
+    /// not be stored (the client must then retry rather than be told its body is bad).
+    func keepRefused(_ body: [UInt8], _ problem: EventError, request facts: RequestFacts, forwardedFor: [String]) async -> StoreFailure? {
+        metrics.rejected.increment()
+        let record = quarantined(body, index: nil, problem, request: facts, forwardedFor: forwardedFor)
+        return await store(IngestWork(events: [], quarantine: [record])).failure
     }
 
     /// Counts a stored request in the ingest metrics; returns how many of its events were

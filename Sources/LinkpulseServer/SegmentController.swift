@@ -69,10 +69,6 @@ struct SegmentController: Sendable {
         // SDK posts directly; server SDKs send `context.ip`, which wins.
         let facts = RequestFacts(
             receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor), userAgent: nil)
-        func quarantined(_ raw: some Collection<UInt8>, index: Int?, _ problem: EventError) -> QuarantinedEvent {
-            QuarantinedEvent.make(
-                raw: raw, index: index, error: problem, request: facts, forwardedFor: forwardedFor, hasher: ingest.validator.hasher)
-        }
 
         if case .failure(let error) = framing, error.kind == .tooManyEvents {
             return Self.error(.contentTooLarge, code: "too_many_events", message: error.message)
@@ -81,9 +77,8 @@ struct SegmentController: Sendable {
         /// with a body that is not JSON): the SDK drops a request answered 4xx, so this copy is
         /// what is left of it.
         func refuseWhole(_ status: HTTPResponse.Status, code: String, _ message: String) async -> Response {
-            let record = quarantined(body, index: nil, EventError(code: code, field: nil, message: message))
-            ingest.metrics.rejected.increment()
-            if let failure = await ingest.store(IngestWork(events: [], quarantine: [record])).failure { return Self.error(failure) }
+            let problem = EventError(code: code, field: nil, message: message)
+            if let failure = await ingest.keepRefused(body, problem, request: facts, forwardedFor: forwardedFor) { return Self.error(failure) }
             return Self.error(status, code: code, message: message)
         }
         let notJSON = "The body is not JSON. Send a Segment batch {\"batch\":[…]} or one message object."
@@ -113,24 +108,23 @@ struct SegmentController: Sendable {
         var quarantine: [QuarantinedEvent] = []
         var ignored = 0
         for (index, decoded) in read.messages.enumerated() {
-            let raw = body[framed[index].range]
-            let index = endpoint == nil ? index : nil
-            let outcome: SegmentOutcome
-            switch decoded {
-            case .success(let message): outcome = mapping.map(message, envelope: envelope, endpointType: endpoint)
-            case .failure(let problem): outcome = .invalid(problem)
-            }
-            switch outcome {
-            case .ignored:
+            let problem: EventError
+            switch decoded.map({ mapping.map($0, envelope: envelope, endpointType: endpoint) }) {
+            case .success(.ignored):
                 ignored += 1
-            case .invalid(let problem):
-                quarantine.append(quarantined(raw, index: index, problem))
-            case .linkEvent(let payload):
+                continue
+            case .success(.linkEvent(let payload)):
                 switch ingest.validator.validate(payload, request: facts) {
-                case .success(let event): events.append(event)
-                case .failure(let problem): quarantine.append(quarantined(raw, index: index, problem))
+                case .success(let event):
+                    events.append(event)
+                    continue
+                case .failure(let invalid): problem = invalid
                 }
+            case .success(.invalid(let invalid)), .failure(let invalid):
+                problem = invalid
             }
+            quarantine.append(ingest.quarantined(
+                body[framed[index].range], index: endpoint == nil ? index : nil, problem, request: facts, forwardedFor: forwardedFor))
         }
 
         let stored = await ingest.store(IngestWork(events: events, quarantine: quarantine))

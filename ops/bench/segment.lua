@@ -2,34 +2,19 @@
 -- shape (MODE=events) or to /v1/batch as a mobile Segment SDK sends them (MODE=segment): the
 -- same events (a click, an install and an open per person, random ids), only the wire shape differs.
 -- Environment: MODE, BATCH (events per request, default 100), KEY (ingest key).
--- Prints: RESULT requests=N seconds=S rps=R p50_ms=A p99_ms=B errors=E non2xx=X
+-- Prints the RESULT line of wrk_common.lua at the end.
 
 local mode = os.getenv("MODE") or "events"
 local batch = tonumber(os.getenv("BATCH") or "100")
 local key = os.getenv("KEY") or ""
-local counter = 0
-local threads = {}
-
-function setup(thread)
-  counter = counter + 1
-  thread:set("thread_id", counter)
-  table.insert(threads, thread)
-end
+dofile("ops/bench/wrk_common.lua")
 
 function init(args)
-  math.randomseed(os.time() * 1000 + (thread_id or 0) * 7919 + math.floor(os.clock() * 1e6))
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-  wrk.headers["Authorization"] = "Bearer " .. key
+  init_post(key)
   wrk.path = mode == "segment" and "/v1/batch" or "/v1/events"
 end
 
 local random, format = math.random, string.format
-local function uuid4()
-  return format("%08x-%04x-4%03x-%04x-%04x%08x",
-    random(0, 0xffffffff), random(0, 0xffff), random(0, 0xfff),
-    random(0, 0x3fff) + 0x8000, random(0, 0xffff), random(0, 0xffffffff))
-end
 
 local ua = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
 local names = { click = "Deep Link Clicked", install = "Application Installed", open = "Application Opened" }
@@ -80,17 +65,4 @@ function request()
     body = "[" .. table.concat(parts, ",") .. "]"
   end
   return wrk.format(nil, nil, nil, body)
-end
-
-local failed = 0
-function response(status, headers, body)
-  if status ~= 200 and status ~= 202 then failed = failed + 1 end
-end
-
-function done(summary, latency, requests)
-  io.write(format("RESULT requests=%d seconds=%.3f rps=%.1f p50_ms=%.2f p99_ms=%.2f errors=%d non2xx=%d\n",
-    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
 end
