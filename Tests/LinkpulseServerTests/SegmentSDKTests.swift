@@ -88,6 +88,13 @@ import Testing
         let breakdown = try await request(
             "/v1/stats/breakdown?by=ref&from=\(Self.dayText(now - 86_400))&to=\(Self.dayText(now + 86_400))&limit=100")
         let rows = breakdown["rows"] as? [[String: Any]] ?? []
+        // What became of every message the SDKs sent: the screens, identifies and other tracks
+        // (three per sending, Segment's twice) are ignored, the repeated link events duplicates.
+        let metrics = try await http.execute(HTTPClientRequest(url: daemon.baseURL + "/metrics"), timeout: .seconds(30))
+        let exposition = String(buffer: try await metrics.body.collect(upTo: 1 << 22))
+        for (outcome, count) in [("stored", 6), ("duplicate", 3), ("ignored", 9), ("rejected", 0)] {
+            #expect(exposition.contains(#"linkpulse_segment_messages_total{outcome="\#(outcome)"} \#(count)"#), "\(outcome)")
+        }
         try await http.shutdown()
         for ref in ["sdk-seg", "sdk-rud"] {
             let metrics = rows.first { $0["key"] as? String == ref }?["metrics"] as? [String: Any] ?? [:]
