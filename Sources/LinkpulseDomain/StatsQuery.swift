@@ -30,11 +30,12 @@ public struct StatsFilters: Sendable, Equatable {
     /// Whether only the platform may be filtered (so rollups without link dimensions answer).
     public var onlyPlatform: Bool { campaign == nil && ref == nil && source == nil && medium == nil }
 
-    /// Whether an event with these dimensions passes.
-    public func admits(_ d: LinkDimensions, platform p: Platform) -> Bool {
+    /// Whether an event with these dimensions passes (a nil platform: only the link filters
+    /// are asked).
+    public func admits(_ d: LinkDimensions, platform p: Platform?) -> Bool {
         (campaign == nil || d.campaign == campaign) && (ref == nil || d.ref == ref)
             && (source == nil || d.source == source) && (medium == nil || d.medium == medium)
-            && (platform == nil || p == platform)
+            && (platform == nil || p == nil || p == platform)
     }
 }
 

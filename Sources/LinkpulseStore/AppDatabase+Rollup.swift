@@ -2,12 +2,15 @@ import Foundation
 import GRDB
 import LinkpulseDomain
 
-/// The rollup grains (the `grain` column of `rollups`).
+/// The rollup grains: cubes by every link dimension (`cube_parts`) and rows by platform only
+/// (`rollups`), each numbered by its `grain` column.
 enum RollupGrain: Int64, CaseIterable {
-    /// 15-minute UTC buckets by every dimension.
+    /// 15-minute UTC buckets by every dimension (a cube).
     case quarterHour = 1
-    /// UTC days by every dimension.
+    /// UTC days by every dimension (a cube).
     case day = 2
+    /// UTC hours by every dimension (a cube).
+    case hour = 6
     /// 15-minute UTC buckets by platform only.
     case quarterHourByPlatform = 3
     /// UTC days by platform only.
@@ -18,11 +21,12 @@ enum RollupGrain: Int64, CaseIterable {
     var length: Int64 {
         switch self {
         case .quarterHour, .quarterHourByPlatform: TimeGrain.quarterHourMs
-        case .hourByPlatform: TimeGrain.hourMs
+        case .hour, .hourByPlatform: TimeGrain.hourMs
         case .day, .dayByPlatform: TimeGrain.dayMs
         }
     }
-    var hasLinkDimensions: Bool { self == .quarterHour || self == .day }
+    /// Whether the grain is by every link dimension, stored as a cube (else rows by platform only).
+    var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
 }
 
 /// The key of one dimension-day delta (see `dimension_blocks` and `dimension_days`).
@@ -193,39 +197,15 @@ extension AppDatabase {
                 let watermark: Int64 = state?[1] ?? 0
                 let mergedThroughDay: Int64 = state?[4] ?? 0
                 let attributed = try Self.watermark(db, queries.rollup.attributionState)
-                let events = try readEvents(db, after: watermark, through: attributed, limit: maxEvents)
-                guard let last = events.last else { return .commit }
-                var pass = try RollupPass(db: db, queries: queries)
-                pass.deltas.reserveCapacity(events.count)
-                pass.dimensionDeltas.reserveCapacity(events.count / 4)
-                for event in events { try pass.add(event) }
+                var pass = try RollupPass(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
+                guard let counted = try pass.count(after: watermark, through: attributed, limit: maxEvents) else { return .commit }
                 let merged = try pass.flush(mergedThroughDay: mergedThroughDay)
-                try db.execute(sql: queries.rollup.advanceWatermark, arguments: [last.seq, merged])
-                processed = events.count
+                try db.execute(sql: queries.rollup.advanceWatermark, arguments: [counted.lastSeq, merged])
+                processed = counted.count
                 return .commit
             }
             return processed
         }
-    }
-
-    /// The events after the rollup watermark that attribution has already seen (through
-    /// `attributed`), at most `limit`, in seq order.
-    func readEvents(_ db: Database, after watermark: Int64, through attributed: Int64, limit: Int) throws -> [RollupSourceEvent] {
-        let read = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
-        try read.bind(1, watermark)
-        try read.bind(2, attributed)
-        try read.bind(3, Int64(limit))
-        var events: [RollupSourceEvent] = []
-        events.reserveCapacity(min(limit, 65_536))
-        while try read.step() {
-            events.append(RollupSourceEvent(
-                seq: read.int64(0), kind: EventKind(rawValue: read.text(1) ?? "") ?? .click, occurredAtMs: read.int64(2),
-                dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
-                platform: Platform(rawValue: read.text(7) ?? "") ?? .other, deferred: read.int64(8) == 1,
-                visitorId: read.text(9) ?? "", isBot: read.int64(10) != 0, match: read.text(11).flatMap(MatchType.init(rawValue:)),
-                matchedClickSeq: read.isNull(12) ? nil : read.int64(12)))
-        }
-        return events
     }
 
     func databaseId() throws -> String {
@@ -256,27 +236,69 @@ extension AppDatabase {
     }
 }
 
-/// The work of one rollup pass: each event counted under its stored attribution, and the
-/// rollup deltas written at the end (one upsert per touched row, not per event).
+/// One cell of a pass's cube deltas: a bucket's start (UTC ms) and the cube key.
+struct CubeCell: Hashable {
+    var bucket: Int64
+    var key: CubeKey
+}
+
+/// The work of one rollup pass: each event counted once, under its stored attribution, into a
+/// 15-minute cell keyed by integers (bucket, link tuple id, platform, audience); at the end the
+/// cells are rolled up into hours and days, the rows by platform and the dimension deltas, and
+/// written: one cube part per touched bucket and grain, one upsert per touched row.
 struct RollupPass {
-    var deltas: [RollupKey: ConversionCounts] = [:]
-    var dimensionDeltas: [DimensionDayKey: ConversionCounts] = [:]
+    /// The pass's counts by 15-minute bucket and cube key.
+    var quarters: [CubeCell: ConversionCounts] = [:]
+    /// The link tuples known before this pass, and those it added (written at flush).
+    var tuples: LinkTuples.Known
+    var newTuples: [LinkDimensions] = []
     /// The link dimensions of the clicks read so far in this pass, by seq: most attributed
     /// events match a click stored shortly before them.
     var clicks: [Int64: LinkDimensions] = [:]
     let db: Database
     // The pass's statements, looked up once (every one is left reset after each use).
-    let clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayBlocks: HotStatement
+    let eventsAfter, clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayBlocks: HotStatement
+    let insertTuple, countParts, partsOfBucket, insertPart, deleteParts: HotStatement
 
-    init(db: Database, queries: SQLQueries) throws {
+    init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.db = db
+        self.tuples = tuples
         func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
+        eventsAfter = try statement(queries.rollup.eventsAfter)
         clickBySeq = try statement(queries.attribution.clickBySeq)
         upsert = try statement(queries.rollup.upsertRollup)
         readBlock = try statement(queries.rollup.dimensionBlock)
         upsertBlock = try statement(queries.rollup.upsertDimensionBlock)
         upsertDay = try statement(queries.rollup.upsertDimensionDay)
         dayBlocks = try statement(queries.rollup.dayBlocks)
+        insertTuple = try statement(queries.rollup.insertTuple)
+        countParts = try statement(queries.rollup.countCubeParts)
+        partsOfBucket = try statement(queries.rollup.cubePartsOfBucket)
+        insertPart = try statement(queries.rollup.insertCubePart)
+        deleteParts = try statement(queries.rollup.deleteCubeParts)
+    }
+
+    /// Counts the events after the rollup watermark that attribution has already seen (through
+    /// `attributed`), at most `limit`, in seq order, streamed from the events database; returns
+    /// the last one's seq and how many were counted (nil when none).
+    mutating func count(after watermark: Int64, through attributed: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+        let read = eventsAfter
+        try read.bind(1, watermark)
+        try read.bind(2, attributed)
+        try read.bind(3, Int64(limit))
+        var last: Int64 = 0, count = 0
+        while try read.step() {
+            let kind = EventKind(rawValue: read.text(1) ?? "") ?? .click
+            try add(RollupSourceEvent(
+                seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
+                dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
+                platform: Platform(rawValue: read.text(7) ?? "") ?? .other, deferred: read.int64(8) == 1,
+                visitorId: kind == .click ? read.text(9) ?? "" : "", isBot: read.int64(10) != 0,
+                match: read.text(11).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(12) ? nil : read.int64(12)))
+            last = read.int64(0)
+            count += 1
+        }
+        return count == 0 ? nil : (last, count)
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
@@ -285,17 +307,20 @@ struct RollupPass {
             kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
             visitorHash: event.kind == .click ? VisitorSketch.hash(event.visitorId) : 0, own: event.dimensions,
             match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
-        for grain in RollupGrain.allCases {
-            let key = RollupKey(
-                grain: grain, bucket: TimeGrain.floor(event.occurredAtMs, grain.length), platform: event.platform,
-                isBot: event.isBot, dimensions: grain.hasLinkDimensions ? counted.dimensions : LinkDimensions())
-            deltas[key, default: ConversionCounts()].add(counted)
-        }
-        let day = TimeGrain.floor(event.occurredAtMs, TimeGrain.dayMs) / TimeGrain.dayMs
-        for dimension in StatsDimension.allCases {
-            let key = DimensionDayKey(dimension: dimension, value: dimension.value(of: counted) ?? "", day: day, isBot: event.isBot)
-            dimensionDeltas[key, default: ConversionCounts()].add(counted)
-        }
+        let cell = CubeCell(
+            bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
+            key: CubeKey(tuple: tupleId(counted.dimensions), platform: event.platform, isBot: event.isBot))
+        quarters[cell, default: ConversionCounts()].add(counted)
+    }
+
+    /// The id of a link tuple: known, or new in this pass (stored at flush).
+    mutating func tupleId(_ dimensions: LinkDimensions) -> UInt32 {
+        if let id = tuples.ids[dimensions] { return id }
+        let id = UInt32(tuples.all.count)
+        tuples.ids[dimensions] = id
+        tuples.all.append(dimensions)
+        newTuples.append(dimensions)
+        return id
     }
 
     /// The link dimensions of the click stored under `seq`: from this pass, else from the
@@ -310,11 +335,106 @@ struct RollupPass {
         return dimensions
     }
 
-    /// Writes every delta of the pass into its rollup rows. Days before `mergedThroughDay` go
-    /// into every level of dimension blocks, later ones into their one-day block only; days
-    /// that fall behind the horizon are merged up, once (see `DayBlocks`). Returns the new
-    /// `mergedThroughDay`.
+    /// Writes everything the pass counted: new link tuples, the cube parts of every touched
+    /// 15-minute, hour and day bucket, the rows by platform only, and the dimension blocks and
+    /// days (see `writeDimensions`). Returns the new `mergedThroughDay`.
     func flush(mergedThroughDay: Int64) throws -> Int64 {
+        let firstNew = tuples.all.count - newTuples.count
+        for (i, t) in newTuples.enumerated() {
+            try insertTuple.bind(1, Int64(firstNew + i))
+            try insertTuple.bind(2, t.ref ?? "")
+            try insertTuple.bind(3, t.campaign ?? "")
+            try insertTuple.bind(4, t.source ?? "")
+            try insertTuple.bind(5, t.medium ?? "")
+            try insertTuple.run()
+        }
+        let hours = Self.coarser(quarters, TimeGrain.hourMs)
+        let days = Self.coarser(hours, TimeGrain.dayMs)
+        try writeCube(.quarterHour, quarters)
+        try writeCube(.hour, hours)
+        try writeCube(.day, days)
+        for (grain, cells) in [(RollupGrain.quarterHourByPlatform, quarters), (.hourByPlatform, hours), (.dayByPlatform, days)] {
+            var rows: [RollupKey: ConversionCounts] = [:]
+            for (cell, c) in cells {
+                let key = RollupKey(grain: grain, bucket: cell.bucket, platform: cell.key.platform, isBot: cell.key.isBot, dimensions: LinkDimensions())
+                rows[key, default: ConversionCounts()].add(c)
+            }
+            try upsertRows(rows)
+        }
+        var dimensionDeltas: [DimensionDayKey: ConversionCounts] = [:]
+        for (cell, c) in days {
+            let tuple = tuples.all[cell.key.tuple]
+            for dimension in StatsDimension.allCases {
+                let value = dimension == .platform ? cell.key.platform.rawValue : dimension.linkValue(of: tuple) ?? ""
+                let key = DimensionDayKey(dimension: dimension, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
+                dimensionDeltas[key, default: ConversionCounts()].add(c)
+            }
+        }
+        return try writeDimensions(dimensionDeltas, mergedThroughDay: mergedThroughDay)
+    }
+
+    /// The cells added up into buckets `length` long.
+    static func coarser(_ cells: [CubeCell: ConversionCounts], _ length: Int64) -> [CubeCell: ConversionCounts] {
+        var result: [CubeCell: ConversionCounts] = [:]
+        result.reserveCapacity(cells.count)
+        for (cell, c) in cells {
+            result[CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key), default: ConversionCounts()].add(c)
+        }
+        return result
+    }
+
+    /// Adds the cells of one grain to its cube: one new part per bucket, or, for a bucket that
+    /// has `CubePart.mergeAt - 1` parts already, one part merged from all of them.
+    func writeCube(_ grain: RollupGrain, _ cells: [CubeCell: ConversionCounts]) throws {
+        var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
+        for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
+        for (bucket, list) in byBucket {
+            try countParts.bind(1, grain.rawValue)
+            try countParts.bind(2, bucket)
+            let parts = try countParts.step() ? countParts.int64(0) : 0
+            countParts.finish()
+            var entries = list
+            if parts >= Int64(CubePart.mergeAt - 1) {
+                var merged = Dictionary(list, uniquingKeysWith: { a, _ in a })
+                try partsOfBucket.bind(1, grain.rawValue)
+                try partsOfBucket.bind(2, bucket)
+                while try partsOfBucket.step() {
+                    if let bytes = partsOfBucket.blob(1) { CubePart.add(bytes, to: &merged) }
+                }
+                try deleteParts.bind(1, grain.rawValue)
+                try deleteParts.bind(2, bucket)
+                try deleteParts.run()
+                entries = merged.map { ($0.key, $0.value) }
+            }
+            try insertPart.bind(1, grain.rawValue)
+            try insertPart.bind(2, bucket)
+            try insertPart.bind(3, CubePart.serialize(entries))
+            try insertPart.run()
+        }
+    }
+
+    /// Adds deltas to rows of `rollups` (the grains by platform only), one upsert per row.
+    func upsertRows(_ rows: [RollupKey: ConversionCounts]) throws {
+        for (key, c) in rows {
+            try upsert.bind(1, key.grain.rawValue)
+            try upsert.bind(2, key.bucket)
+            try upsert.bind(3, key.platform.rawValue)
+            try upsert.bind(4, key.isBot)
+            try upsert.bind(5, key.dimensions.ref ?? "")
+            try upsert.bind(6, key.dimensions.campaign ?? "")
+            try upsert.bind(7, key.dimensions.source ?? "")
+            try upsert.bind(8, key.dimensions.medium ?? "")
+            try Self.bindCounts(c, to: upsert, from: 9)
+            try upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
+            try upsert.run()
+        }
+    }
+
+    /// Writes the dimension deltas of the pass. Days before `mergedThroughDay` go into every
+    /// level of dimension blocks, later ones into their one-day block only; days that fall
+    /// behind the horizon are merged up, once (see `DayBlocks`). Returns the new
+    /// `mergedThroughDay`.
+    func writeDimensions(_ dimensionDeltas: [DimensionDayKey: ConversionCounts], mergedThroughDay: Int64) throws -> Int64 {
         var blocks: [DimensionBlockID: DimensionBlock] = [:]
         var newestDay = Int64.min
         for (key, c) in dimensionDeltas {
@@ -371,19 +491,6 @@ struct RollupPass {
             try upsertBlock.bind(3, id.block)
             try upsertBlock.bind(4, block.serialized)
             try upsertBlock.run()
-        }
-        for (key, c) in deltas {
-            try upsert.bind(1, key.grain.rawValue)
-            try upsert.bind(2, key.bucket)
-            try upsert.bind(3, key.platform.rawValue)
-            try upsert.bind(4, key.isBot)
-            try upsert.bind(5, key.dimensions.ref ?? "")
-            try upsert.bind(6, key.dimensions.campaign ?? "")
-            try upsert.bind(7, key.dimensions.source ?? "")
-            try upsert.bind(8, key.dimensions.medium ?? "")
-            try Self.bindCounts(c, to: upsert, from: 9)
-            try upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
-            try upsert.run()
         }
         return merged
     }

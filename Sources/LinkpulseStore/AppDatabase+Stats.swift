@@ -38,13 +38,21 @@ extension AppDatabase {
         let plan = StatsPlan(query: query, grouping: grouping)
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
+        let linkTuples = self.linkTuples
         return try await pool.read { db in
             var groups: [StatsGroupKey: CountsByAudience] = [:]
+            var cubes: CubeReader?
             for piece in plan.pieces {
                 switch piece {
+                case .rollup(let grain, let from, let to) where grain.hasLinkDimensions:
+                    if cubes == nil {
+                        let tuples = try linkTuples.current(db, sql: statements.tuplesAfter).all
+                        cubes = CubeReader(plan: plan, tuples: tuples, withVisitors: withVisitors, onlyKeys: onlyKeys)
+                    }
+                    try cubes!.add(db, sql: statements.cubeParts, grain: grain, from: from, to: to)
                 case .rollup(let grain, let from, let to):
                     try Self.addRollupCounts(
-                        db, sql: statements.rollupCounts(grain: grain, filters: query.filters), grain: grain, from: from, to: to, plan: plan,
+                        db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
                         withVisitors: withVisitors, keysJSON: keysJSON, into: &groups)
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
@@ -54,6 +62,7 @@ extension AppDatabase {
                         onlyKeys: onlyKeys, visitorsOnly: visitorsOnly, into: &groups)
                 }
             }
+            cubes?.addSums(into: &groups)
             return groups
         }
     }
@@ -175,12 +184,121 @@ extension CountsByAudience {
 extension StatsDimension {
     /// This dimension's value for an event.
     func value(of event: CountedEvent) -> String? {
+        self == .platform ? event.platform.rawValue : linkValue(of: event.dimensions)
+    }
+
+    /// This dimension's value among link dimensions (nil for `platform`, which is not one).
+    func linkValue(of d: LinkDimensions) -> String? {
         switch self {
-        case .campaign: event.dimensions.campaign
-        case .ref: event.dimensions.ref
-        case .source: event.dimensions.source
-        case .medium: event.dimensions.medium
-        case .platform: event.platform.rawValue
+        case .campaign: d.campaign
+        case .ref: d.ref
+        case .source: d.source
+        case .medium: d.medium
+        case .platform: nil
+        }
+    }
+}
+
+/// Adds up the cells of cube parts for one stats answer: filters and groups are decided once
+/// per link tuple (or platform, or bucket) and kept as an index into running sums, so each cell
+/// costs a few array reads and a vector addition, never a string hash.
+struct CubeReader {
+    let plan: StatsPlan
+    let tuples: [LinkDimensions]
+    let withVisitors: Bool
+    let wanted: Set<String?>?
+    /// Per tuple id: whether the filters admit it (nil: no link filter).
+    let admitted: [Bool]?
+    let platformFilter: UInt8?
+    /// Per tuple id (dimension groupings) or platform code (by platform): its group's slot,
+    /// -1 when left out, -2 while not decided yet.
+    var slotByTuple: [Int32]
+    var slotByPlatform = [Int32](repeating: -2, count: Platform.allCases.count)
+    var keys: [StatsGroupKey] = []
+    var slots: [StatsGroupKey: Int32] = [:]
+    var people: [CountsVector] = [], bots: [CountsVector] = []
+    var peopleVisitors: [VisitorSketch] = [], botVisitors: [VisitorSketch] = []
+
+    init(plan: StatsPlan, tuples: [LinkDimensions], withVisitors: Bool, onlyKeys: [String?]?) {
+        self.plan = plan
+        self.tuples = tuples
+        self.withVisitors = withVisitors
+        wanted = onlyKeys.map(Set.init)
+        let filters = plan.query.filters
+        admitted = filters.onlyPlatform ? nil : tuples.map { filters.admits($0, platform: nil) }
+        platformFilter = filters.platform?.code
+        slotByTuple = [Int32](repeating: -2, count: tuples.count)
+    }
+
+    mutating func slot(_ key: StatsGroupKey) -> Int32 {
+        if let slot = slots[key] { return slot }
+        let slot = Int32(keys.count)
+        slots[key] = slot
+        keys.append(key)
+        people.append(CountsVector()); bots.append(CountsVector())
+        peopleVisitors.append(VisitorSketch()); botVisitors.append(VisitorSketch())
+        return slot
+    }
+
+    /// Adds every cell of the grain's parts in [from, to) that passes the filters.
+    mutating func add(_ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64) throws {
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        try s.bind(1, grain.rawValue)
+        try s.bind(2, from)
+        try s.bind(3, to)
+        while try s.step() {
+            guard let bytes = s.blob(1) else { continue }
+            var bucketSlot: Int32 = -1
+            switch plan.grouping {
+            case .none: bucketSlot = slot(.all)
+            case .buckets: bucketSlot = slot(plan.bucket(containing: s.int64(0)))
+            case .dimension: break
+            }
+            CubePart.forEach(in: bytes) { key, counts, sketch in
+                let tuple = key.tuple
+                guard tuple < tuples.count else { return }
+                if let platformFilter, key.platformCode != platformFilter { return }
+                if let admitted, !admitted[tuple] { return }
+                var target = bucketSlot
+                if case .dimension(let dimension) = plan.grouping {
+                    target = dimension == .platform ? platformSlot(key.platformCode) : tupleSlot(tuple, dimension)
+                }
+                guard target >= 0 else { return }
+                let i = Int(target)
+                if key.isBot { bots[i] &+= counts } else { people[i] &+= counts }
+                if withVisitors && !sketch.isEmpty {
+                    if key.isBot { botVisitors[i].merge(serialized: sketch) } else { peopleVisitors[i].merge(serialized: sketch) }
+                }
+            }
+        }
+    }
+
+    mutating func tupleSlot(_ tuple: Int, _ dimension: StatsDimension) -> Int32 {
+        if slotByTuple[tuple] != -2 { return slotByTuple[tuple] }
+        let value = dimension.linkValue(of: tuples[tuple])
+        let found: Int32 = wanted.map { $0.contains(value) } ?? true ? slot(.value(value)) : -1
+        slotByTuple[tuple] = found
+        return found
+    }
+
+    mutating func platformSlot(_ code: UInt8) -> Int32 {
+        let i = Int(min(code, UInt8(Platform.allCases.count - 1)))
+        if slotByPlatform[i] != -2 { return slotByPlatform[i] }
+        let value: String? = Platform.fromCode(code).rawValue
+        let found: Int32 = wanted.map { $0.contains(value) } ?? true ? slot(.value(value)) : -1
+        slotByPlatform[i] = found
+        return found
+    }
+
+    /// Adds the sums to the answer's groups.
+    func addSums(into groups: inout [StatsGroupKey: CountsByAudience]) {
+        for (i, key) in keys.enumerated() {
+            var counts = CountsByAudience()
+            counts.people = ConversionCounts(vector: people[i])
+            counts.people.clickVisitors = peopleVisitors[i]
+            counts.bots = ConversionCounts(vector: bots[i])
+            counts.bots.clickVisitors = botVisitors[i]
+            groups[key, default: CountsByAudience()].add(counts)
         }
     }
 }
@@ -213,7 +331,7 @@ struct StatsPlan: Sendable {
         }
         let grains: Grains = narrow
             ? Grains(day: .dayByPlatform, hour: .hourByPlatform, quarter: .quarterHourByPlatform)
-            : Grains(day: .day, hour: nil, quarter: .quarterHour)
+            : Grains(day: .day, hour: .hour, quarter: .quarterHour)
         var cut: [Piece] = []
         if case .buckets(let starts) = grouping {
             for (i, start) in starts.enumerated() {
@@ -248,7 +366,7 @@ struct StatsPlan: Sendable {
 
     struct Grains {
         var day: RollupGrain
-        var hour: RollupGrain?
+        var hour: RollupGrain
         var quarter: RollupGrain
     }
 
@@ -259,7 +377,7 @@ struct StatsPlan: Sendable {
         if from < a { pieces.append(.raw(from: from, to: a)) }
         func belowDay(_ x: Int64, _ y: Int64) {
             guard x < y else { return }
-            guard let hour = grains.hour else { return pieces.append(.rollup(grains.quarter, from: x, to: y)) }
+            let hour = grains.hour
             let hA = TimeGrain.ceil(x, TimeGrain.hourMs), hB = TimeGrain.floor(y, TimeGrain.hourMs)
             guard hA < hB else { return pieces.append(.rollup(grains.quarter, from: x, to: y)) }
             if x < hA { pieces.append(.rollup(grains.quarter, from: x, to: hA)) }

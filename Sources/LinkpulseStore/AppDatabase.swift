@@ -69,6 +69,8 @@ public final class AppDatabase: Sendable {
     let attributionRequests: CoalescedWork
     /// Rollup runs asked for by the timer (a tick during a run adds nothing).
     let rollupRequests: CoalescedWork
+    /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
+    let linkTuples = LinkTuples()
     let logger: Logger
 
     /// Opens (creating when missing) the databases under `directory`.

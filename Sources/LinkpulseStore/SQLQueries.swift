@@ -64,11 +64,17 @@ struct SQLQueries: Sendable {
                 upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
-                dayBlocks: try text("rollup/day_blocks.sql")),
+                dayBlocks: try text("rollup/day_blocks.sql"),
+                tuplesAfter: try text("rollup/tuples_after.sql"),
+                insertTuple: try text("rollup/insert_tuple.sql"),
+                cubePartsOfBucket: try text("rollup/cube_parts_of_bucket.sql"),
+                countCubeParts: try text("rollup/count_cube_parts.sql"),
+                insertCubePart: try text("rollup/insert_cube_part.sql"),
+                deleteCubeParts: try text("rollup/delete_cube_parts.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
-                rollupDayCountsByCampaign: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "campaign", parameter: 5),
-                rollupDayCountsByRef: try dayCountsVariant(of: "stats/rollup_counts.sql", column: "ref", parameter: 6),
+                cubeParts: try text("stats/cube_parts.sql"),
+                tuplesAfter: try text("rollup/tuples_after.sql"),
                 rawEvents: try text("stats/raw_events.sql"),
                 dimensionBlock: try text("stats/dimension_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql"),
@@ -92,21 +98,6 @@ struct SQLQueries: Sendable {
         return sql
     }
 
-    /// `rollup_counts.sql` for day rows filtered by one `column`, read through that column's
-    /// partial day index (see the comment in the SQL file).
-    static func dayCountsVariant(of name: String, column: String, parameter: Int) throws -> String {
-        // The statement without its comments (which quote the phrases replaced here).
-        let sql = try text(name).split(separator: "\n").filter { !$0.hasPrefix("--") }.joined(separator: "\n") + "\n"
-        let filtered = sql
-            .replacingOccurrences(of: "WHERE grain = ?1 AND", with: "WHERE grain = 2 AND \(column) = ?\(parameter) AND")
-            .replacingOccurrences(of: "FROM rollups\n", with: "FROM rollups INDEXED BY rollup_days_by_\(column)\n")
-        guard filtered.components(separatedBy: "grain = 2 AND \(column) = ").count == 2,
-              filtered.components(separatedBy: "INDEXED BY").count == 2 else {
-            throw StoreError.missingQuery("\(name) without the phrases its \(column) variant is made from")
-        }
-        return filtered
-    }
-
     static func files(under folder: String) -> [(name: String, sql: String)] {
         EmbeddedText.files
             .filter { $0.key.hasPrefix(folder) && $0.key.hasSuffix(".sql") }
@@ -117,7 +108,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.rollupDayCountsByCampaign, stats.rollupDayCountsByRef, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
+                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
                     + export.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
@@ -156,25 +147,19 @@ struct AttributionQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
     let upsertDimensionBlock, dimensionBlock, upsertDimensionDay, dayBlocks: String
+    let tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay, dayBlocks]
+        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay,
+         dayBlocks, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts]
     }
 }
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
-    let rollupCounts, rollupDayCountsByCampaign, rollupDayCountsByRef, rawEvents, dimensionBlock, dimensionVisitors: String
+    let rollupCounts, cubeParts, tuplesAfter, rawEvents, dimensionBlock, dimensionVisitors: String
     let blocksMergedThrough: String
-
-    /// The rollup read for `grain` and `filters`: through a day index when one fits.
-    func rollupCounts(grain: RollupGrain, filters: StatsFilters) -> String {
-        guard grain == .day else { return rollupCounts }
-        if filters.ref != nil { return rollupDayCountsByRef }
-        if filters.campaign != nil { return rollupDayCountsByCampaign }
-        return rollupCounts
-    }
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the

@@ -192,22 +192,29 @@ import Testing
         }
     }
 
-    /// Every count of the day rollups, by ref, match and audience.
-    static func countsByRef(_ database: AppDatabase) throws -> [[DatabaseValue]] {
+    /// Every count of the day cubes, by ref and audience ("ref|bot" → the nine counts).
+    static func countsByRef(_ database: AppDatabase) throws -> [String: [Int64]] {
         try database.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT ref, bot, sum(events), sum(clicks), sum(fallbacks), sum(installs_click_id), sum(installs_ref),
-                       sum(installs_fingerprint), sum(installs_organic), sum(opens), sum(deferred_opens)
-                FROM agg.rollups WHERE grain = 2 GROUP BY ref, bot ORDER BY ref, bot
-                """).map { Array($0.databaseValues) }
+            let tuples = try database.linkTuples.current(db, sql: database.queries.stats.tuplesAfter).all
+            var sums: [String: CountsVector] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT entries FROM agg.cube_parts WHERE grain = 2") {
+                let entries: Data = row[0]
+                entries.withUnsafeBytes { bytes in
+                    CubePart.forEach(in: bytes) { key, counts, _ in
+                        sums["\(tuples[key.tuple].ref ?? "")|\(key.isBot)", default: CountsVector()] &+= counts
+                    }
+                }
+            }
+            return sums.mapValues { v in (0..<9).map { v[$0] } }
         }
     }
 
     static func clicksByRef(_ database: AppDatabase) throws -> [String: Int] {
-        try database.pool.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT ref, sum(clicks) FROM agg.rollups WHERE grain = 2 AND bot = 0 GROUP BY ref")
-            return Dictionary(uniqueKeysWithValues: rows.map { ($0[0] as String, $0[1] as Int) })
+        var clicks: [String: Int] = [:]
+        for (key, counts) in try countsByRef(database) where key.hasSuffix("|false") && counts[1] > 0 {
+            clicks[String(key.dropLast("|false".count)), default: 0] += Int(counts[1])
         }
+        return clicks
     }
 
     static func copyEvents(from: URL, to: URL) throws {

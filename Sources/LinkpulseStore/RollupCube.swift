@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+import Synchronization
+
+/// Which cell of a conversion cube an entry is: the link tuple (an id of `link_tuples`), the
+/// platform and the audience, packed into one integer so that a pass aggregates by a cheap
+/// integer key and a stored part sorts by tuple, then platform, then audience.
+struct CubeKey: Hashable, Comparable {
+    let packed: UInt64
+
+    init(packed: UInt64) { self.packed = packed }
+
+    init(tuple: UInt32, platform: Platform, isBot: Bool) {
+        packed = UInt64(tuple) << 16 | UInt64(platform.code) << 8 | (isBot ? 1 : 0)
+    }
+
+    var tuple: Int { Int(packed >> 16) }
+    var platformCode: UInt8 { UInt8(truncatingIfNeeded: packed >> 8) }
+    var platform: Platform { Platform.fromCode(platformCode) }
+    var isBot: Bool { packed & 1 != 0 }
+
+    static func < (a: CubeKey, b: CubeKey) -> Bool { a.packed < b.packed }
+}
+
+extension Platform {
+    /// A small stable number for the platform, as cube keys store it (never renumber one).
+    var code: UInt8 {
+        switch self {
+        case .ios: 0
+        case .android: 1
+        case .web: 2
+        case .desktop: 3
+        case .other: 4
+        }
+    }
+
+    /// The platform of a stored `code` (`other` for an unknown one).
+    static func fromCode(_ code: UInt8) -> Platform {
+        switch code {
+        case 0: .ios
+        case 1: .android
+        case 2: .web
+        case 3: .desktop
+        default: .other
+        }
+    }
+}
+
+/// The link dimensions rollups are counted under, dictionary-encoded: every distinct
+/// (ref, campaign, source, medium) gets a small integer id once (`link_tuples` in the rollup
+/// file), so cube entries, aggregation keys and filters work on integers, not strings.
+///
+/// Ids are dense (1, 2, 3…), assigned in a rollup pass's transaction and never reused or
+/// deleted (not even by a rebuild), so a cache of them is valid for the life of the file.
+/// One instance per store, shared by the rollup job and the stats readers.
+final class LinkTuples: Sendable {
+    /// The tuples known so far: `all[id]` (index 0 is never used), and the id of each.
+    struct Known: Sendable {
+        var all: [LinkDimensions] = [LinkDimensions()]
+        var ids: [LinkDimensions: UInt32] = [:]
+    }
+
+    private let known = Mutex(Known())
+
+    /// Every tuple visible in `db`'s snapshot (and possibly newer ones another reader saw):
+    /// reads only the rows added since the last call. `sql` is `queries/rollup/tuples_after.sql`
+    /// (or the reader variant naming the attached file).
+    func current(_ db: Database, sql: String) throws -> Known {
+        let after = known.withLock { Int64($0.all.count - 1) }
+        let read = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        try read.bind(1, after)
+        var added: [(Int64, LinkDimensions)] = []
+        while try read.step() {
+            func column(_ i: Int32) -> String? { read.text(i).flatMap { $0.isEmpty ? nil : $0 } }
+            added.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
+        }
+        return known.withLock { state in
+            for (id, tuple) in added where Int(id) == state.all.count {
+                state.ids[tuple] = UInt32(id)
+                state.all.append(tuple)
+            }
+            return state
+        }
+    }
+}
+
+/// The counts of one cell of a cube as a vector: lanes 0…8 are the nine counts of
+/// `ConversionCounts` in table column order (so thousands of entries add up quickly).
+typealias CountsVector = SIMD16<Int64>
+
+extension ConversionCounts {
+    /// The nine counts as a vector (lanes 0…8, in table column order).
+    var vector: CountsVector {
+        var v = CountsVector()
+        v[0] = Int64(events); v[1] = Int64(clicks); v[2] = Int64(fallbacks); v[3] = Int64(installsClickId)
+        v[4] = Int64(installsRef); v[5] = Int64(installsFingerprint); v[6] = Int64(installsOrganic)
+        v[7] = Int64(opens); v[8] = Int64(deferredOpens)
+        return v
+    }
+
+    /// Counts from a vector (lanes 0…8), with no visitors.
+    init(vector v: CountsVector) {
+        self.init()
+        events = Int(v[0]); clicks = Int(v[1]); fallbacks = Int(v[2]); installsClickId = Int(v[3])
+        installsRef = Int(v[4]); installsFingerprint = Int(v[5]); installsOrganic = Int(v[6])
+        opens = Int(v[7]); deferredOpens = Int(v[8])
+    }
+}
+
+/// One stored part of a conversion cube (`cube_parts.entries`): the counts of every cell of one
+/// grain's bucket that a rollup pass touched, sorted by key. A bucket may have several parts
+/// (one per pass that touched it, merged into one once there are `CubePart.mergeAt`); readers
+/// add them all up.
+///
+/// Format: a varint entry count, then per entry: the key as a varint difference from the
+/// previous entry's key (the first from 0), the nine counts as varints, the serialized
+/// `VisitorSketch` of the clicks' visitors as a varint length and its bytes (length 0: none).
+enum CubePart {
+    /// How many parts a bucket may have before the next pass that touches it merges them.
+    static let mergeAt = 8
+
+    static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8 + cells.count * 24)
+        appendVarint(UInt64(cells.count), to: &bytes)
+        var previous: UInt64 = 0
+        for (key, c) in cells.sorted(by: { $0.key < $1.key }) {
+            appendVarint(key.packed - previous, to: &bytes)
+            previous = key.packed
+            for n in [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
+                      c.installsOrganic, c.opens, c.deferredOpens] { appendVarint(UInt64(max(n, 0)), to: &bytes) }
+            if c.clickVisitors.isEmpty {
+                bytes.append(0)
+            } else {
+                let sketch = c.clickVisitors.serialized
+                appendVarint(UInt64(sketch.count), to: &bytes)
+                bytes.append(contentsOf: sketch)
+            }
+        }
+        return bytes
+    }
+
+    /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
+    /// (empty when it has none). A malformed part is read as far as it is well-formed.
+    static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void) {
+        var offset = 0
+        guard let count = readVarint(bytes, &offset) else { return }
+        var key: UInt64 = 0
+        for _ in 0..<count {
+            guard let delta = readVarint(bytes, &offset) else { return }
+            key &+= delta
+            var v = CountsVector()
+            for lane in 0..<9 {
+                guard let n = readVarint(bytes, &offset) else { return }
+                v[lane] = Int64(truncatingIfNeeded: n)
+            }
+            guard let length = readVarint(bytes, &offset), offset + Int(length) <= bytes.count else { return }
+            body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))]))
+            offset += Int(length)
+        }
+    }
+
+    /// Adds every entry of a stored part to `cells`.
+    static func add(_ bytes: UnsafeRawBufferPointer, to cells: inout [CubeKey: ConversionCounts]) {
+        forEach(in: bytes) { key, v, sketch in
+            var counts = ConversionCounts(vector: v)
+            if !sketch.isEmpty { counts.clickVisitors = VisitorSketch(serialized: sketch) }
+            cells[key, default: ConversionCounts()].add(counts)
+        }
+    }
+
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var x = value
+        while x >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: x) | 0x80)
+            x >>= 7
+        }
+        bytes.append(UInt8(x))
+    }
+
+    @inline(__always)
+    static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count && shift < 64 {
+            let byte = bytes[offset]
+            offset += 1
+            result |= UInt64(byte & 0x7f) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+        return nil
+    }
+}
