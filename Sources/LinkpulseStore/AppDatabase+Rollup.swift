@@ -29,38 +29,12 @@ enum RollupGrain: Int64, CaseIterable {
     var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
 }
 
-/// The key of one dimension-day delta (see `dimension_blocks` and `dimension_days`).
+/// The key of one row of `dimension_days`: click visitors by a dimension's value and UTC day.
 struct DimensionDayKey: Hashable {
     var dimension: StatsDimension
     var value: String
     var day: Int64
     var isBot: Bool
-}
-
-/// Blocks of whole UTC days at power-of-two sizes, for breakdowns over long ranges.
-///
-/// Level 0 (one day) holds every day. The levels above hold only the days before the rollup
-/// file's `blocks_merged_through_day`, which trails the newest day counted by `horizonDays`:
-/// fresh events then touch only small one-day blocks, and each day is merged up once.
-enum DayBlocks {
-    /// Levels 0…8: blocks of 1 to 256 days.
-    static let levels = 0...8
-    /// How many of the newest days stay in one-day blocks only.
-    static let horizonDays: Int64 = 2
-
-    /// The fewest aligned blocks that exactly cover the days [from, to): (level, block) pairs.
-    static func cover(from: Int64, to: Int64) -> [(level: Int, block: Int64)] {
-        var blocks: [(level: Int, block: Int64)] = []
-        var day = from
-        while day < to {
-            var level = levels.upperBound
-            // The largest block that starts at `day` and ends by `to`.
-            while level > 0 && (day % (Int64(1) << level) != 0 || day + (Int64(1) << level) > to) { level -= 1 }
-            blocks.append((level, day >> level))
-            day += Int64(1) << level
-        }
-        return blocks
-    }
 }
 
 /// The key of one rollup row.
@@ -88,9 +62,8 @@ struct RollupSourceEvent {
     var matchedClickSeq: Int64?
 }
 
-/// Which dimension block a row of `dimension_blocks` is.
-struct DimensionBlockID: Hashable {
-    var dimension: StatsDimension
+/// Which cube block a row of `cube_blocks` is.
+struct CubeBlockID: Hashable {
     var level: Int
     var block: Int64
 }
@@ -257,7 +230,7 @@ struct RollupPass {
     var clicks: [Int64: LinkDimensions] = [:]
     let db: Database
     // The pass's statements, looked up once (every one is left reset after each use).
-    let eventsAfter, clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayBlocks: HotStatement
+    let eventsAfter, clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayParts: HotStatement
     let insertTuple, countParts, partsOfBucket, insertPart, deleteParts: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
@@ -267,10 +240,10 @@ struct RollupPass {
         eventsAfter = try statement(queries.rollup.eventsAfter)
         clickBySeq = try statement(queries.attribution.clickBySeq)
         upsert = try statement(queries.rollup.upsertRollup)
-        readBlock = try statement(queries.rollup.dimensionBlock)
-        upsertBlock = try statement(queries.rollup.upsertDimensionBlock)
+        readBlock = try statement(queries.rollup.cubeBlock)
+        upsertBlock = try statement(queries.rollup.upsertCubeBlock)
         upsertDay = try statement(queries.rollup.upsertDimensionDay)
-        dayBlocks = try statement(queries.rollup.dayBlocks)
+        dayParts = try statement(queries.rollup.dayParts)
         insertTuple = try statement(queries.rollup.insertTuple)
         countParts = try statement(queries.rollup.countCubeParts)
         partsOfBucket = try statement(queries.rollup.cubePartsOfBucket)
@@ -361,16 +334,29 @@ struct RollupPass {
             }
             try upsertRows(rows)
         }
-        var dimensionDeltas: [DimensionDayKey: ConversionCounts] = [:]
-        for (cell, c) in days {
+        try writeDimensionVisitors(days)
+        return try writeBlocks(days, mergedThroughDay: mergedThroughDay)
+    }
+
+    /// Merges the click visitors of the day cells into `dimension_days`, by every dimension's value.
+    func writeDimensionVisitors(_ days: [CubeCell: ConversionCounts]) throws {
+        var visitors: [DimensionDayKey: VisitorSketch] = [:]
+        for (cell, c) in days where !c.clickVisitors.isEmpty {
             let tuple = tuples.all[cell.key.tuple]
             for dimension in StatsDimension.allCases {
                 let value = dimension == .platform ? cell.key.platform.rawValue : dimension.linkValue(of: tuple) ?? ""
                 let key = DimensionDayKey(dimension: dimension, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
-                dimensionDeltas[key, default: ConversionCounts()].add(c)
+                visitors[key, default: VisitorSketch()].merge(c.clickVisitors)
             }
         }
-        return try writeDimensions(dimensionDeltas, mergedThroughDay: mergedThroughDay)
+        for (key, sketch) in visitors {
+            try upsertDay.bind(1, key.dimension.rawValue)
+            try upsertDay.bind(2, key.value)
+            try upsertDay.bind(3, key.day)
+            try upsertDay.bind(4, key.isBot)
+            try upsertDay.bind(5, sketch.serialized)
+            try upsertDay.run()
+        }
     }
 
     /// The cells added up into buckets `length` long.
@@ -430,66 +416,48 @@ struct RollupPass {
         }
     }
 
-    /// Writes the dimension deltas of the pass. Days before `mergedThroughDay` go into every
-    /// level of dimension blocks, later ones into their one-day block only; days that fall
-    /// behind the horizon are merged up, once (see `DayBlocks`). Returns the new
-    /// `mergedThroughDay`.
-    func writeDimensions(_ dimensionDeltas: [DimensionDayKey: ConversionCounts], mergedThroughDay: Int64) throws -> Int64 {
-        var blocks: [DimensionBlockID: DimensionBlock] = [:]
+    /// Adds the day cells of the pass to the cube blocks (levels above one day). Days before
+    /// `mergedThroughDay` go into every level; later ones stay in their day cubes only, and
+    /// days that fall behind the horizon are added up from their stored day cubes (which
+    /// already hold this pass), once (see `DayBlocks`). Returns the new `mergedThroughDay`.
+    func writeBlocks(_ days: [CubeCell: ConversionCounts], mergedThroughDay: Int64) throws -> Int64 {
+        var blocks: [CubeBlockID: [CubeKey: CountsVector]] = [:]
+        func add(_ key: CubeKey, _ counts: CountsVector, day: Int64) {
+            for level in DayBlocks.levels where level > 0 {
+                blocks[CubeBlockID(level: level, block: day >> level), default: [:]][key, default: CountsVector()] &+= counts
+            }
+        }
         var newestDay = Int64.min
-        for (key, c) in dimensionDeltas {
-            if !c.clickVisitors.isEmpty {
-                try upsertDay.bind(1, key.dimension.rawValue)
-                try upsertDay.bind(2, key.value)
-                try upsertDay.bind(3, key.day)
-                try upsertDay.bind(4, key.isBot)
-                try upsertDay.bind(5, c.clickVisitors.serialized)
-                try upsertDay.run()
-            }
-            newestDay = max(newestDay, key.day)
-            for level in key.day < mergedThroughDay ? DayBlocks.levels : 0...0 {
-                let id = DimensionBlockID(dimension: key.dimension, level: level, block: key.day >> level)
-                blocks[id, default: DimensionBlock()].add(c, value: key.value, isBot: key.isBot)
-            }
+        for (cell, c) in days {
+            let day = cell.bucket / TimeGrain.dayMs
+            newestDay = max(newestDay, day)
+            if day < mergedThroughDay { add(cell.key, c.vector, day: day) }
         }
         let merged = max(mergedThroughDay, newestDay - DayBlocks.horizonDays)
         if merged > mergedThroughDay {
-            // The days now behind the horizon, whole (as stored, plus this pass), go up.
-            func mergeUp(_ dimension: StatsDimension, day: Int64, _ add: (inout DimensionBlock) -> Void) {
-                for level in DayBlocks.levels where level > 0 {
-                    add(&blocks[DimensionBlockID(dimension: dimension, level: level, block: day >> level), default: DimensionBlock()])
-                }
-            }
-            try dayBlocks.bind(1, mergedThroughDay)
-            try dayBlocks.bind(2, merged)
-            while try dayBlocks.step() {
-                guard let dimension = StatsDimension(rawValue: dayBlocks.text(0) ?? ""), let bytes = dayBlocks.blob(2) else { continue }
-                let stored = DimensionBlock(bytes)
-                mergeUp(dimension, day: dayBlocks.int64(1)) { block in
-                    for (key, counts) in stored.entries { block.add(counts, value: key.value, isBot: key.isBot) }
-                }
-            }
-            for (id, delta) in blocks where id.level == 0 && id.block >= mergedThroughDay && id.block < merged {
-                mergeUp(id.dimension, day: id.block) { block in
-                    for (key, counts) in delta.entries { block.add(counts, value: key.value, isBot: key.isBot) }
-                }
+            try dayParts.bind(1, RollupGrain.day.rawValue)
+            try dayParts.bind(2, mergedThroughDay * TimeGrain.dayMs)
+            try dayParts.bind(3, merged * TimeGrain.dayMs)
+            while try dayParts.step() {
+                guard let bytes = dayParts.blob(1) else { continue }
+                let day = dayParts.int64(0) / TimeGrain.dayMs
+                CubePart.forEach(in: bytes) { key, counts, _ in add(key, counts, day: day) }
             }
         }
         // Each touched block: read it, add this pass's counts, write it back whole.
         for (id, delta) in blocks {
-            try readBlock.bind(1, id.dimension.rawValue)
-            try readBlock.bind(2, Int64(id.level))
-            try readBlock.bind(3, id.block)
-            var block = DimensionBlock()
+            try readBlock.bind(1, Int64(id.level))
+            try readBlock.bind(2, id.block)
+            var block = delta
             if try readBlock.step() {
-                if let bytes = readBlock.blob(0) { block = DimensionBlock(bytes) }
+                if let bytes = readBlock.blob(0) {
+                    CubePart.forEach(in: bytes) { key, counts, _ in block[key, default: CountsVector()] &+= counts }
+                }
                 readBlock.finish()
             }
-            for (key, counts) in delta.entries { block.add(counts, value: key.value, isBot: key.isBot) }
-            try upsertBlock.bind(1, id.dimension.rawValue)
-            try upsertBlock.bind(2, Int64(id.level))
-            try upsertBlock.bind(3, id.block)
-            try upsertBlock.bind(4, block.serialized)
+            try upsertBlock.bind(1, Int64(id.level))
+            try upsertBlock.bind(2, id.block)
+            try upsertBlock.bind(3, CubePart.serialize(vectors: block))
             try upsertBlock.run()
         }
         return merged

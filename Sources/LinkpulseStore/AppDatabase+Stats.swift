@@ -42,14 +42,17 @@ extension AppDatabase {
         return try await pool.read { db in
             var groups: [StatsGroupKey: CountsByAudience] = [:]
             var cubes: CubeReader?
+            func cubeReader() throws -> CubeReader {
+                if let cubes { return cubes }
+                let tuples = try linkTuples.current(db, sql: statements.tuplesAfter).all
+                return CubeReader(plan: plan, tuples: tuples, onlyKeys: onlyKeys)
+            }
+            var visitorDays: [(dimension: StatsDimension, fromDay: Int64, toDay: Int64)] = []
             for piece in plan.pieces {
                 switch piece {
                 case .rollup(let grain, let from, let to) where grain.hasLinkDimensions:
-                    if cubes == nil {
-                        let tuples = try linkTuples.current(db, sql: statements.tuplesAfter).all
-                        cubes = CubeReader(plan: plan, tuples: tuples, withVisitors: withVisitors, onlyKeys: onlyKeys)
-                    }
-                    try cubes!.add(db, sql: statements.cubeParts, grain: grain, from: from, to: to)
+                    cubes = try cubeReader()
+                    try cubes!.add(db, sql: statements.cubeParts, grain: grain, from: from, to: to, visitors: withVisitors)
                 case .rollup(let grain, let from, let to):
                     try Self.addRollupCounts(
                         db, sql: statements.rollupCounts, grain: grain, from: from, to: to, plan: plan,
@@ -57,12 +60,21 @@ extension AppDatabase {
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
                 case .dimensionDays(let dimension, let fromDay, let toDay):
-                    try Self.addDimensionCounts(
-                        db, statements, dimension: dimension, fromDay: fromDay, toDay: toDay, withVisitors: withVisitors,
-                        onlyKeys: onlyKeys, visitorsOnly: visitorsOnly, into: &groups)
+                    // Counts from the cube blocks; click visitors by value from `dimension_days`.
+                    cubes = try cubeReader()
+                    if !(visitorsOnly && onlyKeys != nil) {
+                        try cubes!.addBlocks(db, statements, fromDay: fromDay, toDay: toDay)
+                    }
+                    if withVisitors { visitorDays.append((dimension, fromDay, toDay)) }
                 }
             }
             cubes?.addSums(into: &groups)
+            for (dimension, fromDay, toDay) in visitorDays {
+                let values: [String?] = visitorsOnly && onlyKeys != nil
+                    ? onlyKeys!
+                    : groups.keys.compactMap { if case .value(let v) = $0 { v } else { nil } }
+                try Self.addDimensionVisitors(db, statements, dimension: dimension, fromDay: fromDay, toDay: toDay, values: values, into: &groups)
+            }
             return groups
         }
     }
@@ -91,45 +103,14 @@ extension AppDatabase {
         }
     }
 
-    /// Counts by one dimension over whole UTC days, from the dimension blocks (about ten reads
-    /// for any range), and the click visitors of the wanted values from their days.
-    static func addDimensionCounts(
+    /// Merges the click visitors of some values of a dimension over whole UTC days into their
+    /// groups, from `dimension_days`.
+    static func addDimensionVisitors(
         _ db: Database, _ statements: StatsQueries, dimension: StatsDimension, fromDay: Int64, toDay: Int64,
-        withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool, into groups: inout [StatsGroupKey: CountsByAudience]
+        values: [String?], into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
-        let wanted = onlyKeys.map { Set($0.map { $0 ?? "" }) }
-        let s = HotStatement(try db.cachedStatement(sql: statements.dimensionBlock), in: db)
-        var buffer: [UInt8] = [], blobs: [Range<Int>] = []
-        // Blocks above one day hold only the days before `merged`; later days are read one by one.
-        let merged = try Int64.fetchOne(db, sql: statements.blocksMergedThrough) ?? 0
-        let split = min(max(merged, fromDay), toDay)
-        let pieces = DayBlocks.cover(from: fromDay, to: split) + (split..<toDay).map { (level: 0, block: $0) }
-        for (level, block) in pieces where !(visitorsOnly && wanted != nil) {
-            try s.bind(1, dimension.rawValue)
-            try s.bind(2, Int64(level))
-            try s.bind(3, block)
-            guard try s.step() else { continue }
-            if let bytes = s.blob(0) {
-                blobs.append(buffer.count..<(buffer.count + bytes.count))
-                buffer.append(contentsOf: bytes)
-            }
-            s.finish()
-        }
-        var found: [String] = []
-        let sums = DimensionBlock.sum(buffer, blobs)
-        groups.reserveCapacity(groups.count + sums.count)
-        for (value, people, bots) in sums {
-            if let wanted, !wanted.contains(value) { continue }
-            found.append(value)
-            var counts = CountsByAudience()
-            counts.people = DimensionBlock.counts(people)
-            counts.bots = DimensionBlock.counts(bots)
-            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].add(counts)
-        }
-        guard withVisitors else { return }
-        let seen = visitorsOnly ? Array(wanted ?? []) : found
-        guard !seen.isEmpty else { return }
-        let keys = String(decoding: try JSONEncoder().encode(Array(seen)), as: UTF8.self)
+        guard !values.isEmpty else { return }
+        let keys = String(decoding: try JSONEncoder().encode(values.map { $0 ?? "" }), as: UTF8.self)
         let v = HotStatement(try db.cachedStatement(sql: statements.dimensionVisitors), in: db)
         try v.bind(1, dimension.rawValue)
         try v.bind(2, fromDay)
@@ -205,7 +186,6 @@ extension StatsDimension {
 struct CubeReader {
     let plan: StatsPlan
     let tuples: [LinkDimensions]
-    let withVisitors: Bool
     let wanted: Set<String?>?
     /// Per tuple id: whether the filters admit it (nil: no link filter).
     let admitted: [Bool]?
@@ -219,10 +199,9 @@ struct CubeReader {
     var people: [CountsVector] = [], bots: [CountsVector] = []
     var peopleVisitors: [VisitorSketch] = [], botVisitors: [VisitorSketch] = []
 
-    init(plan: StatsPlan, tuples: [LinkDimensions], withVisitors: Bool, onlyKeys: [String?]?) {
+    init(plan: StatsPlan, tuples: [LinkDimensions], onlyKeys: [String?]?) {
         self.plan = plan
         self.tuples = tuples
-        self.withVisitors = withVisitors
         wanted = onlyKeys.map(Set.init)
         let filters = plan.query.filters
         admitted = filters.onlyPlatform ? nil : tuples.map { filters.admits($0, platform: nil) }
@@ -240,35 +219,62 @@ struct CubeReader {
         return slot
     }
 
-    /// Adds every cell of the grain's parts in [from, to) that passes the filters.
-    mutating func add(_ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64) throws {
+    /// Adds every cell of the grain's parts in [from, to) that passes the filters (and its
+    /// click visitors with `visitors`).
+    mutating func add(_ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64, visitors: Bool) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
         try s.bind(1, grain.rawValue)
         try s.bind(2, from)
         try s.bind(3, to)
         while try s.step() {
             guard let bytes = s.blob(1) else { continue }
-            var bucketSlot: Int32 = -1
-            switch plan.grouping {
-            case .none: bucketSlot = slot(.all)
-            case .buckets: bucketSlot = slot(plan.bucket(containing: s.int64(0)))
-            case .dimension: break
+            add(bytes, bucket: s.int64(0), visitors: visitors)
+        }
+    }
+
+    /// Adds the counts of whole UTC days [fromDay, toDay) (no visitors): from the cube blocks
+    /// (at most two a level) for the days they hold, from the day cubes for the newest ones.
+    mutating func addBlocks(_ db: Database, _ statements: StatsQueries, fromDay: Int64, toDay: Int64) throws {
+        // Blocks above one day hold only the days before `merged`; later days are read one by one.
+        let merged = try Int64.fetchOne(db, sql: statements.blocksMergedThrough) ?? 0
+        let split = min(max(merged, fromDay), toDay)
+        let block = HotStatement(try db.cachedStatement(sql: statements.cubeBlock), in: db)
+        var days: [Int64] = Array(split..<toDay)
+        for (level, index) in DayBlocks.cover(from: fromDay, to: split) {
+            if level == 0 { days.append(index); continue }
+            try block.bind(1, Int64(level))
+            try block.bind(2, index)
+            guard try block.step() else { continue }
+            if let bytes = block.blob(0) { add(bytes, bucket: (index << level) * TimeGrain.dayMs, visitors: false) }
+            block.finish()
+        }
+        for day in days {
+            try add(db, sql: statements.cubeParts, grain: .day, from: day * TimeGrain.dayMs, to: (day + 1) * TimeGrain.dayMs, visitors: false)
+        }
+    }
+
+    /// Adds the cells of one stored part or block whose bucket starts at `bucket`.
+    mutating func add(_ bytes: UnsafeRawBufferPointer, bucket: Int64, visitors withVisitors: Bool) {
+        var bucketSlot: Int32 = -1
+        switch plan.grouping {
+        case .none: bucketSlot = slot(.all)
+        case .buckets: bucketSlot = slot(plan.bucket(containing: bucket))
+        case .dimension: break
+        }
+        CubePart.forEach(in: bytes) { key, counts, sketch in
+            let tuple = key.tuple
+            guard tuple < tuples.count else { return }
+            if let platformFilter, key.platformCode != platformFilter { return }
+            if let admitted, !admitted[tuple] { return }
+            var target = bucketSlot
+            if case .dimension(let dimension) = plan.grouping {
+                target = dimension == .platform ? platformSlot(key.platformCode) : tupleSlot(tuple, dimension)
             }
-            CubePart.forEach(in: bytes) { key, counts, sketch in
-                let tuple = key.tuple
-                guard tuple < tuples.count else { return }
-                if let platformFilter, key.platformCode != platformFilter { return }
-                if let admitted, !admitted[tuple] { return }
-                var target = bucketSlot
-                if case .dimension(let dimension) = plan.grouping {
-                    target = dimension == .platform ? platformSlot(key.platformCode) : tupleSlot(tuple, dimension)
-                }
-                guard target >= 0 else { return }
-                let i = Int(target)
-                if key.isBot { bots[i] &+= counts } else { people[i] &+= counts }
-                if withVisitors && !sketch.isEmpty {
-                    if key.isBot { botVisitors[i].merge(serialized: sketch) } else { peopleVisitors[i].merge(serialized: sketch) }
-                }
+            guard target >= 0 else { return }
+            let i = Int(target)
+            if key.isBot { bots[i] &+= counts } else { people[i] &+= counts }
+            if withVisitors && !sketch.isEmpty {
+                if key.isBot { botVisitors[i].merge(serialized: sketch) } else { peopleVisitors[i].merge(serialized: sketch) }
             }
         }
     }

@@ -120,16 +120,12 @@ enum CubePart {
     /// How many parts a bucket may have before the next pass that touches it merges them.
     static let mergeAt = 8
 
+    /// A part of cells with their visitors.
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(8 + cells.count * 24)
-        appendVarint(UInt64(cells.count), to: &bytes)
+        var bytes = header(cells.count)
         var previous: UInt64 = 0
         for (key, c) in cells.sorted(by: { $0.key < $1.key }) {
-            appendVarint(key.packed - previous, to: &bytes)
-            previous = key.packed
-            for n in [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
-                      c.installsOrganic, c.opens, c.deferredOpens] { appendVarint(UInt64(max(n, 0)), to: &bytes) }
+            append(key, c.vector, after: &previous, to: &bytes)
             if c.clickVisitors.isEmpty {
                 bytes.append(0)
             } else {
@@ -139,6 +135,30 @@ enum CubePart {
             }
         }
         return bytes
+    }
+
+    /// A part of counts alone (no visitors), as cube blocks keep them.
+    static func serialize(vectors cells: [CubeKey: CountsVector]) -> [UInt8] {
+        var bytes = header(cells.count)
+        var previous: UInt64 = 0
+        for (key, v) in cells.sorted(by: { $0.key < $1.key }) {
+            append(key, v, after: &previous, to: &bytes)
+            bytes.append(0)
+        }
+        return bytes
+    }
+
+    private static func header(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8 + count * 24)
+        appendVarint(UInt64(count), to: &bytes)
+        return bytes
+    }
+
+    private static func append(_ key: CubeKey, _ v: CountsVector, after previous: inout UInt64, to bytes: inout [UInt8]) {
+        appendVarint(key.packed - previous, to: &bytes)
+        previous = key.packed
+        for lane in 0..<9 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
     }
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
@@ -191,5 +211,32 @@ enum CubePart {
             shift += 7
         }
         return nil
+    }
+}
+
+/// Blocks of whole UTC days at power-of-two sizes, for breakdowns over long ranges.
+///
+/// Level 0 (one day) is the day cube, which holds every day. The levels above (`cube_blocks`)
+/// hold only the days before the rollup file's `blocks_merged_through_day`, which trails the
+/// newest day counted by `horizonDays`: fresh events then touch only day cubes, and each day
+/// is added to the levels above once.
+enum DayBlocks {
+    /// Levels 0…8: blocks of 1 to 256 days.
+    static let levels = 0...8
+    /// How many of the newest days stay in day cubes only.
+    static let horizonDays: Int64 = 2
+
+    /// The fewest aligned blocks that exactly cover the days [from, to): (level, block) pairs.
+    static func cover(from: Int64, to: Int64) -> [(level: Int, block: Int64)] {
+        var blocks: [(level: Int, block: Int64)] = []
+        var day = from
+        while day < to {
+            var level = levels.upperBound
+            // The largest block that starts at `day` and ends by `to`.
+            while level > 0 && (day % (Int64(1) << level) != 0 || day + (Int64(1) << level) > to) { level -= 1 }
+            blocks.append((level, day >> level))
+            day += Int64(1) << level
+        }
+        return blocks
     }
 }

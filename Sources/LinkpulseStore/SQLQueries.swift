@@ -61,10 +61,10 @@ struct SQLQueries: Sendable {
                 eventsAfter: try text("rollup/events_after.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
-                upsertDimensionBlock: try text("rollup/upsert_dimension_block.sql"),
-                dimensionBlock: try text("stats/dimension_block.sql"),
+                upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
+                cubeBlock: try text("rollup/cube_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
-                dayBlocks: try text("rollup/day_blocks.sql"),
+                dayParts: try text("stats/cube_parts.sql"),
                 tuplesAfter: try text("rollup/tuples_after.sql"),
                 insertTuple: try text("rollup/insert_tuple.sql"),
                 cubePartsOfBucket: try text("rollup/cube_parts_of_bucket.sql"),
@@ -76,7 +76,7 @@ struct SQLQueries: Sendable {
                 cubeParts: try text("stats/cube_parts.sql"),
                 tuplesAfter: try text("rollup/tuples_after.sql"),
                 rawEvents: try text("stats/raw_events.sql"),
-                dimensionBlock: try text("stats/dimension_block.sql"),
+                cubeBlock: try text("rollup/cube_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql"),
                 blocksMergedThrough: try text("stats/blocks_merged_through.sql")),
             export: ExportQueries(
@@ -108,7 +108,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.dimensionBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
+                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
                     + export.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
@@ -146,19 +146,19 @@ struct AttributionQueries: Sendable {
 /// database and the id index attached).
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
-    let upsertDimensionBlock, dimensionBlock, upsertDimensionDay, dayBlocks: String
+    let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     let tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertDimensionBlock, dimensionBlock, upsertDimensionDay,
-         dayBlocks, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts]
+        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+         dayParts, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts]
     }
 }
 
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
-    let rollupCounts, cubeParts, tuplesAfter, rawEvents, dimensionBlock, dimensionVisitors: String
+    let rollupCounts, cubeParts, tuplesAfter, rawEvents, cubeBlock, dimensionVisitors: String
     let blocksMergedThrough: String
 }
 

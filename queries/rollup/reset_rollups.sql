@@ -1,8 +1,9 @@
 -- reset_rollups: forgets every rollup, so the next passes recompute them from the raw events
--- and their stored attribution. The link tuples stay: their ids never change. Parameters (named): :database_id, :window_ms. Idempotent: yes.
+-- and their stored attribution. The link tuples stay: their ids never change.
+-- Parameters (named): :database_id, :window_ms. Idempotent: yes.
 DELETE FROM rollups;
 DELETE FROM cube_parts;
-DELETE FROM dimension_blocks;
+DELETE FROM cube_blocks;
 DELETE FROM dimension_days;
 INSERT OR REPLACE INTO rollup_state (singleton, database_id, rolled_through_seq, attribution_window_ms)
 VALUES (1, :database_id, 0, :window_ms);

@@ -25,9 +25,21 @@ CREATE TABLE cube_parts (
 );
 CREATE INDEX cube_parts_by_bucket ON cube_parts (grain, bucket);
 
+-- Day cubes added up over power-of-two blocks of UTC days: block b of level L (1 to 8) covers
+-- days [b * 2^L, (b + 1) * 2^L) (days since 1970-01-01), and holds only the days before
+-- rollup_state.blocks_merged_through_day (later ones are read from the day cubes). Any range
+-- of whole days is then at most two blocks per level plus a few days. Entries as in
+-- cube_parts, without visitor sketches.
+CREATE TABLE cube_blocks (
+    level   INTEGER NOT NULL,
+    block   INTEGER NOT NULL,
+    entries BLOB    NOT NULL,
+    PRIMARY KEY (level, block)
+);
+
+DROP TABLE dimension_blocks;
 DROP INDEX IF EXISTS rollup_days_by_campaign;
 DROP INDEX IF EXISTS rollup_days_by_ref;
 DELETE FROM rollups;
-DELETE FROM dimension_blocks;
 DELETE FROM dimension_days;
 UPDATE rollup_state SET rolled_through_seq = 0, through_event_id = NULL, blocks_merged_through_day = 0;

@@ -1,0 +1,62 @@
+import LinkpulseDomain
+import Testing
+
+@testable import LinkpulseStore
+
+@Suite struct CubePartTests {
+    @Test func dayBlocksCoverRangesExactlyWithFewBlocks() {
+        for (from, to) in [(Int64(0), Int64(1)), (20_689, 20_779), (5, 300), (20_000, 20_400), (7, 8)] {
+            let blocks = DayBlocks.cover(from: from, to: to)
+            var day = from
+            for (level, block) in blocks {
+                #expect(block << level == day, "blocks are contiguous and aligned")
+                day += Int64(1) << level
+            }
+            #expect(day == to)
+            #expect(blocks.count <= 2 * DayBlocks.levels.count)
+        }
+    }
+
+    static func read(_ bytes: [UInt8]) -> [(CubeKey, CountsVector, [UInt8])] {
+        var entries: [(CubeKey, CountsVector, [UInt8])] = []
+        bytes.withUnsafeBytes { raw in CubePart.forEach(in: raw) { entries.append(($0, $1, Array($2))) } }
+        return entries
+    }
+
+    @Test func partsRoundTripSortedWithTheirVisitors() {
+        var clicks = ConversionCounts()
+        for visitor in [UInt64(7), 3, 7] {
+            clicks.add(CountedEvent(kind: .click, platform: .ios, isBot: false, deferred: false, visitorHash: visitor, dimensions: LinkDimensions(), match: nil))
+        }
+        var install = ConversionCounts()
+        install.add(CountedEvent(kind: .install, platform: .android, isBot: true, deferred: false, visitorHash: 0, dimensions: LinkDimensions(), match: .fingerprint))
+        install.events = 300  // a count past one varint byte
+        let big = CubeKey(tuple: 4_000_000_000, platform: .other, isBot: true)
+        let small = CubeKey(tuple: 1, platform: .android, isBot: true)
+        let bytes = CubePart.serialize([(big, clicks), (small, install)])
+        let entries = Self.read(bytes)
+        #expect(entries.map(\.0) == [small, big])
+        #expect(entries[0].0.tuple == 1 && entries[0].0.platform == .android && entries[0].0.isBot)
+        #expect(entries[1].0.tuple == 4_000_000_000 && entries[1].0.platform == .other)
+        #expect(ConversionCounts(vector: entries[0].1) == { var c = install; c.clickVisitors = VisitorSketch(); return c }())
+        #expect(entries[0].2.isEmpty)
+        #expect(ConversionCounts(vector: entries[1].1).clicks == 3)
+        #expect(VisitorSketch(serialized: entries[1].2).count == 2)
+
+        var merged: [CubeKey: ConversionCounts] = [:]
+        for _ in 0..<2 { bytes.withUnsafeBytes { CubePart.add($0, to: &merged) } }
+        #expect(merged[big]?.clicks == 6 && merged[big]?.clickVisitors.count == 2)
+        #expect(merged[small]?.events == 600)
+    }
+
+    @Test func blocksKeepCountsWithoutVisitorsAndMalformedPartsReadAsFarAsTheyGo() {
+        var v = CountsVector()
+        v[1] = 5
+        let key = CubeKey(tuple: 9, platform: .web, isBot: false)
+        let bytes = CubePart.serialize(vectors: [key: v, CubeKey(tuple: 10, platform: .ios, isBot: false): v])
+        #expect(Self.read(bytes).map(\.0.tuple) == [9, 10])
+        #expect(Self.read(bytes).allSatisfy { $0.1[1] == 5 && $0.2.isEmpty })
+        #expect(Self.read(Array(bytes.dropLast(3))).map(\.0.tuple) == [9])  // the torn entry is left out
+        #expect(Self.read([0xff]).isEmpty)
+    }
+}
