@@ -222,3 +222,37 @@ extension VisitorSketch {
         self = bytes.withUnsafeBytes { VisitorSketch(serialized: $0) }
     }
 }
+
+/// Unions many sketches at once: exact visitors are collected and sorted once at the end,
+/// instead of one merge (and one new array) per sketch added.
+public struct VisitorSketchUnion: Sendable {
+    var hashes: [UInt64] = []
+    var estimated: VisitorSketch?
+
+    public init() {}
+
+    /// Adds every visitor of `sketch`.
+    public mutating func add(_ sketch: VisitorSketch) {
+        switch sketch.storage {
+        case .exact(let sorted): hashes.append(contentsOf: sorted)
+        case .registers: estimated = estimated.map { var e = $0; e.merge(sketch); return e } ?? sketch
+        }
+    }
+
+    /// The union of everything added.
+    public var sketch: VisitorSketch {
+        var result = VisitorSketch()
+        if !hashes.isEmpty {
+            var sorted = hashes.sorted()
+            var kept = 0
+            for h in sorted where kept == 0 || sorted[kept - 1] != h {
+                sorted[kept] = h
+                kept += 1
+            }
+            sorted.removeLast(sorted.count - kept)
+            result.storage = sorted.count > VisitorSketch.exactLimit ? .registers(VisitorSketch.registers(of: sorted)) : .exact(sorted)
+        }
+        if let estimated { result.merge(estimated) }
+        return result
+    }
+}

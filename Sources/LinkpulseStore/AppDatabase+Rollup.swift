@@ -29,14 +29,6 @@ enum RollupGrain: Int64, CaseIterable {
     var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
 }
 
-/// The key of one row of `dimension_days`: click visitors by a dimension's value and UTC day.
-struct DimensionDayKey: Hashable {
-    var dimension: StatsDimension
-    var value: String
-    var day: Int64
-    var isBot: Bool
-}
-
 /// The key of one rollup row.
 struct RollupKey: Hashable {
     var grain: RollupGrain
@@ -338,23 +330,48 @@ struct RollupPass {
         return try writeBlocks(days, mergedThroughDay: mergedThroughDay)
     }
 
-    /// Merges the click visitors of the day cells into `dimension_days`, by every dimension's value.
+    /// Merges the click visitors of the day cells into `dimension_days`, by every dimension's
+    /// value. Values are numbered once per tuple, so cells are grouped by integers.
     func writeDimensionVisitors(_ days: [CubeCell: ConversionCounts]) throws {
-        var visitors: [DimensionDayKey: VisitorSketch] = [:]
+        struct Key: Hashable {
+            var dimension: Int
+            var value: Int
+            var day: Int64
+            var isBot: Bool
+        }
+        let dimensions = StatsDimension.allCases
+        var names: [[String]] = dimensions.map { _ in [] }
+        var numbers: [[String: Int]] = dimensions.map { _ in [:] }
+        var numbersOfTuple: [Int: [Int]] = [:]
+        func number(_ tuple: Int) -> [Int] {
+            if let known = numbersOfTuple[tuple] { return known }
+            let numbered = dimensions.enumerated().map { d, dimension in
+                let value = dimension == .platform ? "" : dimension.linkValue(of: tuples.all[tuple]) ?? ""
+                if let n = numbers[d][value] { return n }
+                numbers[d][value] = names[d].count
+                names[d].append(value)
+                return names[d].count - 1
+            }
+            numbersOfTuple[tuple] = numbered
+            return numbered
+        }
+        var visitors: [Key: VisitorSketchUnion] = [:]
         for (cell, c) in days where !c.clickVisitors.isEmpty {
-            let tuple = tuples.all[cell.key.tuple]
-            for dimension in StatsDimension.allCases {
-                let value = dimension == .platform ? cell.key.platform.rawValue : dimension.linkValue(of: tuple) ?? ""
-                let key = DimensionDayKey(dimension: dimension, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
-                visitors[key, default: VisitorSketch()].merge(c.clickVisitors)
+            let numbered = number(cell.key.tuple)
+            for (d, dimension) in dimensions.enumerated() {
+                // The platform is not part of the tuple: its number is its code.
+                let value = dimension == .platform ? Int(cell.key.platformCode) : numbered[d]
+                visitors[Key(dimension: d, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot), default: VisitorSketchUnion()]
+                    .add(c.clickVisitors)
             }
         }
-        for (key, sketch) in visitors {
-            try upsertDay.bind(1, key.dimension.rawValue)
-            try upsertDay.bind(2, key.value)
+        for (key, union) in visitors {
+            let dimension = dimensions[key.dimension]
+            try upsertDay.bind(1, dimension.rawValue)
+            try upsertDay.bind(2, dimension == .platform ? Platform.fromCode(UInt8(key.value)).rawValue : names[key.dimension][key.value])
             try upsertDay.bind(3, key.day)
             try upsertDay.bind(4, key.isBot)
-            try upsertDay.bind(5, sketch.serialized)
+            try upsertDay.bind(5, union.sketch.serialized)
             try upsertDay.run()
         }
     }

@@ -124,7 +124,9 @@ enum CubePart {
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
         var bytes = header(cells.count)
         var previous: UInt64 = 0
-        for (key, c) in cells.sorted(by: { $0.key < $1.key }) {
+        // Sorted by position, not by moving the (large) elements around.
+        for i in cells.indices.sorted(by: { cells[$0].key < cells[$1].key }) {
+            let (key, c) = cells[i]
             append(key, c.vector, after: &previous, to: &bytes)
             if c.clickVisitors.isEmpty {
                 bytes.append(0)
@@ -141,8 +143,8 @@ enum CubePart {
     static func serialize(vectors cells: [CubeKey: CountsVector]) -> [UInt8] {
         var bytes = header(cells.count)
         var previous: UInt64 = 0
-        for (key, v) in cells.sorted(by: { $0.key < $1.key }) {
-            append(key, v, after: &previous, to: &bytes)
+        for key in cells.keys.sorted() {
+            append(key, cells[key]!, after: &previous, to: &bytes)
             bytes.append(0)
         }
         return bytes
@@ -221,8 +223,9 @@ enum CubePart {
 /// newest day counted by `horizonDays`: fresh events then touch only day cubes, and each day
 /// is added to the levels above once.
 enum DayBlocks {
-    /// Levels 0…8: blocks of 1 to 256 days.
-    static let levels = 0...8
+    /// Blocks of 1, 4, 16, 64 and 256 days: every day is added to four blocks, and a range
+    /// of whole days is read in at most six blocks a level.
+    static let levels = [0, 2, 4, 6, 8]
     /// How many of the newest days stay in day cubes only.
     static let horizonDays: Int64 = 2
 
@@ -231,9 +234,8 @@ enum DayBlocks {
         var blocks: [(level: Int, block: Int64)] = []
         var day = from
         while day < to {
-            var level = levels.upperBound
             // The largest block that starts at `day` and ends by `to`.
-            while level > 0 && (day % (Int64(1) << level) != 0 || day + (Int64(1) << level) > to) { level -= 1 }
+            let level = levels.last { day % (Int64(1) << $0) == 0 && day + (Int64(1) << $0) <= to } ?? 0
             blocks.append((level, day >> level))
             day += Int64(1) << level
         }

@@ -226,8 +226,8 @@ struct Rollup: AsyncParsableCommand {
     @Flag(help: "Forget all attribution (and rollups) and replay every event through the attribution rules in store order (for example after changing --attribution-window; without a change the answers come out the same).")
     var reattribute = false
 
-    @Option(help: "Events per pass (each pass is one transaction).")
-    var batch: Int = 200_000
+    @Option(help: "Events per pass (each pass is one transaction; bigger passes rewrite the day blocks fewer times, and hold more in memory).")
+    var batch: Int = 1_000_000
 
     mutating func validate() throws {
         guard batch > 0 else { throw ValidationError("--batch must be positive.") }
@@ -238,13 +238,17 @@ struct Rollup: AsyncParsableCommand {
         let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, logger: logger)
         let start = ContinuousClock.now
         if reattribute { try database.resetAttribution() }
-        if rebuild { try database.resetRollups() }
+        if rebuild {
+            try database.resetRollups()
+            logger.info("rollups reset", metadata: ["took": "\(ContinuousClock.now - start)"])
+        }
         let attributed = try database.attributeAll()
         let counting = ContinuousClock.now
         if attributed > 0 {
             logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
         }
         let processed = try database.rollUpAll(batch: batch)
+        logger.info("counted", metadata: ["events": "\(processed)", "took": "\(ContinuousClock.now - counting)"])
         try database.close()
         logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - counting)"])
         print("{\"processed\":\(processed)}")

@@ -13,7 +13,8 @@ import Testing
                 day += Int64(1) << level
             }
             #expect(day == to)
-            #expect(blocks.count <= 2 * DayBlocks.levels.count)
+            #expect(blocks.count <= 6 * DayBlocks.levels.count)
+            #expect(blocks.allSatisfy { DayBlocks.levels.contains($0.level) })
         }
     }
 

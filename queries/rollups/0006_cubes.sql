@@ -25,11 +25,11 @@ CREATE TABLE cube_parts (
 );
 CREATE INDEX cube_parts_by_bucket ON cube_parts (grain, bucket);
 
--- Day cubes added up over power-of-two blocks of UTC days: block b of level L (1 to 8) covers
--- days [b * 2^L, (b + 1) * 2^L) (days since 1970-01-01), and holds only the days before
+-- Day cubes added up over power-of-two blocks of UTC days: block b of level L (2, 4, 6 or 8)
+-- covers days [b * 2^L, (b + 1) * 2^L) (days since 1970-01-01), and holds only the days before
 -- rollup_state.blocks_merged_through_day (later ones are read from the day cubes). Any range
--- of whole days is then at most two blocks per level plus a few days. Entries as in
--- cube_parts, without visitor sketches.
+-- of whole days is then a few blocks per level plus a few days. Entries as in cube_parts,
+-- without visitor sketches.
 CREATE TABLE cube_blocks (
     level   INTEGER NOT NULL,
     block   INTEGER NOT NULL,
