@@ -25,8 +25,14 @@ public struct VisitorSketch: Sendable, Equatable {
     /// The 64-bit hash of a visitor id that sketches count. Stable across processes and
     /// versions (FNV-1a over UTF-8, finished with a MurmurHash3 mix so every bit avalanches).
     public static func hash(_ visitorId: String) -> UInt64 {
+        var id = visitorId
+        return id.withUTF8 { hash(utf8: $0) }
+    }
+
+    /// `hash(_:)` of a visitor id's UTF-8 bytes (read straight from storage, no `String` made).
+    public static func hash(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in visitorId.utf8 {
+        for byte in bytes {
             h ^= UInt64(byte)
             h = h &* 0x0000_0100_0000_01b3
         }

@@ -47,7 +47,8 @@ struct RollupSourceEvent {
     var dimensions: LinkDimensions
     var platform: Platform
     var deferred: Bool
-    var visitorId: String
+    /// `VisitorSketch.hash` of the visitor id (clicks only; 0 for other events).
+    var visitorHash: UInt64
     var isBot: Bool
     /// The stored attribution (nil for clicks and bots).
     var match: MatchType?
@@ -217,9 +218,9 @@ struct RollupPass {
     /// The link tuples known before this pass, and those it added (written at flush).
     var tuples: LinkTuples.Known
     var newTuples: [LinkDimensions] = []
-    /// The link dimensions of the clicks read so far in this pass, by seq: most attributed
-    /// events match a click stored shortly before them.
-    var clicks: [Int64: LinkDimensions] = [:]
+    /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
+    /// match a click stored shortly before them.
+    var clicks: [Int64: UInt32] = [:]
     let db: Database
     // The pass's statements, looked up once (every one is left reset after each use).
     let eventsAfter, clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayParts: HotStatement
@@ -258,7 +259,7 @@ struct RollupPass {
                 seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
                 dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
                 platform: Platform(rawValue: read.text(7) ?? "") ?? .other, deferred: read.int64(8) == 1,
-                visitorId: kind == .click ? read.text(9) ?? "" : "", isBot: read.int64(10) != 0,
+                visitorHash: kind == .click ? read.withText(9) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0, isBot: read.int64(10) != 0,
                 match: read.text(11).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(12) ? nil : read.int64(12)))
             last = read.int64(0)
             count += 1
@@ -267,14 +268,16 @@ struct RollupPass {
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
-        if event.kind == .click { clicks[event.seq] = event.dimensions }
         let counted = CountedEvent(
             kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
-            visitorHash: event.kind == .click ? VisitorSketch.hash(event.visitorId) : 0, own: event.dimensions,
+            visitorHash: event.visitorHash, own: event.dimensions,
             match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
+        let tuple = tupleId(counted.dimensions)
+        // A click is counted under its own dimensions: its tuple is what a match fills from.
+        if event.kind == .click { clicks[event.seq] = tuple }
         let cell = CubeCell(
             bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
-            key: CubeKey(tuple: tupleId(counted.dimensions), platform: event.platform, isBot: event.isBot))
+            key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot))
         quarters[cell, default: ConversionCounts()].add(counted)
     }
 
@@ -291,12 +294,12 @@ struct RollupPass {
     /// The link dimensions of the click stored under `seq`: from this pass, else from the
     /// events database (then remembered for the rest of the pass).
     mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
-        if let known = clicks[seq] { return known }
+        if let known = clicks[seq] { return tuples.all[Int(known)] }
         try clickBySeq.bind(1, seq)
         guard try clickBySeq.step() else { return nil }
         defer { clickBySeq.finish() }
         let dimensions = LinkDimensions(ref: clickBySeq.text(2), campaign: clickBySeq.text(3), source: clickBySeq.text(4), medium: clickBySeq.text(5))
-        clicks[seq] = dimensions
+        clicks[seq] = tupleId(dimensions)
         return dimensions
     }
 

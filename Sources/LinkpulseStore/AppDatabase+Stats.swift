@@ -187,8 +187,11 @@ struct CubeReader {
     let plan: StatsPlan
     let tuples: [LinkDimensions]
     let wanted: Set<String?>?
-    /// Per tuple id: whether the filters admit it (nil: no link filter).
+    /// Per tuple id: whether the filters admit it and the grouping wants its value (nil: all do).
     let admitted: [Bool]?
+    /// Per tuple id: how many tuples before it are admitted (to skip groups of a part that
+    /// hold none; nil when all are).
+    let admittedBefore: [Int32]?
     let platformFilter: UInt8?
     /// Per tuple id (dimension groupings) or platform code (by platform): its group's slot,
     /// -1 when left out, -2 while not decided yet.
@@ -204,7 +207,20 @@ struct CubeReader {
         self.tuples = tuples
         wanted = onlyKeys.map(Set.init)
         let filters = plan.query.filters
-        admitted = filters.onlyPlatform ? nil : tuples.map { filters.admits($0, platform: nil) }
+        var linkValueWanted: ((LinkDimensions) -> Bool)?
+        if case .dimension(let dimension) = plan.grouping, dimension != .platform, let wanted = onlyKeys.map(Set.init) {
+            linkValueWanted = { wanted.contains(dimension.linkValue(of: $0)) }
+        }
+        if !filters.onlyPlatform || linkValueWanted != nil {
+            let admitted = tuples.map { filters.admits($0, platform: nil) && linkValueWanted?($0) ?? true }
+            var before = [Int32](repeating: 0, count: admitted.count + 1)
+            for (i, yes) in admitted.enumerated() { before[i + 1] = before[i] + (yes ? 1 : 0) }
+            self.admitted = admitted
+            admittedBefore = before
+        } else {
+            admitted = nil
+            admittedBefore = nil
+        }
         platformFilter = filters.platform?.code
         slotByTuple = [Int32](repeating: -2, count: tuples.count)
     }
@@ -261,7 +277,12 @@ struct CubeReader {
         case .buckets: bucketSlot = slot(plan.bucket(containing: bucket))
         case .dimension: break
         }
-        CubePart.forEach(in: bytes) { key, counts, sketch in
+        var wants: ((Int, Int) -> Bool)?
+        if let before = admittedBefore {
+            let n = before.count - 1
+            wants = { first, last in first < n && before[min(last, n - 1) + 1] > before[first] }
+        }
+        CubePart.forEach(in: bytes, wants: wants) { key, counts, sketch in
             let tuple = key.tuple
             guard tuple < tuples.count else { return }
             if let platformFilter, key.platformCode != platformFilter { return }

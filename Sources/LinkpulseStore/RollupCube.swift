@@ -111,23 +111,29 @@ extension ConversionCounts {
 /// One stored part of a conversion cube (`cube_parts.entries`): the counts of every cell of one
 /// grain's bucket that a rollup pass touched, sorted by key. A bucket may have several parts
 /// (one per pass that touched it, merged into one once there are `CubePart.mergeAt`); readers
-/// add them all up.
+/// add them all up. Cube blocks (`cube_blocks.entries`) have the same format, without sketches.
 ///
-/// Format: a varint entry count, then per entry: the key as a varint difference from the
-/// previous entry's key (the first from 0), the nine counts as varints, the serialized
-/// `VisitorSketch` of the clicks' visitors as a varint length and its bytes (length 0: none).
+/// Format (all integers LEB128 varints): the format number (1); the entry count; the number of
+/// groups; per group, its first entry's tuple id (as a difference from the previous group's)
+/// and its length in bytes; then the groups. A group is `groupSize` entries (the last one
+/// fewer), each: the key as a difference from the previous entry's key of the group (the
+/// first from 0), the nine counts, and the serialized `VisitorSketch` of the clicks' visitors
+/// as a length and its bytes (length 0: none). The group index lets a filtered read (one
+/// campaign's or one ref's tuples) skip every group that holds none of its tuples.
 enum CubePart {
     /// How many parts a bucket may have before the next pass that touches it merges them.
     static let mergeAt = 8
+    /// Entries per group of the index.
+    static let groupSize = 32
+    static let format: UInt64 = 1
 
     /// A part of cells with their visitors.
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
-        var bytes = header(cells.count)
-        var previous: UInt64 = 0
         // Sorted by position, not by moving the (large) elements around.
-        for i in cells.indices.sorted(by: { cells[$0].key < cells[$1].key }) {
-            let (key, c) = cells[i]
-            append(key, c.vector, after: &previous, to: &bytes)
+        let order = cells.indices.sorted { cells[$0].key < cells[$1].key }
+        return serialize(count: cells.count, key: { cells[order[$0]].key }) { i, bytes in
+            let c = cells[order[i]].counts
+            appendCounts(c.vector, to: &bytes)
             if c.clickVisitors.isEmpty {
                 bytes.append(0)
             } else {
@@ -136,50 +142,100 @@ enum CubePart {
                 bytes.append(contentsOf: sketch)
             }
         }
-        return bytes
     }
 
     /// A part of counts alone (no visitors), as cube blocks keep them.
     static func serialize(vectors cells: [CubeKey: CountsVector]) -> [UInt8] {
-        var bytes = header(cells.count)
-        var previous: UInt64 = 0
-        for key in cells.keys.sorted() {
-            append(key, cells[key]!, after: &previous, to: &bytes)
+        let keys = cells.keys.sorted()
+        return serialize(count: keys.count, key: { keys[$0] }) { i, bytes in
+            appendCounts(cells[keys[i]]!, to: &bytes)
             bytes.append(0)
         }
-        return bytes
     }
 
-    private static func header(_ count: Int) -> [UInt8] {
+    /// Writes `count` entries in key order: the header, the group index and the groups;
+    /// `entry` appends the i-th entry's counts and sketch.
+    private static func serialize(count: Int, key: (Int) -> CubeKey, entry: (Int, inout [UInt8]) -> Void) -> [UInt8] {
+        var data: [UInt8] = []
+        data.reserveCapacity(count * 24)
+        var index: [UInt8] = []
+        let groups = (count + groupSize - 1) / groupSize
+        var previousFirst: UInt64 = 0
+        for g in 0..<groups {
+            let start = data.count
+            var previous: UInt64 = 0
+            for i in (g * groupSize)..<min(count, (g + 1) * groupSize) {
+                let k = key(i).packed
+                appendVarint(k - previous, to: &data)
+                previous = k
+                entry(i, &data)
+            }
+            let first = UInt64(key(g * groupSize).tuple)
+            appendVarint(first - previousFirst, to: &index)
+            previousFirst = first
+            appendVarint(UInt64(data.count - start), to: &index)
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(8 + count * 24)
+        bytes.reserveCapacity(16 + index.count + data.count)
+        appendVarint(format, to: &bytes)
         appendVarint(UInt64(count), to: &bytes)
+        appendVarint(UInt64(groups), to: &bytes)
+        bytes.append(contentsOf: index)
+        bytes.append(contentsOf: data)
         return bytes
     }
 
-    private static func append(_ key: CubeKey, _ v: CountsVector, after previous: inout UInt64, to bytes: inout [UInt8]) {
-        appendVarint(key.packed - previous, to: &bytes)
-        previous = key.packed
+    private static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
         for lane in 0..<9 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
     }
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
-    /// (empty when it has none). A malformed part is read as far as it is well-formed.
-    static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void) {
+    /// (empty when it has none). With `wants`, a group whose tuple ids lie in a range
+    /// (first, last) it answers false for is skipped unread. A malformed part is read as far as
+    /// it is well-formed; a part of another format reads as empty.
+    static func forEach(
+        in bytes: UnsafeRawBufferPointer, wants: ((Int, Int) -> Bool)? = nil,
+        _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void
+    ) {
         var offset = 0
-        guard let count = readVarint(bytes, &offset) else { return }
-        var key: UInt64 = 0
-        for _ in 0..<count {
-            guard let delta = readVarint(bytes, &offset) else { return }
-            key &+= delta
-            var v = CountsVector()
-            for lane in 0..<9 {
-                guard let n = readVarint(bytes, &offset) else { return }
-                v[lane] = Int64(truncatingIfNeeded: n)
+        guard readVarint(bytes, &offset) == format, let count = readVarint(bytes, &offset),
+              let groups = readVarint(bytes, &offset), groups <= count else { return }
+        // The index: each group's first tuple and length (two varints a group), read as we go.
+        var indexOffset = offset
+        var data = 0
+        // The data starts after the index: skip it once.
+        for _ in 0..<(2 * groups) { guard readVarint(bytes, &offset) != nil else { return } }
+        data = offset
+        var first = 0
+        guard var firstDelta = readVarint(bytes, &indexOffset), var length = readVarint(bytes, &indexOffset) else { return }
+        for g in 0..<Int(groups) {
+            first += Int(firstDelta)
+            let groupStart = data
+            let groupLength = Int(length)
+            var last = Int.max
+            if g + 1 < Int(groups) {
+                guard let d = readVarint(bytes, &indexOffset), let l = readVarint(bytes, &indexOffset) else { return }
+                firstDelta = d
+                length = l
+                last = first + Int(d)
             }
-            guard let length = readVarint(bytes, &offset), offset + Int(length) <= bytes.count else { return }
-            body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))]))
-            offset += Int(length)
+            data += groupLength
+            guard data <= bytes.count else { return }
+            if let wants, !wants(first, last) { continue }
+            var at = groupStart
+            var key: UInt64 = 0
+            for _ in 0..<min(groupSize, Int(count) - g * groupSize) {
+                guard let delta = readVarint(bytes, &at) else { return }
+                key &+= delta
+                var v = CountsVector()
+                for lane in 0..<9 {
+                    guard let n = readVarint(bytes, &at) else { return }
+                    v[lane] = Int64(truncatingIfNeeded: n)
+                }
+                guard let length = readVarint(bytes, &at), at + Int(length) <= data else { return }
+                body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: bytes[at..<(at + Int(length))]))
+                at += Int(length)
+            }
         }
     }
 

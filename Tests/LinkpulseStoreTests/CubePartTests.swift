@@ -57,7 +57,27 @@ import Testing
         let bytes = CubePart.serialize(vectors: [key: v, CubeKey(tuple: 10, platform: .ios, isBot: false): v])
         #expect(Self.read(bytes).map(\.0.tuple) == [9, 10])
         #expect(Self.read(bytes).allSatisfy { $0.1[1] == 5 && $0.2.isEmpty })
-        #expect(Self.read(Array(bytes.dropLast(3))).map(\.0.tuple) == [9])  // the torn entry is left out
+        #expect(Self.read(Array(bytes.dropLast(3))).isEmpty)  // a torn group is left out whole
         #expect(Self.read([0xff]).isEmpty)
+        #expect(Self.read([2] + bytes.dropFirst()).isEmpty)  // another format
+    }
+
+    @Test func aFilteredReadSkipsGroupsWithoutItsTuples() {
+        var v = CountsVector()
+        v[0] = 1
+        var cells: [CubeKey: CountsVector] = [:]
+        for tuple in 1...100 { cells[CubeKey(tuple: UInt32(tuple), platform: .ios, isBot: false)] = v }
+        let bytes = CubePart.serialize(vectors: cells)
+        #expect(Self.read(bytes).map(\.0.tuple) == Array(1...100))
+        var seen: [Int] = []
+        var asked: [ClosedRange<Int>] = []
+        bytes.withUnsafeBytes { raw in
+            CubePart.forEach(in: raw, wants: { first, last in
+                asked.append(first...min(last, 1_000))
+                return (first...last).contains(70)
+            }) { key, _, _ in seen.append(key.tuple) }
+        }
+        #expect(asked.count == 4, "one question per group of \(CubePart.groupSize)")
+        #expect(seen == Array(65...96))
     }
 }
