@@ -278,11 +278,13 @@ struct CubeReader {
         case .dimension: break
         }
         var wants: ((Int, Int) -> Bool)?
-        if let before = admittedBefore {
+        var wantsTuple: ((Int) -> Bool)?
+        if let before = admittedBefore, let admitted {
             let n = before.count - 1
             wants = { first, last in first < n && before[min(last, n - 1) + 1] > before[first] }
+            wantsTuple = { $0 < n && admitted[$0] }
         }
-        CubePart.forEach(in: bytes, wants: wants) { key, counts, sketch in
+        CubePart.forEach(in: bytes, wants: wants, wantsTuple: wantsTuple) { key, counts, sketch in
             let tuple = key.tuple
             guard tuple < tuples.count else { return }
             if let platformFilter, key.platformCode != platformFilter { return }

@@ -117,9 +117,10 @@ extension ConversionCounts {
 /// groups; per group, its first entry's tuple id (as a difference from the previous group's)
 /// and its length in bytes; then the groups. A group is `groupSize` entries (the last one
 /// fewer), each: the key as a difference from the previous entry's key of the group (the
-/// first from 0), the nine counts, and the serialized `VisitorSketch` of the clicks' visitors
-/// as a length and its bytes (length 0: none). The group index lets a filtered read (one
-/// campaign's or one ref's tuples) skip every group that holds none of its tuples.
+/// first from 0), the length of the rest of the entry, the nine counts, and the serialized
+/// `VisitorSketch` of the clicks' visitors as a length and its bytes (length 0: none). The
+/// group index lets a filtered read (one campaign's or one ref's tuples) skip every group that
+/// holds none of its tuples, and the entry length every entry it does not want.
 enum CubePart {
     /// How many parts a bucket may have before the next pass that touches it merges them.
     static let mergeAt = 8
@@ -164,11 +165,15 @@ enum CubePart {
         for g in 0..<groups {
             let start = data.count
             var previous: UInt64 = 0
+            var body: [UInt8] = []
             for i in (g * groupSize)..<min(count, (g + 1) * groupSize) {
                 let k = key(i).packed
                 appendVarint(k - previous, to: &data)
                 previous = k
-                entry(i, &data)
+                body.removeAll(keepingCapacity: true)
+                entry(i, &body)
+                appendVarint(UInt64(body.count), to: &data)
+                data.append(contentsOf: body)
             }
             let first = UInt64(key(g * groupSize).tuple)
             appendVarint(first - previousFirst, to: &index)
@@ -191,27 +196,26 @@ enum CubePart {
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
     /// (empty when it has none). With `wants`, a group whose tuple ids lie in a range
-    /// (first, last) it answers false for is skipped unread. A malformed part is read as far as
-    /// it is well-formed; a part of another format reads as empty.
+    /// (first, last) it answers false for is skipped unread, and with `wantsTuple` every entry
+    /// whose tuple it answers false for. A malformed part is read as far as it is well-formed
+    /// (a torn group is left out whole); a part of another format reads as empty.
     static func forEach(
-        in bytes: UnsafeRawBufferPointer, wants: ((Int, Int) -> Bool)? = nil,
+        in bytes: UnsafeRawBufferPointer, wants: ((Int, Int) -> Bool)? = nil, wantsTuple: ((Int) -> Bool)? = nil,
         _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void
     ) {
         var offset = 0
         guard readVarint(bytes, &offset) == format, let count = readVarint(bytes, &offset),
               let groups = readVarint(bytes, &offset), groups <= count else { return }
-        // The index: each group's first tuple and length (two varints a group), read as we go.
+        // The index (two varints a group) is read alongside the groups it describes.
         var indexOffset = offset
-        var data = 0
-        // The data starts after the index: skip it once.
         for _ in 0..<(2 * groups) { guard readVarint(bytes, &offset) != nil else { return } }
-        data = offset
+        var data = offset
         var first = 0
         guard var firstDelta = readVarint(bytes, &indexOffset), var length = readVarint(bytes, &indexOffset) else { return }
         for g in 0..<Int(groups) {
             first += Int(firstDelta)
             let groupStart = data
-            let groupLength = Int(length)
+            data += Int(length)
             var last = Int.max
             if g + 1 < Int(groups) {
                 guard let d = readVarint(bytes, &indexOffset), let l = readVarint(bytes, &indexOffset) else { return }
@@ -219,22 +223,24 @@ enum CubePart {
                 length = l
                 last = first + Int(d)
             }
-            data += groupLength
             guard data <= bytes.count else { return }
             if let wants, !wants(first, last) { continue }
-            var at = groupStart
+            let group = UnsafeRawBufferPointer(rebasing: bytes[groupStart..<data])
+            var at = 0
             var key: UInt64 = 0
             for _ in 0..<min(groupSize, Int(count) - g * groupSize) {
-                guard let delta = readVarint(bytes, &at) else { return }
+                guard let delta = readVarint(group, &at), let size = readVarint(group, &at), at + Int(size) <= group.count else { return }
                 key &+= delta
+                let end = at + Int(size)
+                defer { at = end }
+                if let wantsTuple, !wantsTuple(Int(key >> 16)) { continue }
                 var v = CountsVector()
                 for lane in 0..<9 {
-                    guard let n = readVarint(bytes, &at) else { return }
+                    guard let n = readVarint(group, &at) else { return }
                     v[lane] = Int64(truncatingIfNeeded: n)
                 }
-                guard let length = readVarint(bytes, &at), at + Int(length) <= data else { return }
-                body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: bytes[at..<(at + Int(length))]))
-                at += Int(length)
+                guard let sketch = readVarint(group, &at), at + Int(sketch) <= end else { return }
+                body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
             }
         }
     }
@@ -259,6 +265,11 @@ enum CubePart {
 
     @inline(__always)
     static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        // Most numbers here (counts, key differences) fit in one byte.
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            offset += 1
+            return UInt64(bytes[offset - 1])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while offset < bytes.count && shift < 64 {
