@@ -224,7 +224,7 @@ struct RollupPass {
     let db: Database
     // The pass's statements, looked up once (every one is left reset after each use).
     let eventsAfter, clickBySeq, upsert, readBlock, upsertBlock, upsertDay, dayParts: HotStatement
-    let insertTuple, countParts, partsOfBucket, insertPart, deleteParts: HotStatement
+    let insertTuple, countParts, partsOfBucket, insertPart, deletePart: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.db = db
@@ -241,7 +241,7 @@ struct RollupPass {
         countParts = try statement(queries.rollup.countCubeParts)
         partsOfBucket = try statement(queries.rollup.cubePartsOfBucket)
         insertPart = try statement(queries.rollup.insertCubePart)
-        deleteParts = try statement(queries.rollup.deleteCubeParts)
+        deletePart = try statement(queries.rollup.deleteCubePart)
     }
 
     /// Counts the events after the rollup watermark that attribution has already seen (through
@@ -390,26 +390,33 @@ struct RollupPass {
     }
 
     /// Adds the cells of one grain to its cube: one new part per bucket, or, for a bucket that
-    /// has `CubePart.mergeAt - 1` parts already, one part merged from all of them.
+    /// has `CubePart.mergeAt - 1` small parts already (under `CubePart.mergeBytes`), one part
+    /// merged from them. Large parts are never read here, so a pass's memory stays bounded
+    /// however many cells a hot bucket gathers.
     func writeCube(_ grain: RollupGrain, _ cells: [CubeCell: ConversionCounts]) throws {
         var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
         for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
         for (bucket, list) in byBucket {
             try countParts.bind(1, grain.rawValue)
             try countParts.bind(2, bucket)
+            try countParts.bind(3, Int64(CubePart.mergeBytes))
             let parts = try countParts.step() ? countParts.int64(0) : 0
             countParts.finish()
             var entries = list
             if parts >= Int64(CubePart.mergeAt - 1) {
                 var merged = Dictionary(list, uniquingKeysWith: { a, _ in a })
+                var ids: [Int64] = []
                 try partsOfBucket.bind(1, grain.rawValue)
                 try partsOfBucket.bind(2, bucket)
+                try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
                 while try partsOfBucket.step() {
+                    ids.append(partsOfBucket.int64(0))
                     if let bytes = partsOfBucket.blob(1) { CubePart.add(bytes, to: &merged) }
                 }
-                try deleteParts.bind(1, grain.rawValue)
-                try deleteParts.bind(2, bucket)
-                try deleteParts.run()
+                for id in ids {
+                    try deletePart.bind(1, id)
+                    try deletePart.run()
+                }
                 entries = merged.map { ($0.key, $0.value) }
             }
             try insertPart.bind(1, grain.rawValue)

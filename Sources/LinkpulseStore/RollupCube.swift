@@ -110,8 +110,8 @@ extension ConversionCounts {
 
 /// One stored part of a conversion cube (`cube_parts.entries`): the counts of every cell of one
 /// grain's bucket that a rollup pass touched, sorted by key. A bucket may have several parts
-/// (one per pass that touched it, merged into one once there are `CubePart.mergeAt`); readers
-/// add them all up. Cube blocks (`cube_blocks.entries`) have the same format, without sketches.
+/// (one per pass that touched it; small ones are merged into one once there are
+/// `CubePart.mergeAt`); readers add them all up. Cube blocks (`cube_blocks.entries`) have the same format, without sketches.
 ///
 /// Format (all integers LEB128 varints): the format number (1); the entry count; the number of
 /// groups; per group, its first entry's tuple id (as a difference from the previous group's)
@@ -122,8 +122,11 @@ extension ConversionCounts {
 /// group index lets a filtered read (one campaign's or one ref's tuples) skip every group that
 /// holds none of its tuples, and the entry length every entry it does not want.
 enum CubePart {
-    /// How many parts a bucket may have before the next pass that touches it merges them.
+    /// How many small parts a bucket may have before the next pass that touches it merges them.
     static let mergeAt = 8
+    /// Parts from this size on are left as they are (a hot bucket then gains a part a pass
+    /// instead of a rewrite of everything it holds).
+    static let mergeBytes = 1 << 20
     /// Entries per group of the index.
     static let groupSize = 32
     static let format: UInt64 = 1

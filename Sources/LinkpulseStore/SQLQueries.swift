@@ -70,7 +70,7 @@ struct SQLQueries: Sendable {
                 cubePartsOfBucket: try text("rollup/cube_parts_of_bucket.sql"),
                 countCubeParts: try text("rollup/count_cube_parts.sql"),
                 insertCubePart: try text("rollup/insert_cube_part.sql"),
-                deleteCubeParts: try text("rollup/delete_cube_parts.sql")),
+                deleteCubePart: try text("rollup/delete_cube_part.sql")),
             stats: StatsQueries(
                 rollupCounts: try text("stats/rollup_counts.sql"),
                 cubeParts: try text("stats/cube_parts.sql"),
@@ -147,12 +147,12 @@ struct AttributionQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
-    let tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts: String
+    let tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
         [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
-         dayParts, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubeParts]
+         dayParts, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
 

@@ -58,3 +58,41 @@ import Testing
         }
     }
 }
+
+/// A bucket that pass after pass touches (the current quarter hour, hour and day under steady
+/// traffic) gains a part a pass; small parts are merged once there are enough, large ones left
+/// as they are. Whatever the parts, the counts and unique visitors are exact.
+@Suite struct CubePartMergeTests {
+    @Test func aBucketTouchedByManyPassesStaysExactAndFewParted() async throws {
+        let store = try TemporaryStore()
+        let start: Int64 = 20_400 * 86_400_000 + 3_600_000  // the start of a quarter hour
+        var clicks = 0
+        for pass in 0..<(CubePart.mergeAt * 2 + 3) {
+            // Same refs, some visitors again: merged cells must add counts and union visitors.
+            let events = (0..<20).map { i in
+                IngestEvent(
+                    id: "p\(pass)-\(i)", kind: .click, occurredAtMs: start + Int64(pass * 20 + i) * 1_000, receivedAtMs: start,
+                    ref: "r\(i % 4)", campaign: "c\(i % 2)", platform: i % 3 == 0 ? .android : .ios, visitorId: "v\((pass * 20 + i) % 50)")
+            }
+            _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+            clicks += events.count
+            #expect(try store.database.rollUpAll() == events.count)
+        }
+        let parts = try await store.database.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT count(*) FROM agg.cube_parts WHERE grain = ?1 GROUP BY bucket", arguments: [RollupGrain.quarterHour.rawValue])
+        }
+        #expect(!parts.isEmpty && parts.allSatisfy { $0 < CubePart.mergeAt }, "\(parts)")
+        // Filtered, so the cubes answer (not the rows by platform), at each grain.
+        for (from, to) in [(start, start + 900_000), (start - 3_600_000, start + 3_600_000), (start - 3_600_000, start + 86_400_000)] {
+            let query = StatsQuery(fromMs: from, toMs: to, filters: StatsFilters(campaign: "c0"))
+            let byRef = try await store.database.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+            #expect(byRef[.value("r0")]?.people.clicks == clicks / 4)
+            #expect(byRef[.value("r2")]?.people.clicks == clicks / 4)
+            #expect(byRef[.value("r1")] == nil)
+            // r0 and r2 are the even positions: visitors v0, v2, … v48.
+            let all = try await store.database.statsCounts(query, grouping: .none, withVisitors: true)
+            #expect(all[.all]?.people.clicks == clicks / 2)
+            #expect(all[.all]?.people.clickVisitors.count == 25)
+        }
+    }
+}
