@@ -215,9 +215,11 @@ struct CubeCell: Hashable {
 struct RollupPass {
     /// The pass's counts by 15-minute bucket and cube key.
     var quarters: [CubeCell: ConversionCounts] = [:]
-    /// The link tuples known before this pass, and those it added (written at flush).
-    var tuples: LinkTuples.Known
+    /// The link tuples known before this pass (shared, never changed here: a copy of a million
+    /// tuples a pass would cost more than the pass), and those it added (written at flush).
+    let tuples: LinkTuples.Known
     var newTuples: [LinkDimensions] = []
+    var newIds: [LinkDimensions: UInt32] = [:]
     /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
     /// match a click stored shortly before them.
     var clicks: [Int64: UInt32] = [:]
@@ -283,18 +285,22 @@ struct RollupPass {
 
     /// The id of a link tuple: known, or new in this pass (stored at flush).
     mutating func tupleId(_ dimensions: LinkDimensions) -> UInt32 {
-        if let id = tuples.ids[dimensions] { return id }
-        let id = UInt32(tuples.all.count)
-        tuples.ids[dimensions] = id
-        tuples.all.append(dimensions)
+        if let id = tuples.ids[dimensions] ?? newIds[dimensions] { return id }
+        let id = UInt32(tuples.all.count + newTuples.count)
+        newIds[dimensions] = id
         newTuples.append(dimensions)
         return id
+    }
+
+    /// The link dimensions of a tuple id, known or new in this pass.
+    func tuple(_ id: Int) -> LinkDimensions {
+        id < tuples.all.count ? tuples.all[id] : newTuples[id - tuples.all.count]
     }
 
     /// The link dimensions of the click stored under `seq`: from this pass, else from the
     /// events database (then remembered for the rest of the pass).
     mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
-        if let known = clicks[seq] { return tuples.all[Int(known)] }
+        if let known = clicks[seq] { return tuple(Int(known)) }
         try clickBySeq.bind(1, seq)
         guard try clickBySeq.step() else { return nil }
         defer { clickBySeq.finish() }
@@ -307,7 +313,7 @@ struct RollupPass {
     /// 15-minute, hour and day bucket, the rows by platform only, and the dimension blocks and
     /// days (see `writeDimensions`). Returns the new `mergedThroughDay`.
     func flush(mergedThroughDay: Int64) throws -> Int64 {
-        let firstNew = tuples.all.count - newTuples.count
+        let firstNew = tuples.all.count
         for (i, t) in newTuples.enumerated() {
             try insertTuple.bind(1, Int64(firstNew + i))
             try insertTuple.bind(2, t.ref ?? "")
@@ -349,7 +355,7 @@ struct RollupPass {
         func number(_ tuple: Int) -> [Int] {
             if let known = numbersOfTuple[tuple] { return known }
             let numbered = dimensions.enumerated().map { d, dimension in
-                let value = dimension == .platform ? "" : dimension.linkValue(of: tuples.all[tuple]) ?? ""
+                let value = dimension == .platform ? "" : dimension.linkValue(of: self.tuple(tuple)) ?? ""
                 if let n = numbers[d][value] { return n }
                 numbers[d][value] = names[d].count
                 names[d].append(value)
