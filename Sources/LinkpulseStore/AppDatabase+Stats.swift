@@ -371,7 +371,7 @@ struct StatsPlan: Sendable {
         } else {
             cut = Self.decompose(from: query.fromMs, to: query.toMs, grains)
         }
-        // Breakdowns without filters read whole days from the dimension blocks.
+        // Breakdowns without filters read whole days from the cube blocks.
         if case .dimension(let d) = grouping, query.filters == StatsFilters() {
             cut = cut.map { piece in
                 if case .rollup(.day, let from, let to) = piece {

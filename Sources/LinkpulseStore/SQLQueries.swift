@@ -66,6 +66,7 @@ struct SQLQueries: Sendable {
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
                 dayParts: try text("stats/cube_parts.sql"),
                 tuplesAfter: try text("rollup/tuples_after.sql"),
+                lastTuple: try text("rollup/last_tuple.sql"),
                 insertTuple: try text("rollup/insert_tuple.sql"),
                 cubePartsOfBucket: try text("rollup/cube_parts_of_bucket.sql"),
                 countCubeParts: try text("rollup/count_cube_parts.sql"),
@@ -147,12 +148,12 @@ struct AttributionQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
-    let tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
+    let tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
         [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
-         dayParts, tuplesAfter, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
+         dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
 

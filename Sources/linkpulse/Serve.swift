@@ -247,7 +247,7 @@ struct Rollup: AsyncParsableCommand {
         if attributed > 0 {
             logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
         }
-        let processed = try database.rollUpAll(batch: batch)
+        let processed = try database.rollUpAllInParallel(batch: batch)
         logger.info("counted", metadata: ["events": "\(processed)", "took": "\(ContinuousClock.now - counting)"])
         try database.close()
         logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - counting)"])

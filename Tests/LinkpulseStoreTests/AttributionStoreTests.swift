@@ -141,6 +141,26 @@ import Testing
         #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
     }
 
+    @Test func aRebuildOnBothCoresCountsWhatPassesOneAtATimeCount() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 5, count: 3_000), quarantine: [])])
+        #expect(try store.database.rollUpAll(batch: 700) > 0)
+        let counts = try RollupRestoreTests.countsByRef(store.database)
+        let query = StatsQuery(fromMs: 0, toMs: 4_000_000_000_000, zone: "Asia/Kathmandu")
+        let byCampaign = try await store.database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
+        try store.database.resetRollups()
+        // Passes written while the next is counted, each starting from the tuples the last one added.
+        #expect(try store.database.rollUpAllInParallel(batch: 700) == Int(try store.database.maxSeq()))
+        #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
+        #expect(try await store.database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == byCampaign)
+        // A pass counted against a watermark that has moved since is not written.
+        try store.database.resetRollups()
+        let stale = try #require(try store.database.countAhead(after: 0, tuples: nil, limit: 500))
+        #expect(try store.database.rollUp(maxEvents: 100) == 100)
+        let written = try store.database.rollupQueue.inDatabase { db in try store.database.write(stale, in: db) }
+        #expect(!written)
+    }
+
     @Test func aClosedStoreLeavesNoWALBehind() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 2, count: 3_000), quarantine: [])])

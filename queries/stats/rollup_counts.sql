@@ -1,16 +1,13 @@
 -- rollup_counts: the rollup rows of one grain over [from, to) that pass the filters, with a
--- grouping key, the bot flag, the counts and the click visitor sketch; the caller adds them up (in Swift: faster than SQLite's GROUP
--- BY, which sorts through a temporary B-tree). The key is chosen from an allow-list by ?4:
--- 'bucket', 'ref', 'campaign', 'source', 'medium', 'platform', or anything else for one group.
+-- grouping key, the bot flag, the counts and the click visitor sketch; the caller adds them up
+-- (in Swift: faster than SQLite's GROUP BY, which sorts through a temporary B-tree). Since the
+-- conversion cubes (rollups/0006) only the grains by platform are rows, so the link filters
+-- are NULL in practice; they are kept so the statement answers any grain it is given. The key
+-- is chosen from an allow-list by ?4: 'bucket', 'ref', 'campaign', 'source', 'medium',
+-- 'platform', or anything else for one group.
 -- Filters ?5..?9 (NULL: any): campaign, ref, source, medium, platform. ?10: NULL, or a JSON
 -- array of keys to keep. Parameters (positional): grain, from_ms, to_ms, key, filters…, keys.
 -- Idempotent: yes (read-only).
--- Two variants are made from this text at load time (SQLQueries.dayCountsVariant), for day rows
--- (grain 2) with a campaign or a ref filter: "WHERE grain = ?1 AND" becomes "WHERE grain = 2 AND
--- campaign = ?5 AND" (or ref = ?6) and "FROM rollups" names the partial index
--- rollup_days_by_campaign (or _by_ref) with INDEXED BY: SQLite only uses a partial index when the
--- query itself says grain = 2, and left to itself its planner prefers the primary key's bucket
--- range, which reads every value's rows. Keep both phrases when editing.
 SELECT key, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
        installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors
 FROM (

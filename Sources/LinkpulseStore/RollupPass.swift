@@ -1,0 +1,367 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+
+/// One cell of a pass's cube deltas: a bucket's start (UTC ms) and the cube key.
+struct CubeCell: Hashable {
+    var bucket: Int64
+    var key: CubeKey
+}
+
+/// The counting half of a rollup pass: each event counted once, under its stored attribution,
+/// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience). Runs on
+/// any connection that sees the events and the attribution (the rollup job's, or a reader's
+/// while the previous pass is being written); `prepare` then turns the cells into everything
+/// `RollupWriter` writes.
+struct RollupCount {
+    /// The pass's counts by 15-minute bucket and cube key.
+    var quarters: [CubeCell: ConversionCounts] = [:]
+    /// The link tuples known before this pass (shared, never changed here: a copy of a million
+    /// tuples a pass would cost more than the pass), and those it added.
+    let tuples: LinkTuples.Known
+    var newTuples: [LinkDimensions] = []
+    var newIds: [LinkDimensions: UInt32] = [:]
+    /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
+    /// match a click stored shortly before them.
+    var clicks: [Int64: UInt32] = [:]
+    let eventsAfter, clickBySeq: HotStatement
+
+    init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
+        self.tuples = tuples
+        eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
+        clickBySeq = HotStatement(try db.cachedStatement(sql: queries.attribution.clickBySeq), in: db)
+    }
+
+    /// Counts the events after `watermark` that attribution has already seen (through
+    /// `attributed`), at most `limit`, in seq order, streamed from the events database; returns
+    /// the last one's seq and how many were counted (nil when none).
+    mutating func count(after watermark: Int64, through attributed: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+        let read = eventsAfter
+        try read.bind(1, watermark)
+        try read.bind(2, attributed)
+        try read.bind(3, Int64(limit))
+        var last: Int64 = 0, count = 0
+        while try read.step() {
+            let kind = EventKind(rawValue: read.text(1) ?? "") ?? .click
+            try add(RollupSourceEvent(
+                seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
+                dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
+                platform: Platform(rawValue: read.text(7) ?? "") ?? .other, deferred: read.int64(8) == 1,
+                visitorHash: kind == .click ? read.withText(9) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0, isBot: read.int64(10) != 0,
+                match: read.text(11).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(12) ? nil : read.int64(12)))
+            last = read.int64(0)
+            count += 1
+        }
+        return count == 0 ? nil : (last, count)
+    }
+
+    mutating func add(_ event: RollupSourceEvent) throws {
+        let counted = CountedEvent(
+            kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
+            visitorHash: event.visitorHash, own: event.dimensions,
+            match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
+        let tuple = tupleId(counted.dimensions)
+        // A click is counted under its own dimensions: its tuple is what a match fills from.
+        if event.kind == .click { clicks[event.seq] = tuple }
+        let cell = CubeCell(
+            bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
+            key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot))
+        quarters[cell, default: ConversionCounts()].add(counted)
+    }
+
+    /// The id of a link tuple: known, or new in this pass.
+    mutating func tupleId(_ dimensions: LinkDimensions) -> UInt32 {
+        if let id = tuples.ids[dimensions] ?? newIds[dimensions] { return id }
+        let id = UInt32(tuples.all.count + newTuples.count)
+        newIds[dimensions] = id
+        newTuples.append(dimensions)
+        return id
+    }
+
+    /// The link dimensions of a tuple id, known or new in this pass.
+    func tuple(_ id: Int) -> LinkDimensions {
+        id < tuples.all.count ? tuples.all[id] : newTuples[id - tuples.all.count]
+    }
+
+    /// The link dimensions of the click stored under `seq`: from this pass, else from the
+    /// events database (then remembered for the rest of the pass).
+    mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
+        if let known = clicks[seq] { return tuple(Int(known)) }
+        try clickBySeq.bind(1, seq)
+        guard try clickBySeq.step() else { return nil }
+        defer { clickBySeq.finish() }
+        let dimensions = LinkDimensions(ref: clickBySeq.text(2), campaign: clickBySeq.text(3), source: clickBySeq.text(4), medium: clickBySeq.text(5))
+        clicks[seq] = tupleId(dimensions)
+        return dimensions
+    }
+
+    /// Everything the counted cells add to the rollups, computed without the database: the
+    /// cells rolled up into hours and days and serialized as cube parts, the rows by platform,
+    /// the click visitors by dimension value, and the day cells for the cube blocks.
+    func prepare(after watermark: Int64, lastSeq: Int64, count: Int) -> PreparedPass {
+        let hours = Self.coarser(quarters, TimeGrain.hourMs)
+        let days = Self.coarser(hours, TimeGrain.dayMs)
+        var parts: [PreparedPass.Part] = []
+        for (grain, cells) in [(RollupGrain.quarterHour, quarters), (.hour, hours), (.day, days)] {
+            var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
+            for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
+            for (bucket, list) in byBucket { parts.append(PreparedPass.Part(grain: grain, bucket: bucket, entries: CubePart.serialize(list))) }
+        }
+        var rows: [RollupKey: ConversionCounts] = [:]
+        for (grain, cells) in [(RollupGrain.quarterHourByPlatform, quarters), (.hourByPlatform, hours), (.dayByPlatform, days)] {
+            for (cell, c) in cells {
+                let key = RollupKey(grain: grain, bucket: cell.bucket, platform: cell.key.platform, isBot: cell.key.isBot, dimensions: LinkDimensions())
+                rows[key, default: ConversionCounts()].add(c)
+            }
+        }
+        return PreparedPass(
+            watermark: watermark, lastSeq: lastSeq, count: count, tuplesBefore: tuples, newTuples: newTuples, parts: parts, rows: rows,
+            visitors: dimensionVisitors(days), days: days.map { ($0.key.bucket / TimeGrain.dayMs, $0.key.key, $0.value.vector) })
+    }
+
+    /// The click visitors of the day cells by every dimension's value. Values are numbered once
+    /// per tuple, so cells are grouped by integers.
+    func dimensionVisitors(_ days: [CubeCell: ConversionCounts]) -> [PreparedPass.Visitors] {
+        struct Key: Hashable {
+            var dimension: Int
+            var value: Int
+            var day: Int64
+            var isBot: Bool
+        }
+        let dimensions = StatsDimension.allCases
+        var names: [[String]] = dimensions.map { _ in [] }
+        var numbers: [[String: Int]] = dimensions.map { _ in [:] }
+        var numbersOfTuple: [Int: [Int]] = [:]
+        func number(_ tuple: Int) -> [Int] {
+            if let known = numbersOfTuple[tuple] { return known }
+            let numbered = dimensions.enumerated().map { d, dimension in
+                let value = dimension == .platform ? "" : dimension.linkValue(of: self.tuple(tuple)) ?? ""
+                if let n = numbers[d][value] { return n }
+                numbers[d][value] = names[d].count
+                names[d].append(value)
+                return names[d].count - 1
+            }
+            numbersOfTuple[tuple] = numbered
+            return numbered
+        }
+        var visitors: [Key: VisitorSketchUnion] = [:]
+        for (cell, c) in days where !c.clickVisitors.isEmpty {
+            let numbered = number(cell.key.tuple)
+            for (d, dimension) in dimensions.enumerated() {
+                // The platform is not part of the tuple: its number is its code.
+                let value = dimension == .platform ? Int(cell.key.platformCode) : numbered[d]
+                visitors[Key(dimension: d, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot), default: VisitorSketchUnion()]
+                    .add(c.clickVisitors)
+            }
+        }
+        return visitors.map { key, union in
+            let dimension = dimensions[key.dimension]
+            let value = dimension == .platform ? Platform.fromCode(UInt8(key.value)).rawValue : names[key.dimension][key.value]
+            return PreparedPass.Visitors(dimension: dimension, value: value, day: key.day, isBot: key.isBot, sketch: union.sketch.serialized)
+        }
+    }
+
+    /// The cells added up into buckets `length` long.
+    static func coarser(_ cells: [CubeCell: ConversionCounts], _ length: Int64) -> [CubeCell: ConversionCounts] {
+        var result: [CubeCell: ConversionCounts] = [:]
+        result.reserveCapacity(cells.count)
+        for (cell, c) in cells {
+            result[CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key), default: ConversionCounts()].add(c)
+        }
+        return result
+    }
+}
+
+/// A counted rollup pass, ready to write: what `RollupWriter` adds to the rollup file.
+struct PreparedPass: @unchecked Sendable {
+    /// One new cube part: a bucket's cells, serialized.
+    struct Part {
+        var grain: RollupGrain
+        var bucket: Int64
+        var entries: [UInt8]
+    }
+
+    /// The click visitors of one dimension value's day, serialized.
+    struct Visitors {
+        var dimension: StatsDimension
+        var value: String
+        var day: Int64
+        var isBot: Bool
+        var sketch: [UInt8]
+    }
+
+    /// The rollup watermark the pass counted after: it may only be written on top of it.
+    let watermark: Int64
+    let lastSeq: Int64
+    let count: Int
+    /// The link tuples known when the pass was counted, and those it added (ids from
+    /// `tuplesBefore.all.count` on).
+    let tuplesBefore: LinkTuples.Known
+    let newTuples: [LinkDimensions]
+    let parts: [Part]
+    let rows: [RollupKey: ConversionCounts]
+    let visitors: [Visitors]
+    /// The day cells' counts, for the cube blocks.
+    let days: [(day: Int64, key: CubeKey, counts: CountsVector)]
+
+    /// The tuples known once this pass is written: what the next pass counts with.
+    var tuplesAfter: LinkTuples.Known {
+        var known = tuplesBefore
+        for t in newTuples {
+            known.ids[t] = UInt32(known.all.count)
+            known.all.append(t)
+        }
+        return known
+    }
+}
+
+/// The writing half of a rollup pass, on the rollup job's connection inside its transaction:
+/// new link tuples, one cube part per touched bucket (merging small ones), one upsert per
+/// row by platform and per dimension value's day of visitors, and the cube blocks.
+struct RollupWriter {
+    // The statements, looked up once (every one is left reset after each use).
+    let upsert, readBlock, upsertBlock, upsertDay, dayParts: HotStatement
+    let insertTuple, countParts, partsOfBucket, insertPart, deletePart: HotStatement
+
+    init(db: Database, queries: SQLQueries) throws {
+        func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
+        upsert = try statement(queries.rollup.upsertRollup)
+        readBlock = try statement(queries.rollup.cubeBlock)
+        upsertBlock = try statement(queries.rollup.upsertCubeBlock)
+        upsertDay = try statement(queries.rollup.upsertDimensionDay)
+        dayParts = try statement(queries.rollup.dayParts)
+        insertTuple = try statement(queries.rollup.insertTuple)
+        countParts = try statement(queries.rollup.countCubeParts)
+        partsOfBucket = try statement(queries.rollup.cubePartsOfBucket)
+        insertPart = try statement(queries.rollup.insertCubePart)
+        deletePart = try statement(queries.rollup.deleteCubePart)
+    }
+
+    /// Writes a prepared pass; returns the new `mergedThroughDay`.
+    func write(_ pass: PreparedPass, mergedThroughDay: Int64) throws -> Int64 {
+        let firstNew = pass.tuplesBefore.all.count
+        for (i, t) in pass.newTuples.enumerated() {
+            try insertTuple.bind(1, Int64(firstNew + i))
+            try insertTuple.bind(2, t.ref ?? "")
+            try insertTuple.bind(3, t.campaign ?? "")
+            try insertTuple.bind(4, t.source ?? "")
+            try insertTuple.bind(5, t.medium ?? "")
+            try insertTuple.run()
+        }
+        for part in pass.parts { try writePart(part) }
+        try upsertRows(pass.rows)
+        for v in pass.visitors {
+            try upsertDay.bind(1, v.dimension.rawValue)
+            try upsertDay.bind(2, v.value)
+            try upsertDay.bind(3, v.day)
+            try upsertDay.bind(4, v.isBot)
+            try upsertDay.bind(5, v.sketch)
+            try upsertDay.run()
+        }
+        return try writeBlocks(pass.days, mergedThroughDay: mergedThroughDay)
+    }
+
+    /// Adds one bucket's cells to its cube: a new part, or, for a bucket that has
+    /// `CubePart.mergeAt - 1` small parts already (under `CubePart.mergeBytes`), one part merged
+    /// from them. Large parts are never read here, so a pass's memory stays bounded however
+    /// many cells a hot bucket gathers.
+    func writePart(_ part: PreparedPass.Part) throws {
+        try countParts.bind(1, part.grain.rawValue)
+        try countParts.bind(2, part.bucket)
+        try countParts.bind(3, Int64(CubePart.mergeBytes))
+        let parts = try countParts.step() ? countParts.int64(0) : 0
+        countParts.finish()
+        var entries = part.entries
+        if parts >= Int64(CubePart.mergeAt - 1) {
+            var merged: [CubeKey: ConversionCounts] = [:]
+            entries.withUnsafeBytes { CubePart.add($0, to: &merged) }
+            var ids: [Int64] = []
+            try partsOfBucket.bind(1, part.grain.rawValue)
+            try partsOfBucket.bind(2, part.bucket)
+            try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
+            while try partsOfBucket.step() {
+                ids.append(partsOfBucket.int64(0))
+                if let bytes = partsOfBucket.blob(1) { CubePart.add(bytes, to: &merged) }
+            }
+            for id in ids {
+                try deletePart.bind(1, id)
+                try deletePart.run()
+            }
+            entries = CubePart.serialize(merged.map { ($0.key, $0.value) })
+        }
+        try insertPart.bind(1, part.grain.rawValue)
+        try insertPart.bind(2, part.bucket)
+        try insertPart.bind(3, entries)
+        try insertPart.run()
+    }
+
+    /// Adds deltas to rows of `rollups` (the grains by platform only), one upsert per row.
+    func upsertRows(_ rows: [RollupKey: ConversionCounts]) throws {
+        for (key, c) in rows {
+            try upsert.bind(1, key.grain.rawValue)
+            try upsert.bind(2, key.bucket)
+            try upsert.bind(3, key.platform.rawValue)
+            try upsert.bind(4, key.isBot)
+            try upsert.bind(5, key.dimensions.ref ?? "")
+            try upsert.bind(6, key.dimensions.campaign ?? "")
+            try upsert.bind(7, key.dimensions.source ?? "")
+            try upsert.bind(8, key.dimensions.medium ?? "")
+            try Self.bindCounts(c, to: upsert, from: 9)
+            try upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
+            try upsert.run()
+        }
+    }
+
+    /// Adds the day cells of the pass to the cube blocks (levels above one day). Days before
+    /// `mergedThroughDay` go into every level; later ones stay in their day cubes only, and
+    /// days that fall behind the horizon are added up from their stored day cubes (which
+    /// already hold this pass), once (see `DayBlocks`). Returns the new `mergedThroughDay`.
+    func writeBlocks(_ days: [(day: Int64, key: CubeKey, counts: CountsVector)], mergedThroughDay: Int64) throws -> Int64 {
+        var blocks: [CubeBlockID: [CubeKey: CountsVector]] = [:]
+        func add(_ key: CubeKey, _ counts: CountsVector, day: Int64) {
+            for level in DayBlocks.levels where level > 0 {
+                blocks[CubeBlockID(level: level, block: day >> level), default: [:]][key, default: CountsVector()] &+= counts
+            }
+        }
+        var newestDay = Int64.min
+        for (day, key, counts) in days {
+            newestDay = max(newestDay, day)
+            if day < mergedThroughDay { add(key, counts, day: day) }
+        }
+        let merged = max(mergedThroughDay, newestDay - DayBlocks.horizonDays)
+        if merged > mergedThroughDay {
+            try dayParts.bind(1, RollupGrain.day.rawValue)
+            try dayParts.bind(2, mergedThroughDay * TimeGrain.dayMs)
+            try dayParts.bind(3, merged * TimeGrain.dayMs)
+            while try dayParts.step() {
+                guard let bytes = dayParts.blob(1) else { continue }
+                let day = dayParts.int64(0) / TimeGrain.dayMs
+                CubePart.forEach(in: bytes) { key, counts, _ in add(key, counts, day: day) }
+            }
+        }
+        // Each touched block: read it, add this pass's counts, write it back whole.
+        for (id, delta) in blocks {
+            try readBlock.bind(1, Int64(id.level))
+            try readBlock.bind(2, id.block)
+            var block = delta
+            if try readBlock.step() {
+                if let bytes = readBlock.blob(0) {
+                    CubePart.forEach(in: bytes) { key, counts, _ in block[key, default: CountsVector()] &+= counts }
+                }
+                readBlock.finish()
+            }
+            try upsertBlock.bind(1, Int64(id.level))
+            try upsertBlock.bind(2, id.block)
+            try upsertBlock.bind(3, CubePart.serialize(vectors: block))
+            try upsertBlock.run()
+        }
+        return merged
+    }
+
+    /// Binds the nine counts, in the column order of the rollup tables, from parameter `first`.
+    static func bindCounts(_ c: ConversionCounts, to statement: HotStatement, from first: Int32) throws {
+        let values = [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
+                      c.installsOrganic, c.opens, c.deferredOpens]
+        for (i, value) in values.enumerated() { try statement.bind(first + Int32(i), Int64(value)) }
+    }
+}
