@@ -9,10 +9,9 @@ struct CubeCell: Hashable {
 }
 
 /// The counting half of a rollup pass: each event counted once, under its stored attribution,
-/// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience). Runs on
-/// any connection that sees the events and the attribution (the rollup job's, or a reader's
-/// while the previous pass is being written); `prepare` then turns the cells into everything
-/// `RollupWriter` writes.
+/// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience), then
+/// rolled up into hours and days (`prepare`). Runs on any connection that sees the events and
+/// the attribution (the rollup job's, or a reader's while the previous pass is being written).
 struct RollupCount {
     /// The pass's counts by 15-minute bucket and cube key.
     var quarters: [CubeCell: ConversionCounts] = [:]
@@ -95,18 +94,58 @@ struct RollupCount {
         return dimensions
     }
 
-    /// Everything the counted cells add to the rollups, computed without the database: the
-    /// cells rolled up into hours and days and serialized as cube parts, the rows by platform,
-    /// the click visitors by dimension value, and the day cells for the cube blocks.
+    /// The counted cells, rolled up into hours and days: what `RollupWriter` writes (it also
+    /// serializes them, and derives the rows by platform and the visitors by value, on its own
+    /// thread when passes are pipelined: the counting side is the busier one).
     func prepare(after watermark: Int64, lastSeq: Int64, count: Int) -> PreparedPass {
         let hours = Self.coarser(quarters, TimeGrain.hourMs)
         let days = Self.coarser(hours, TimeGrain.dayMs)
-        var parts: [PreparedPass.Part] = []
-        for (grain, cells) in [(RollupGrain.quarterHour, quarters), (.hour, hours), (.day, days)] {
-            var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
-            for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
-            for (bucket, list) in byBucket { parts.append(PreparedPass.Part(grain: grain, bucket: bucket, entries: CubePart.serialize(list))) }
+        return PreparedPass(
+            watermark: watermark, lastSeq: lastSeq, count: count, tuplesBefore: tuples, newTuples: newTuples,
+            quarters: quarters, hours: hours, days: days)
+    }
+
+    /// The cells added up into buckets `length` long.
+    static func coarser(_ cells: [CubeCell: ConversionCounts], _ length: Int64) -> [CubeCell: ConversionCounts] {
+        var result: [CubeCell: ConversionCounts] = [:]
+        result.reserveCapacity(cells.count)
+        for (cell, c) in cells {
+            result[CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key), default: ConversionCounts()].add(c)
         }
+        return result
+    }
+}
+
+/// A counted rollup pass, ready to write: its cells at every cube grain, and the link tuples
+/// it counted with.
+struct PreparedPass: @unchecked Sendable {
+    /// The rollup watermark the pass counted after: it may only be written on top of it.
+    let watermark: Int64
+    let lastSeq: Int64
+    let count: Int
+    /// The link tuples known when the pass was counted, and those it added (ids from
+    /// `tuplesBefore.all.count` on).
+    let tuplesBefore: LinkTuples.Known
+    let newTuples: [LinkDimensions]
+    let quarters, hours, days: [CubeCell: ConversionCounts]
+
+    /// The tuples known once this pass is written: what the next pass counts with.
+    var tuplesAfter: LinkTuples.Known {
+        var known = tuplesBefore
+        for t in newTuples {
+            known.ids[t] = UInt32(known.all.count)
+            known.all.append(t)
+        }
+        return known
+    }
+
+    /// The link dimensions of a tuple id, known before or new in this pass.
+    func tuple(_ id: Int) -> LinkDimensions {
+        id < tuplesBefore.all.count ? tuplesBefore.all[id] : newTuples[id - tuplesBefore.all.count]
+    }
+
+    /// The rows by platform only (15-minute, hour and day) the cells add to.
+    var platformRows: [RollupKey: ConversionCounts] {
         var rows: [RollupKey: ConversionCounts] = [:]
         for (grain, cells) in [(RollupGrain.quarterHourByPlatform, quarters), (.hourByPlatform, hours), (.dayByPlatform, days)] {
             for (cell, c) in cells {
@@ -114,14 +153,12 @@ struct RollupCount {
                 rows[key, default: ConversionCounts()].add(c)
             }
         }
-        return PreparedPass(
-            watermark: watermark, lastSeq: lastSeq, count: count, tuplesBefore: tuples, newTuples: newTuples, parts: parts, rows: rows,
-            visitors: dimensionVisitors(days), days: days.map { ($0.key.bucket / TimeGrain.dayMs, $0.key.key, $0.value.vector) })
+        return rows
     }
 
-    /// The click visitors of the day cells by every dimension's value. Values are numbered once
-    /// per tuple, so cells are grouped by integers.
-    func dimensionVisitors(_ days: [CubeCell: ConversionCounts]) -> [PreparedPass.Visitors] {
+    /// The click visitors of the day cells by every dimension's value, serialized. Values are
+    /// numbered once per tuple, so cells are grouped by integers.
+    var dimensionVisitors: [(dimension: StatsDimension, value: String, day: Int64, isBot: Bool, sketch: [UInt8])] {
         struct Key: Hashable {
             var dimension: Int
             var value: Int
@@ -157,61 +194,8 @@ struct RollupCount {
         return visitors.map { key, union in
             let dimension = dimensions[key.dimension]
             let value = dimension == .platform ? Platform.fromCode(UInt8(key.value)).rawValue : names[key.dimension][key.value]
-            return PreparedPass.Visitors(dimension: dimension, value: value, day: key.day, isBot: key.isBot, sketch: union.sketch.serialized)
+            return (dimension, value, key.day, key.isBot, union.sketch.serialized)
         }
-    }
-
-    /// The cells added up into buckets `length` long.
-    static func coarser(_ cells: [CubeCell: ConversionCounts], _ length: Int64) -> [CubeCell: ConversionCounts] {
-        var result: [CubeCell: ConversionCounts] = [:]
-        result.reserveCapacity(cells.count)
-        for (cell, c) in cells {
-            result[CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key), default: ConversionCounts()].add(c)
-        }
-        return result
-    }
-}
-
-/// A counted rollup pass, ready to write: what `RollupWriter` adds to the rollup file.
-struct PreparedPass: @unchecked Sendable {
-    /// One new cube part: a bucket's cells, serialized.
-    struct Part {
-        var grain: RollupGrain
-        var bucket: Int64
-        var entries: [UInt8]
-    }
-
-    /// The click visitors of one dimension value's day, serialized.
-    struct Visitors {
-        var dimension: StatsDimension
-        var value: String
-        var day: Int64
-        var isBot: Bool
-        var sketch: [UInt8]
-    }
-
-    /// The rollup watermark the pass counted after: it may only be written on top of it.
-    let watermark: Int64
-    let lastSeq: Int64
-    let count: Int
-    /// The link tuples known when the pass was counted, and those it added (ids from
-    /// `tuplesBefore.all.count` on).
-    let tuplesBefore: LinkTuples.Known
-    let newTuples: [LinkDimensions]
-    let parts: [Part]
-    let rows: [RollupKey: ConversionCounts]
-    let visitors: [Visitors]
-    /// The day cells' counts, for the cube blocks.
-    let days: [(day: Int64, key: CubeKey, counts: CountsVector)]
-
-    /// The tuples known once this pass is written: what the next pass counts with.
-    var tuplesAfter: LinkTuples.Known {
-        var known = tuplesBefore
-        for t in newTuples {
-            known.ids[t] = UInt32(known.all.count)
-            known.all.append(t)
-        }
-        return known
     }
 }
 
@@ -248,9 +232,13 @@ struct RollupWriter {
             try insertTuple.bind(5, t.medium ?? "")
             try insertTuple.run()
         }
-        for part in pass.parts { try writePart(part) }
-        try upsertRows(pass.rows)
-        for v in pass.visitors {
+        for (grain, cells) in [(RollupGrain.quarterHour, pass.quarters), (.hour, pass.hours), (.day, pass.days)] {
+            var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
+            for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
+            for (bucket, list) in byBucket { try writePart(grain: grain, bucket: bucket, entries: CubePart.serialize(list)) }
+        }
+        try upsertRows(pass.platformRows)
+        for v in pass.dimensionVisitors {
             try upsertDay.bind(1, v.dimension.rawValue)
             try upsertDay.bind(2, v.value)
             try upsertDay.bind(3, v.day)
@@ -258,26 +246,26 @@ struct RollupWriter {
             try upsertDay.bind(5, v.sketch)
             try upsertDay.run()
         }
-        return try writeBlocks(pass.days, mergedThroughDay: mergedThroughDay)
+        return try writeBlocks(pass.days.map { ($0.key.bucket / TimeGrain.dayMs, $0.key.key, $0.value.vector) }, mergedThroughDay: mergedThroughDay)
     }
 
     /// Adds one bucket's cells to its cube: a new part, or, for a bucket that has
     /// `CubePart.mergeAt - 1` small parts already (under `CubePart.mergeBytes`), one part merged
     /// from them. Large parts are never read here, so a pass's memory stays bounded however
     /// many cells a hot bucket gathers.
-    func writePart(_ part: PreparedPass.Part) throws {
-        try countParts.bind(1, part.grain.rawValue)
-        try countParts.bind(2, part.bucket)
+    func writePart(grain: RollupGrain, bucket: Int64, entries new: [UInt8]) throws {
+        try countParts.bind(1, grain.rawValue)
+        try countParts.bind(2, bucket)
         try countParts.bind(3, Int64(CubePart.mergeBytes))
         let parts = try countParts.step() ? countParts.int64(0) : 0
         countParts.finish()
-        var entries = part.entries
+        var entries = new
         if parts >= Int64(CubePart.mergeAt - 1) {
             var merged: [CubeKey: ConversionCounts] = [:]
             entries.withUnsafeBytes { CubePart.add($0, to: &merged) }
             var ids: [Int64] = []
-            try partsOfBucket.bind(1, part.grain.rawValue)
-            try partsOfBucket.bind(2, part.bucket)
+            try partsOfBucket.bind(1, grain.rawValue)
+            try partsOfBucket.bind(2, bucket)
             try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
             while try partsOfBucket.step() {
                 ids.append(partsOfBucket.int64(0))
@@ -289,8 +277,8 @@ struct RollupWriter {
             }
             entries = CubePart.serialize(merged.map { ($0.key, $0.value) })
         }
-        try insertPart.bind(1, part.grain.rawValue)
-        try insertPart.bind(2, part.bucket)
+        try insertPart.bind(1, grain.rawValue)
+        try insertPart.bind(2, bucket)
         try insertPart.bind(3, entries)
         try insertPart.run()
     }

@@ -8,6 +8,17 @@ final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
+/// Starts child processes one at a time. Foundation's `Process.run()` on Linux crashed the test
+/// process (SIGSEGV in a `memmove` inside `run()`, seen in CI and once here) when several
+/// suites launched processes at the same moment; every test launch goes through this.
+enum ProcessLauncher {
+    private static let lock = Mutex(())
+
+    static func run(_ process: Process) throws {
+        try lock.withLock { _ in try process.run() }
+    }
+}
+
 /// The real `linkpulse` binary, started as a child process over a data directory, for tests
 /// that need a real process: crashes, signals, restarts. Its output goes to a file that `log`
 /// reads (a file, not a pipe with a readability handler: Foundation's handlers on Linux race
@@ -36,7 +47,7 @@ final class DaemonProcess: Sendable {
         defer { try? output.close() }
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try ProcessLauncher.run(process)
         self.process = process
 
         let deadline = Date().addingTimeInterval(60)

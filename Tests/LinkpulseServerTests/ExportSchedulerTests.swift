@@ -200,7 +200,7 @@ import Testing
                 "export", "--data-dir", installation.directory.path, "--events", "--from", "2026-11-17", "--to", "2026-11-20",
                 "--gzip", "--out", target.path, "--log-level", "error",
             ]
-            try process.run()
+            try ProcessLauncher.run(process)
             return process
         }
 

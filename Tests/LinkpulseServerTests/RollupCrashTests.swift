@@ -21,7 +21,7 @@ import Testing
             process.executableURL = DaemonProcess.binary
             process.arguments = ["rollup", "--data-dir", installation.directory.path, "--batch", "1500", "--log-level", "error"]
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try ProcessLauncher.run(process)
             if let delay {
                 try await Task.sleep(for: delay)
                 kill(process.processIdentifier, SIGKILL)

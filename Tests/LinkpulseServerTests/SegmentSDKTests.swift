@@ -34,7 +34,7 @@ import Testing
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLauncher.run(process)
         process.waitUntilExit()
         try handle.close()
         let text = try String(contentsOf: output, encoding: .utf8)

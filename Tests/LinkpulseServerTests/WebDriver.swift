@@ -35,7 +35,7 @@ final class WebDriver: @unchecked Sendable {
             process.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ProcessLauncher.run(process)
             let driver = WebDriver(process: process, base: "http://127.0.0.1:\(port)")
             do {
                 try await driver.waitUntilReady()
