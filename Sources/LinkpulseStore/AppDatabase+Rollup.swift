@@ -204,7 +204,7 @@ extension AppDatabase {
     /// low-priority rollup thread. Falls back to passes one at a time when another process
     /// writes the rollups meanwhile.
     @discardableResult
-    public func rollUpAllInParallel(batch: Int = 1_000_000) throws -> Int {
+    public func rollUpAllInParallel(batch: Int = 500_000) throws -> Int {
         final class Results: @unchecked Sendable {
             // Each written by one of the two iterations, read after both have returned.
             var written: Result<Bool, any Error>?

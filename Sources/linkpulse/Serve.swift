@@ -226,8 +226,8 @@ struct Rollup: AsyncParsableCommand {
     @Flag(help: "Forget all attribution (and rollups) and replay every event through the attribution rules in store order (for example after changing --attribution-window; without a change the answers come out the same).")
     var reattribute = false
 
-    @Option(help: "Events per pass (each pass is one transaction; bigger passes rewrite the day blocks fewer times, and hold more in memory).")
-    var batch: Int = 1_000_000
+    @Option(help: "Events per pass (each pass is one transaction, written while the next is counted on another core; bigger passes rewrite the day blocks fewer times and hold more in memory).")
+    var batch: Int = 500_000
 
     mutating func validate() throws {
         guard batch > 0 else { throw ValidationError("--batch must be positive.") }
