@@ -111,7 +111,8 @@ extension ConversionCounts {
 /// One stored part of a conversion cube (`cube_parts.entries`): the counts of every cell of one
 /// grain's bucket that a rollup pass touched, sorted by key. A bucket may have several parts
 /// (one per pass that touched it; small ones are merged into one once there are
-/// `CubePart.mergeAt`); readers add them all up. Cube blocks (`cube_blocks.entries`) have the same format, without sketches.
+/// `CubePart.mergeAt`); readers add them all up. Cube blocks (`cube_blocks.entries`) have the
+/// same format, without sketches.
 ///
 /// Format (all integers LEB128 varints): the format number (1); the entry count; the number of
 /// groups; per group, its first entry's tuple id (as a difference from the previous group's)
@@ -129,6 +130,7 @@ enum CubePart {
     static let mergeBytes = 1 << 20
     /// Entries per group of the index.
     static let groupSize = 32
+    /// The format number every part starts with (a reader treats another one as empty).
     static let format: UInt64 = 1
 
     /// A part of cells with their visitors.

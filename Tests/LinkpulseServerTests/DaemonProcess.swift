@@ -8,9 +8,7 @@ final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
-/// Starts child processes one at a time. Foundation's `Process.run()` on Linux crashed the test
-/// process (SIGSEGV in a `memmove` inside `run()`, seen in CI and once here) when several
-/// suites launched processes at the same moment; every test launch goes through this.
+/// Starts child processes one at a time (Foundation's `Process.run()`; see `ChildProcess`).
 enum ProcessLauncher {
     private static let lock = Mutex(())
 
@@ -19,12 +17,58 @@ enum ProcessLauncher {
     }
 }
 
+/// A child process started with `posix_spawn`, its output appended to a file. The daemons are
+/// launched this way, not with Foundation's `Process`, whose `run()` now and then crashed the
+/// whole test process (SIGSEGV in a `memmove` inside `run()`, seen twice in CI and once here,
+/// always while launching a daemon, and still with launches made one at a time).
+final class ChildProcess: Sendable {
+    let pid: pid_t
+    private let exitStatus = Mutex<Int32?>(nil)
+
+    init(executable: String, arguments: [String], environment: [String: String], output: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard code == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
+        self.pid = pid
+    }
+
+    /// The exit status (128 + the signal for a process a signal ended), or nil while it runs;
+    /// with `wait`, blocks until it has exited. -1 when someone else reaped it.
+    func status(wait: Bool) -> Int32? {
+        exitStatus.withLock { known in
+            if let known { return known }
+            var raw: Int32 = 0
+            var reaped: pid_t
+            repeat { reaped = waitpid(pid, &raw, wait ? 0 : WNOHANG) } while reaped == -1 && errno == EINTR
+            if reaped == -1 && errno == ECHILD {
+                known = -1
+                return -1
+            }
+            guard reaped == pid else { return nil }
+            let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            known = status
+            return status
+        }
+    }
+
+    var isRunning: Bool { status(wait: false) == nil }
+}
+
 /// The real `linkpulse` binary, started as a child process over a data directory, for tests
 /// that need a real process: crashes, signals, restarts. Its output goes to a file that `log`
 /// reads (a file, not a pipe with a readability handler: Foundation's handlers on Linux race
 /// with the process ending, and several of these run side by side).
 final class DaemonProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let logFile: URL
     let port: Int
 
@@ -35,20 +79,13 @@ final class DaemonProcess: Sendable {
 
     /// Starts `linkpulse serve --port 0` and waits until it says which port it listens on.
     init(dataDirectory: URL, arguments extra: [String] = [], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path] + extra
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
-        process.environment = env
         logFile = FileManager.default.temporaryDirectory.appending(path: "linkpulse-daemon-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let output = try FileHandle(forWritingTo: logFile)
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        try ProcessLauncher.run(process)
-        self.process = process
+        process = try ChildProcess(
+            executable: Self.binary.path, arguments: ["serve", "--port", "0", "--data-dir", dataDirectory.path] + extra,
+            environment: env, output: logFile.path)
 
         let deadline = Date().addingTimeInterval(60)
         var found: Int?
@@ -57,7 +94,8 @@ final class DaemonProcess: Sendable {
             found = Self.listeningPort(in: Self.read(logFile))
         }
         guard let found else {
-            process.terminate()
+            kill(process.pid, SIGKILL)
+            _ = process.status(wait: true)
             throw DaemonError.didNotStart(Self.read(logFile))
         }
         port = found
@@ -77,20 +115,19 @@ final class DaemonProcess: Sendable {
 
     /// SIGKILL: no chance to flush or clean up.
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        kill(process.pid, SIGKILL)
+        _ = process.status(wait: true)
     }
 
     /// SIGTERM, then waits for the exit status (nil when it did not exit within `timeout`).
     func terminate(timeout: TimeInterval = 30) -> Int32? {
-        kill(process.processIdentifier, SIGTERM)
+        kill(process.pid, SIGTERM)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        if let status = process.status(wait: false) { return status }
+        kill(process.pid, SIGKILL)
+        _ = process.status(wait: true)
+        return nil
     }
 
     /// Everything the process has printed so far.
