@@ -115,12 +115,15 @@ final class DaemonProcess: Sendable {
 
     /// SIGKILL: no chance to flush or clean up.
     func kill9() {
+        // A reaped pid may already belong to another process: signal only a live child.
+        guard process.isRunning else { return }
         kill(process.pid, SIGKILL)
         _ = process.status(wait: true)
     }
 
     /// SIGTERM, then waits for the exit status (nil when it did not exit within `timeout`).
     func terminate(timeout: TimeInterval = 30) -> Int32? {
+        if let status = process.status(wait: false) { return status }
         kill(process.pid, SIGTERM)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
