@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LinkpulseDomain
 import Testing
 
@@ -94,5 +95,41 @@ import Testing
             #expect(all[.all]?.people.clicks == clicks / 2)
             #expect(all[.all]?.people.clickVisitors.count == 25)
         }
+    }
+
+    @Test func aLargePartIsLeftAsItIsWhileSmallOnesMerge() async throws {
+        let store = try TemporaryStore()
+        let start: Int64 = 20_400 * 86_400_000 + 3_600_000  // the start of a quarter hour
+        func clicks(_ tag: String, count: Int, refs: Int) -> [IngestEvent] {
+            (0..<count).map { i in
+                IngestEvent(
+                    id: "\(tag)-\(i)", kind: .click, occurredAtMs: start + Int64(i % 800) * 1_000, receivedAtMs: start,
+                    ref: "\(tag)-r\(i % refs)", platform: .ios, visitorId: "v\(i)")
+            }
+        }
+        // One pass of 60,000 cells: a 15-minute part over `CubePart.mergeBytes`.
+        _ = try await store.database.ingest([IngestWork(events: clicks("big", count: 60_000, refs: 60_000), quarantine: [])])
+        try store.database.rollUpAll(batch: 100_000)
+        func parts() async throws -> [(id: Int64, bytes: Int)] {
+            try await store.database.pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, length(entries) FROM agg.cube_parts WHERE grain = ?1 ORDER BY id", arguments: [RollupGrain.quarterHour.rawValue])
+                    .map { ($0[0], $0[1]) }
+            }
+        }
+        let large = try #require(try await parts().first)
+        #expect(large.bytes >= CubePart.mergeBytes)
+        for pass in 0..<(CubePart.mergeAt + 2) {
+            _ = try await store.database.ingest([IngestWork(events: clicks("small\(pass)", count: 10, refs: 3), quarantine: [])])
+            try store.database.rollUpAll()
+        }
+        let after = try await parts()
+        #expect(after.first?.id == large.id && after.first?.bytes == large.bytes, "the large part is never rewritten")
+        #expect(after.count < CubePart.mergeAt + 1, "the small parts were merged: \(after.map(\.bytes))")
+        let query = StatsQuery(fromMs: start, toMs: start + 900_000, filters: StatsFilters(ref: "small3-r1"))
+        #expect(try await store.database.statsCounts(query, grouping: .none, withVisitors: false)[.all]?.people.clicks == 3)
+        // Grouped by ref, so every cell of every part is read: nothing lost, nothing twice.
+        let byRef = try await store.database.statsCounts(
+            StatsQuery(fromMs: start, toMs: start + 900_000, filters: StatsFilters(platform: .ios)), grouping: .dimension(.ref), withVisitors: false)
+        #expect(byRef.values.reduce(0) { $0 + $1.people.clicks } == 60_000 + 10 * (CubePart.mergeAt + 2))
     }
 }

@@ -20,6 +20,14 @@ bench_prepare() {
   trap bench_cleanup EXIT
 }
 
+# bench_need_wrk: installs wrk (the load generator) when it is missing.
+bench_need_wrk() {
+  command -v wrk >/dev/null && return 0
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
+}
+
 bench_cleanup() {
   [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
   [ -z "$KEEP" ] && rm -rf "$DATA"

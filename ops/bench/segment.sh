@@ -18,12 +18,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-command -v wrk >/dev/null || {
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
-}
 KEEP=""
 . ops/bench/lib.sh
+bench_need_wrk
 bench_prepare segment
 PORT=18093
 KEY=lpi_bench_key

@@ -26,11 +26,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-command -v wrk >/dev/null || {
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
-}
 . ops/bench/lib.sh
+bench_need_wrk
 bench_prepare soak
 mkdir -p "$DATA"
 PORT=18093
