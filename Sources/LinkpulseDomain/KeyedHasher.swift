@@ -59,7 +59,13 @@ private struct KeyedHMAC: @unchecked Sendable {
 /// comparing the ids themselves, so a collision can cost a lookup but never an event.
 public enum EventIdKey {
     public static func of(_ id: String) -> Int64 {
-        let digest = SHA256.hash(data: Array(id.utf8))
+        var id = id
+        return id.withUTF8 { of(utf8: $0) }
+    }
+
+    /// The key of an id given as its UTF-8 bytes.
+    public static func of(utf8 id: UnsafeBufferPointer<UInt8>) -> Int64 {
+        let digest = SHA256.hash(data: UnsafeRawBufferPointer(id))
         return digest.withUnsafeBytes { raw in
             var value: UInt64 = 0
             for i in 0..<8 { value = value << 8 | UInt64(raw[i]) }

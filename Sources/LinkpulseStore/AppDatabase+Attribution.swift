@@ -89,15 +89,15 @@ extension AppDatabase {
         var events: [AttributionSourceEvent] = []
         events.reserveCapacity(min(limit, 65_536))
         while try read.step() {
-            let platform = Platform(rawValue: read.text(9) ?? "") ?? .other
-            let kind = EventKind(rawValue: read.text(3) ?? "") ?? .click
+            let platform = Platform(rawValue: read.text(8) ?? "") ?? .other
+            let kind = EventKind(rawValue: read.text(2) ?? "") ?? .click
             events.append(AttributionSourceEvent(
-                eventId: read.text(1) ?? "", idKey: read.int64(2),
+                eventId: read.text(1) ?? "",
                 subject: AttributionSubject(
-                    seq: read.int64(0), kind: kind, occurredAtMs: read.int64(4),
-                    dimensions: LinkDimensions(ref: read.text(5), campaign: read.text(6), source: read.text(7), medium: read.text(8)),
-                    clickId: read.text(10), fingerprint: Fingerprint(ipHash: read.text(11), platform: platform),
-                    osVersion: read.text(12), isBot: read.int64(13) != 0)))
+                    seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
+                    dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
+                    clickId: read.text(9), fingerprint: Fingerprint(ipHash: read.text(10), platform: platform),
+                    osVersion: read.text(11), isBot: read.int64(12) != 0)))
         }
         return events
     }
@@ -132,7 +132,7 @@ extension AppDatabase {
             try scan.bind(1, knownThrough)
             try scan.bind(2, firstSeq - 1)
             while try scan.step() {
-                let key = scan.int64(0)
+                let key = scan.withText(0) { EventIdKey.of(utf8: $0) } ?? 0
                 if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(1)) }
             }
         }
@@ -203,7 +203,6 @@ extension AppDatabase {
 /// One stored event as the attribution follower reads it.
 struct AttributionSourceEvent {
     var eventId: String
-    var idKey: Int64
     var subject: AttributionSubject
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LinkpulseDomain
 
 /// The id index: deduplication that stays fast when random client ids outgrow the page cache.
 ///
@@ -51,7 +52,7 @@ extension AppDatabase {
             var pairs = try pool.read { db in
                 var pairs: [(key: Int64, seq: Int64)] = []
                 let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [from, upTo])
-                while let row = try rows.next() { pairs.append((row[0], row[1])) }
+                while let row = try rows.next() { pairs.append((EventIdKey.of(row[0] as String), row[1])) }
                 return pairs
             }
             // Sorted by key, each slice is one key range, inserted left to right.
@@ -108,11 +109,11 @@ extension AppDatabase {
     func prepareIdIndex(tailLimit: Int) throws {
         let (databaseId, newest) = try pool.write { db -> (String, Int64) in
             if let id = try String.fetchOne(db, sql: "SELECT value FROM installation WHERE name = 'database_id'") {
-                return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM events") ?? 0)
+                return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0)
             }
             let id = UUID().uuidString.lowercased()
             try db.execute(sql: "INSERT INTO installation (name, value) VALUES ('database_id', ?)", arguments: [id])
-            return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM events") ?? 0)
+            return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0)
         }
         let through = try idIndex.write { db -> Int64 in
             let state = try Row.fetchOne(db, sql: "SELECT database_id, indexed_through_seq FROM index_state")
@@ -139,7 +140,7 @@ extension AppDatabase {
         try pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [start, Int64.max])
             var loaded = IdTail()
-            while let row = try rows.next() { loaded.add(key: row[0], seq: row[1]) }
+            while let row = try rows.next() { loaded.add(key: EventIdKey.of(row[0] as String), seq: row[1]) }
             tail.withLock { $0 = loaded }
         }
     }

@@ -43,6 +43,7 @@ extension AppDatabase {
         tail.withLock { $0.applyPendingPrune() }
         var outcomes: [[StoredOutcome]] = []
         var added: [(key: Int64, seq: Int64)] = []
+        do {
         try db.inTransaction(.deferred) {
             outcomes = []
             added = []
@@ -52,6 +53,7 @@ extension AppDatabase {
                 indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
                 stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
             let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
+            let dictionaryStatements = try EventDictionary.Statements(db, queries)
             for request in work {
                 var results: [StoredOutcome] = []
                 results.reserveCapacity(request.events.count)
@@ -65,7 +67,9 @@ extension AppDatabase {
                         results.append(.duplicate)
                         continue
                     }
-                    try Self.insert(event, key: key, with: HotStatement(insert, in: db))
+                    try dictionary.withLock { dictionary in
+                        try Self.insert(event, with: HotStatement(insert, in: db), dictionary: &dictionary, dictionaryStatements, db)
+                    }
                     let seq = db.lastInsertedRowID
                     seenInCommit[event.id] = seq
                     added.append((key, seq))
@@ -80,6 +84,11 @@ extension AppDatabase {
                 outcomes.append(results)
             }
             return .commit
+        }
+        } catch {
+            // Ids the rolled-back transaction added to the dictionaries no longer exist.
+            dictionary.withLock { $0.clear() }
+            throw error
         }
         // Only after the commit: a rolled-back insert must not look stored.
         tail.withLock { tail in
@@ -111,32 +120,33 @@ extension AppDatabase {
         return nil
     }
 
-    /// Binds an event to `insert_event.sql` in its parameter order and runs it.
-    static func insert(_ e: IngestEvent, key: Int64, with statement: HotStatement) throws {
-        try statement.bind(1, e.id)
-        try statement.bind(2, key)
-        try statement.bind(3, e.kind.rawValue)
-        try statement.bind(4, e.occurredAtMs)
-        try statement.bind(5, e.receivedAtMs)
-        try statement.bind(6, e.sentAtMs)
-        try statement.bind(7, e.ref)
-        try statement.bind(8, e.campaign)
-        try statement.bind(9, e.source)
-        try statement.bind(10, e.medium)
-        try statement.bind(11, e.platform.rawValue)
-        try statement.bind(12, e.deviceId)
-        try statement.bind(13, e.clickId)
-        try statement.bind(14, e.deferred)
-        try statement.bind(15, e.url)
-        try statement.bind(16, e.referrer)
-        try statement.bind(17, e.userAgent)
-        try statement.bind(18, e.ipHash)
-        try statement.bind(19, e.visitorId)
-        try statement.bind(20, e.osVersion)
-        try statement.bind(21, e.appVersion)
-        try statement.bind(22, e.propertiesJSON)
-        try statement.bind(23, e.isBot)
-        try statement.bind(24, e.botReason)
+    /// Binds an event to `insert_event.sql` in its parameter order, in its compact form (texts
+    /// and links through the dictionaries), and runs it.
+    static func insert(
+        _ e: IngestEvent, with statement: HotStatement, dictionary: inout EventDictionary,
+        _ statements: EventDictionary.Statements, _ db: Database
+    ) throws {
+        try statement.bind(1, CompactEvent.id(e.id))
+        try statement.bind(2, CompactEvent.code(e.kind))
+        try statement.bind(3, Int64(e.platform.code))
+        try statement.bind(4, e.isBot)
+        try statement.bind(5, e.occurredAtMs)
+        try statement.bind(6, e.receivedAtMs - e.occurredAtMs)
+        try statement.bind(7, e.sentAtMs.map { $0 - e.occurredAtMs })
+        let link = LinkDimensions(ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium)
+        try statement.bind(8, try dictionary.linkId(link, db, statements))
+        try statement.bind(9, e.deferred)
+        try statement.bind(10, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
+        try statement.bind(11, e.ipHash.map { CompactEvent.hexBytes($0).map(CompactEvent.StoredId.bytes) ?? .text($0) })
+        try statement.bind(12, e.deviceId.map(CompactEvent.id))
+        try statement.bind(13, e.clickId.map(CompactEvent.id))
+        try statement.bind(14, try dictionary.textId(e.userAgent, db, statements))
+        try statement.bind(15, try dictionary.textId(e.url, db, statements))
+        try statement.bind(16, try dictionary.textId(e.referrer, db, statements))
+        try statement.bind(17, try dictionary.textId(e.osVersion, db, statements))
+        try statement.bind(18, try dictionary.textId(e.appVersion, db, statements))
+        try statement.bind(19, try dictionary.textId(e.botReason, db, statements))
+        try statement.bind(20, e.propertiesJSON)
         try statement.run()
     }
 

@@ -51,6 +51,8 @@ public final class AppDatabase: Sendable {
     let attributor: Attributor
     let queries: SQLQueries
     let tail: Mutex<IdTail>
+    /// The ingest writer's cache of the events' dictionaries (texts and links).
+    let dictionary = Mutex(EventDictionary())
     /// Which keys the on-disk id index may hold (see `IdFilter`).
     let filter: Mutex<IdFilter>
     /// The id index merge in progress, if any (see `mergeIdIndexStep`).
@@ -71,6 +73,8 @@ public final class AppDatabase: Sendable {
     let rollupRequests: CoalescedWork
     /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
     let linkTuples = LinkTuples()
+    /// The events' links (`event_links`), cached for the rollup passes.
+    let eventLinks = EventLinks()
     let logger: Logger
 
     /// Opens (creating when missing) the databases under `directory`.
@@ -132,6 +136,7 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "ATTACH DATABASE ? AS agg", arguments: [rollupPath])
             try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
             SketchFunctions.register(in: db)
+            CompactEvent.register(in: db)
         }
         pool = try DatabasePool(path: eventsPath, configuration: config)
         var checkpointConfig = Configuration()
@@ -194,7 +199,7 @@ public final class AppDatabase: Sendable {
 
     /// The highest seq stored (0 when empty).
     public func maxSeq() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM events") ?? 0 }
+        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0 }
     }
 
     /// Copies committed pages from the WAL into the database file without blocking the writer

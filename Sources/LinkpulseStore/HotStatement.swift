@@ -95,6 +95,9 @@ struct HotStatement {
         return c
     }
 
+    /// Whether a column of the current row holds a blob.
+    func columnIsBlob(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_BLOB }
+
     /// A blob column's bytes, valid until the statement steps or resets.
     func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
@@ -117,6 +120,15 @@ struct HotStatement {
             guard code == SQLITE_ROW else { throw error(code) }
             try body(sqlite3_column_int64(handle, 0))
         }
+    }
+
+    /// Runs a query and returns the first row's first column as an integer (nil when no row).
+    func firstInt64() throws -> Int64? {
+        defer { sqlite3_reset(handle) }
+        let code = sqlite3_step(handle)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else { throw error(code) }
+        return sqlite3_column_int64(handle, 0)
     }
 
     /// Runs a query and returns the first row's first column as text (nil when no row).

@@ -13,6 +13,7 @@ struct SQLQueries: Sendable {
     let eventIdAtSeq: String
     let idKeysInRange: String
     let insertEventId: String
+    let textId, insertText, linkId, insertLink, linksAfter: String
     let recentQuarantine: String
     let truncateWAL: String
     let attribution: AttributionQueries
@@ -37,6 +38,11 @@ struct SQLQueries: Sendable {
             eventIdAtSeq: try text("ingest/event_id_at_seq.sql"),
             idKeysInRange: try text("ingest/id_keys_in_range.sql"),
             insertEventId: try text("ingest/insert_event_id.sql"),
+            textId: try text("ingest/text_id.sql"),
+            insertText: try text("ingest/insert_text.sql"),
+            linkId: try text("ingest/link_id.sql"),
+            insertLink: try text("ingest/insert_link.sql"),
+            linksAfter: try text("ingest/links_after.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
             truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
@@ -59,6 +65,7 @@ struct SQLQueries: Sendable {
                 attributionState: try text("rollup/attribution_state.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
+                clickLink: try text("rollup/click_link.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
                 upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
@@ -109,6 +116,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
+                    textId, insertText, linkId, insertLink, linksAfter,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
                     + export.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
@@ -125,7 +133,7 @@ struct SQLQueries: Sendable {
 
     /// Compiles the rollup job's statements on its connection.
     func prepareRollupStatements(_ db: Database) throws {
-        for sql in rollup.preparable + [attribution.clickBySeq] {
+        for sql in rollup.preparable + [linksAfter] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -146,13 +154,13 @@ struct AttributionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, progress: String
+    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickLink, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     let tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+        [state, lock, attributionState, advanceWatermark, eventsAfter, clickLink, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
          dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
@@ -174,12 +182,15 @@ struct ExportQueries: Sendable {
 /// Failures of the store that are not SQLite errors.
 public enum StoreError: Error, CustomStringConvertible {
     case missingQuery(String)
+    /// An event names a link id that `event_links` does not hold (a damaged database).
+    case missingLink(Int64)
     /// The store is closing: no new work is taken.
     case closed
 
     public var description: String {
         switch self {
         case .missingQuery(let name): "queries/\(name) is missing from this build"
+        case .missingLink(let id): "an event names link \(id), which event_links does not hold"
         case .closed: "the store is closing"
         }
     }

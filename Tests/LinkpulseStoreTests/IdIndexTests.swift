@@ -8,7 +8,7 @@ import Testing
 
 /// A store in a temporary directory; `reopen()` simulates a restart.
 final class TemporaryStore {
-    let directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)")
+    let directory: URL
     var database: AppDatabase
     let logger: Logger = {
         var logger = Logger(label: "test")
@@ -16,7 +16,8 @@ final class TemporaryStore {
         return logger
     }()
 
-    init(tailLimit: Int = 200_000) throws {
+    init(directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000) throws {
+        self.directory = directory
         database = try AppDatabase(directory: directory, durability: .normal, tailLimit: tailLimit, logger: logger)
     }
 
@@ -216,13 +217,13 @@ final class TemporaryStore {
     }
 
     @Test func keyCollisionsAreResolvedByTheIdItself() async throws {
-        // Two different ids stored under one key (as a 64-bit collision would) stay distinct.
+        // Two different ids stored under one key (as a 64-bit collision would) stay distinct:
+        // the index is made to file "collider" under the key of "victim".
         let store = try TemporaryStore()
+        #expect(try await store.ingest(["collider"]) == 1)
+        try store.database.mergeIdIndex()
         try await store.database.pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO events (event_id, id_key, type, occurred_at_ms, received_at_ms, platform, visitor_id)
-                VALUES ('collider', ?, 'open', 0, 0, 'ios', 'v')
-                """, arguments: [EventIdKey.of("victim")])
+            try db.execute(sql: "INSERT INTO ids.event_ids (id_key, seq) SELECT ?, max(seq) FROM event_rows", arguments: [EventIdKey.of("victim")])
         }
         try store.reopen()
         #expect(try await store.ingest(["victim"]) == 1)

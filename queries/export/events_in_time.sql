@@ -1,5 +1,5 @@
 -- events_in_time: one page of the raw-event export, the events stored when the export began,
--- ordered by time then seq (through events_by_time), with their attribution (empty
+-- ordered by time then seq (through event_rows' events_by_time, decoded by the events view), with their attribution (empty
 -- for the few not attributed yet).
 -- matched_click_id is the click the event named, for click_id matches.
 -- Parameters (positional): after_ms, to_ms, snapshot_seq (the newest seq when the export
@@ -14,12 +14,13 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.sent_at_ms, e.received_at_
        e.url, e.referrer, e.user_agent, e.os_version, e.app_version, e.properties,
        e.bot, e.bot_reason, e.visitor_id, a.match_type,
        CASE WHEN a.match_type = 'click_id' THEN e.click_id END
-FROM events e INDEXED BY events_by_time
-LEFT JOIN attr.attribution a ON a.seq = e.seq
-WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
-  AND (e.occurred_at_ms > ?1 OR e.seq > ?4)
+FROM event_rows r INDEXED BY events_by_time
+JOIN events e ON e.seq = r.seq
+LEFT JOIN attr.attribution a ON a.seq = r.seq
+WHERE r.occurred_at_ms >= ?1 AND r.occurred_at_ms < ?2 AND r.seq <= ?3
+  AND (r.occurred_at_ms > ?1 OR r.seq > ?4)
   AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
   AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
   AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
-ORDER BY e.occurred_at_ms, e.seq
+ORDER BY r.occurred_at_ms, r.seq
 LIMIT ?11

@@ -2,6 +2,6 @@
 -- rollup watermark, and when the oldest event not yet counted was received (NULL when every
 -- stored event is counted). Run on a reader connection (rollup file attached as agg).
 -- Parameters: none. Idempotent: yes (read-only).
-SELECT (SELECT coalesce(max(seq), 0) FROM events), r.rolled_through_seq,
-       (SELECT received_at_ms FROM events WHERE seq > r.rolled_through_seq ORDER BY seq LIMIT 1)
+SELECT (SELECT coalesce(max(seq), 0) FROM event_rows), r.rolled_through_seq,
+       (SELECT occurred_at_ms + received_delta FROM event_rows WHERE seq > r.rolled_through_seq ORDER BY seq LIMIT 1)
 FROM agg.rollup_state r
