@@ -32,9 +32,9 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
   $BIN generate --data-dir "$DATA" --events "$EVENTS" --days "$DAYS" --refs 10000 --campaigns 100 --log-level warning
 fi
 $BIN rollup --data-dir "$DATA" --log-level warning >/dev/null
-STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM events")
-FIRST=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT date(min(occurred_at_ms) / 1000, 'unixepoch') FROM events")
-LAST=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT date(max(occurred_at_ms) / 1000, 'unixepoch') FROM events")
+STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows")
+FIRST=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT date(min(occurred_at_ms) / 1000, 'unixepoch') FROM event_rows")
+LAST=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT date(max(occurred_at_ms) / 1000, 'unixepoch') FROM event_rows")
 QUARTER=$(python3 -c "import datetime; a=datetime.date.fromisoformat('$FIRST'); b=datetime.date.fromisoformat('$LAST'); print(a + (b - a) / 4)")
 echo "   $STORED events from $FIRST to $LAST (UTC)"
 

@@ -40,7 +40,7 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
   end=$(seconds)
   python3 -c "print(f'   generated and stored through the ingest code: {$EVENTS/($end-$start):,.0f} events/s ({$end-$start:.0f} s)')"
 fi
-STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM events")
+STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows")
 
 if [ "$SKIP_ROLLUP" = 0 ] || [ -z "$KEEP" ]; then
 echo "== attribution and rollup throughput"
@@ -53,7 +53,8 @@ start=$(seconds)
 $BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
 end=$(seconds)
 base_start=$(seconds)
-sqlite3 "$DATA/linkpulse.sqlite" "SELECT ref, campaign, platform, type, bot, count(*), count(DISTINCT visitor_id) FROM events WHERE seq > (SELECT max(seq) - 1000000 FROM events) GROUP BY 1, 2, 3, 4, 5" >/dev/null
+# The raw rows as stored (link id, codes, visitor bytes): the same grouping the rollups do.
+sqlite3 "$DATA/linkpulse.sqlite" "SELECT link, platform, type, bot, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE seq > (SELECT max(seq) - 1000000 FROM event_rows) GROUP BY 1, 2, 3, 4" >/dev/null
 base_end=$(seconds)
 python3 - <<PY
 rollup = $STORED / ($end - $start)
@@ -104,9 +105,9 @@ echo "== baseline: the same answers from the raw table (GROUP BY, once each, UTC
 FROM_MS=$(python3 -c "import datetime; print(int(datetime.datetime.fromisoformat('$FROM').replace(tzinfo=datetime.timezone.utc).timestamp()*1000))")
 TO_MS=$(python3 -c "import datetime; print(int((datetime.datetime.fromisoformat('$TO').replace(tzinfo=datetime.timezone.utc) + datetime.timedelta(days=1)).timestamp()*1000))")
 for sql in \
-  "SELECT type, bot, count(*), count(DISTINCT visitor_id) FROM events WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY type, bot" \
-  "SELECT ref, type, count(*) FROM events WHERE bot = 0 AND occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY ref, type ORDER BY 3 DESC LIMIT 50" \
-  "SELECT occurred_at_ms / 86400000, type, count(*), count(DISTINCT visitor_id) FROM events WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY 1, 2"; do
+  "SELECT type, bot, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY type, bot" \
+  "SELECT l.ref, e.type, count(*) FROM event_rows e LEFT JOIN event_links l ON l.id = e.link WHERE e.bot = 0 AND e.occurred_at_ms >= $FROM_MS AND e.occurred_at_ms < $TO_MS GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 50" \
+  "SELECT occurred_at_ms / 86400000, type, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY 1, 2"; do
   start=$(seconds)
   sqlite3 "$DATA/linkpulse.sqlite" "$sql" >/dev/null
   end=$(seconds)
