@@ -92,7 +92,7 @@ extension AppDatabase {
             let platform = Platform(rawValue: read.text(8) ?? "") ?? .other
             let kind = EventKind(rawValue: read.text(2) ?? "") ?? .click
             events.append(AttributionSourceEvent(
-                eventId: read.text(1) ?? "", link: read.isNull(13) ? nil : read.int64(13),
+                eventId: read.text(1) ?? "",
                 subject: AttributionSubject(
                     seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
                     dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
@@ -203,8 +203,6 @@ extension AppDatabase {
 /// One stored event as the attribution follower reads it.
 struct AttributionSourceEvent {
     var eventId: String
-    /// The event's own link (`event_links` id; nil when it sent none).
-    var link: Int64?
     var subject: AttributionSubject
 }
 
@@ -236,7 +234,7 @@ struct StoredClicks: ClickLookup {
         while hour >= firstHour {
             try s.bind(1, hour)
             try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, Int64(fingerprint.platform.code))
+            try s.bind(3, fingerprint.platform.rawValue)
             try s.bind(4, fromMs)
             try s.bind(5, throughMs)
             while try s.step() {
@@ -291,18 +289,23 @@ struct AttributionRound {
             try insertRefClick.bind(1, ref)
             try insertRefClick.bind(2, e.occurredAtMs)
             try insertRefClick.bind(3, e.seq)
-            try insertRefClick.bind(4, event.link)
+            try insertRefClick.bind(4, d.campaign)
+            try insertRefClick.bind(5, d.source)
+            try insertRefClick.bind(6, d.medium)
             try insertRefClick.run()
         }
         if let fingerprint = e.fingerprint {
             let s = insertFingerprintClick
             try s.bind(1, TimeGrain.floor(e.occurredAtMs, TimeGrain.hourMs) / TimeGrain.hourMs)
             try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, Int64(fingerprint.platform.code))
+            try s.bind(3, fingerprint.platform.rawValue)
             try s.bind(4, e.occurredAtMs)
             try s.bind(5, e.seq)
             try s.bind(6, os)
-            try s.bind(7, event.link)
+            try s.bind(7, d.ref)
+            try s.bind(8, d.campaign)
+            try s.bind(9, d.source)
+            try s.bind(10, d.medium)
             try s.run()
         }
     }

@@ -121,7 +121,7 @@ extension AppDatabase {
     }
 
     /// Binds an event to `insert_event.sql` in its parameter order, in its compact form (texts
-    /// and links through the dictionaries), and runs it.
+    /// through the dictionary), and runs it.
     static func insert(
         _ e: IngestEvent, with statement: HotStatement, dictionary: inout EventDictionary,
         _ statements: EventDictionary.Statements, _ db: Database
@@ -133,20 +133,22 @@ extension AppDatabase {
         try statement.bind(5, e.occurredAtMs)
         try statement.bind(6, e.receivedAtMs - e.occurredAtMs)
         try statement.bind(7, e.sentAtMs.map { $0 - e.occurredAtMs })
-        let link = LinkDimensions(ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium)
-        try statement.bind(8, try dictionary.linkId(link, db, statements))
-        try statement.bind(9, e.deferred)
-        try statement.bind(10, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
-        try statement.bind(11, e.ipHash.map { CompactEvent.hexBytes($0).map(CompactEvent.StoredId.bytes) ?? .text($0) })
-        try statement.bind(12, e.deviceId.map(CompactEvent.id))
-        try statement.bind(13, e.clickId.map(CompactEvent.id))
-        try statement.bind(14, try dictionary.textId(e.userAgent, db, statements))
-        try statement.bind(15, try dictionary.textId(e.url, db, statements))
-        try statement.bind(16, try dictionary.textId(e.referrer, db, statements))
-        try statement.bind(17, try dictionary.textId(e.osVersion, db, statements))
-        try statement.bind(18, try dictionary.textId(e.appVersion, db, statements))
-        try statement.bind(19, try dictionary.textId(e.botReason, db, statements))
-        try statement.bind(20, e.propertiesJSON)
+        try statement.bind(8, e.ref)
+        try statement.bind(9, e.campaign)
+        try statement.bind(10, e.source)
+        try statement.bind(11, e.medium)
+        try statement.bind(12, e.deferred)
+        try statement.bind(13, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
+        try statement.bind(14, e.ipHash.map { CompactEvent.hexBytes($0).map(CompactEvent.StoredId.bytes) ?? .text($0) })
+        try statement.bind(15, e.deviceId.map(CompactEvent.id))
+        try statement.bind(16, e.clickId.map(CompactEvent.id))
+        try statement.bind(17, e.url)
+        try statement.bind(18, e.referrer)
+        try statement.bind(19, try dictionary.textId(e.userAgent, db, statements))
+        try statement.bind(20, try dictionary.textId(e.osVersion, db, statements))
+        try statement.bind(21, try dictionary.textId(e.appVersion, db, statements))
+        try statement.bind(22, try dictionary.textId(e.botReason, db, statements))
+        try statement.bind(23, e.propertiesJSON)
         try statement.run()
     }
 

@@ -43,8 +43,8 @@ struct RollupSourceEvent {
     var seq: Int64
     var kind: EventKind
     var occurredAtMs: Int64
-    /// The event's own link (`event_links` id; 0 when it sent none).
-    var link: Int64
+    /// The event's own dimensions, as sent.
+    var dimensions: LinkDimensions
     var platform: Platform
     var deferred: Bool
     /// `VisitorSketch.hash` of the visitor id (clicks only; 0 for other events).
@@ -161,7 +161,7 @@ extension AppDatabase {
                 try db.execute(sql: queries.rollup.lock)
                 let watermark = try Self.watermark(db, queries.rollup.state)
                 let attributed = try Self.watermark(db, queries.rollup.attributionState)
-                var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter), links: eventLinks)
+                var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
                 guard let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents) else { return .commit }
                 // Counted in this transaction: it always fits.
                 guard try write(counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count), in: db) else { return .rollback }
@@ -192,7 +192,7 @@ extension AppDatabase {
         try attributeAhead(of: watermark, by: limit)
         return try pool.read { db in
             let attributed = try Self.watermark(db, queries.rollup.attributionState)
-            var counter = try RollupCount(db: db, queries: queries, tuples: try tuples ?? linkTuples.current(db, sql: queries.rollup.tuplesAfter), links: eventLinks)
+            var counter = try RollupCount(db: db, queries: queries, tuples: try tuples ?? linkTuples.current(db, sql: queries.rollup.tuplesAfter))
             guard let counted = try counter.count(after: watermark, through: attributed, limit: limit) else { return nil }
             return counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
         }

@@ -73,8 +73,6 @@ public final class AppDatabase: Sendable {
     let rollupRequests: CoalescedWork
     /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
     let linkTuples = LinkTuples()
-    /// The events' links (`event_links`), cached for the rollup passes.
-    let eventLinks = EventLinks()
     let logger: Logger
 
     /// Opens (creating when missing) the databases under `directory`.

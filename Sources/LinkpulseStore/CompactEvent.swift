@@ -164,15 +164,3 @@ extension HotStatement {
         }
     }
 }
-
-extension MatchType {
-    /// A small number for the match type, its position in `allCases` (in memory only).
-    var code: Int8 {
-        switch self {
-        case .clickId: 0
-        case .ref: 1
-        case .fingerprint: 2
-        case .organic: 3
-        }
-    }
-}

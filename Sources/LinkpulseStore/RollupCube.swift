@@ -68,8 +68,13 @@ final class LinkTuples: Sendable {
     /// (or the reader variant naming the attached file).
     func current(_ db: Database, sql: String) throws -> Known {
         let after = known.withLock { Int64($0.all.count - 1) }
-        // The rollup file stores a missing dimension as ''.
-        let added = try linkRows(db, sql: sql, after: after, emptyIsNil: true)
+        let read = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        try read.bind(1, after)
+        var added: [(Int64, LinkDimensions)] = []
+        while try read.step() {
+            func column(_ i: Int32) -> String? { read.text(i).flatMap { $0.isEmpty ? nil : $0 } }
+            added.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
+        }
         return known.withLock { state in
             for (id, tuple) in added where Int(id) == state.all.count {
                 state.ids[tuple] = UInt32(id)
@@ -78,19 +83,6 @@ final class LinkTuples: Sendable {
             return state
         }
     }
-}
-
-/// The rows (id, ref, campaign, source, medium) a dictionary of link dimensions gained after
-/// id `after`, in id order: `sql` takes `after` as its only parameter.
-func linkRows(_ db: Database, sql: String, after: Int64, emptyIsNil: Bool) throws -> [(id: Int64, link: LinkDimensions)] {
-    let read = HotStatement(try db.cachedStatement(sql: sql), in: db)
-    try read.bind(1, after)
-    var rows: [(id: Int64, link: LinkDimensions)] = []
-    while try read.step() {
-        func column(_ i: Int32) -> String? { read.text(i).flatMap { emptyIsNil && $0.isEmpty ? nil : $0 } }
-        rows.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
-    }
-    return rows
 }
 
 /// The counts of one cell of a cube as a vector: lanes 0…8 are the nine counts of

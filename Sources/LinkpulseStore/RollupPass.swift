@@ -2,15 +2,6 @@ import Foundation
 import GRDB
 import LinkpulseDomain
 
-/// What decides the link tuple an event is counted under: its own link id (0: none), and for
-/// an attributed event its match type (`MatchType.code`; -1: counted under its own link) and
-/// the matched click's link id (-1: no click).
-struct CountedLink: Hashable {
-    var own: Int64
-    var match: Int8
-    var click: Int64
-}
-
 /// One cell of a pass's cube deltas: a bucket's start (UTC ms) and the cube key.
 struct CubeCell: Hashable {
     var bucket: Int64
@@ -21,8 +12,7 @@ struct CubeCell: Hashable {
 /// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience), then
 /// rolled up into hours and days (`prepare`). Runs on any connection that sees the events and
 /// the attribution (the rollup job's, or a reader's while the previous pass is being written).
-/// Events are read in their compact stored form: no string is read or hashed per event, only
-/// once per distinct link (see `CountedLink`).
+/// Events are read in their compact stored form (type and platform codes, visitor bytes).
 struct RollupCount {
     /// The pass's counts by 15-minute bucket and cube key.
     var quarters: [CubeCell: ConversionCounts] = [:]
@@ -31,25 +21,15 @@ struct RollupCount {
     let tuples: LinkTuples.Known
     var newTuples: [LinkDimensions] = []
     var newIds: [LinkDimensions: UInt32] = [:]
-    /// The events' links (`event_links`) as of this pass's snapshot.
-    var links: EventLinks.Known
-    /// The tuple each combination of links and match type counts under, decided once a pass.
-    var counted: [CountedLink: UInt32] = [:]
-    /// The link ids of the clicks read so far in this pass, by seq (0: a click without a link):
-    /// most attributed events match a click stored shortly before them.
-    var clicks: [Int64: Int64] = [:]
+    /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
+    /// match a click stored shortly before them.
+    var clicks: [Int64: UInt32] = [:]
     let eventsAfter, clickLink: HotStatement
-    /// For links stored after the pass's copy was taken (`queries/ingest/links_after.sql`).
-    let db: Database
-    let linksAfterSQL: String
 
-    init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known, links: EventLinks) throws {
+    init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.tuples = tuples
-        self.links = try links.current(db, sql: queries.linksAfter)
         eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
         clickLink = HotStatement(try db.cachedStatement(sql: queries.rollup.clickLink), in: db)
-        self.db = db
-        linksAfterSQL = queries.linksAfter
     }
 
     /// Counts the events after `watermark` that attribution has already seen (through
@@ -64,10 +44,11 @@ struct RollupCount {
         while try read.step() {
             let kind = CompactEvent.kind(code: read.int64(1))
             try add(RollupSourceEvent(
-                seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2), link: read.int64(3),
-                platform: Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(4))), deferred: read.int64(5) == 1,
-                visitorHash: kind == .click ? Self.visitorHash(read, visitor: 6, device: 7) : 0, isBot: read.int64(8) != 0,
-                match: read.text(9).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(10) ? nil : read.int64(10)))
+                seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
+                dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
+                platform: Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7))), deferred: read.int64(8) == 1,
+                visitorHash: kind == .click ? Self.visitorHash(read, visitor: 9, device: 10) : 0, isBot: read.int64(11) != 0,
+                match: read.text(12).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(13) ? nil : read.int64(13)))
             last = read.int64(0)
             count += 1
         }
@@ -87,50 +68,17 @@ struct RollupCount {
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
-        // Clicks and bots count under their own link; other events under their attribution.
-        var key = CountedLink(own: event.link, match: -1, click: -1)
-        var match: MatchType?
-        if event.kind != .click {
-            if let stored = event.match, !event.isBot {
-                match = stored
-                let click = try event.matchedClickSeq.flatMap { try clickLink(seq: $0) }
-                key = CountedLink(own: event.link, match: stored.code, click: click ?? -1)
-            } else {
-                match = .unattributed(ref: try link(event.link).ref)
-            }
-        }
-        let tuple = try tupleId(key)
-        if event.kind == .click { clicks[event.seq] = event.link }
+        let counted = CountedEvent(
+            kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
+            visitorHash: event.visitorHash, own: event.dimensions,
+            match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
+        let tuple = tupleId(counted.dimensions)
+        // A click is counted under its own dimensions: its tuple is what a match fills from.
+        if event.kind == .click { clicks[event.seq] = tuple }
         let cell = CubeCell(
             bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
             key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot))
-        quarters[cell, default: ConversionCounts()].add(CountedEvent(
-            kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
-            visitorHash: event.visitorHash, dimensions: LinkDimensions(), match: match))
-    }
-
-    /// The dimensions of a link id (0: none), reading links stored since the pass began when
-    /// the id is newer than the copy.
-    mutating func link(_ id: Int64) throws -> LinkDimensions {
-        if id >= links.all.count {
-            for row in try linkRows(db, sql: linksAfterSQL, after: Int64(links.all.count - 1), emptyIsNil: false)
-            where row.id == links.all.count {
-                links.all.append(row.link)
-            }
-            guard id < links.all.count else { throw StoreError.missingLink(id) }
-        }
-        return links.all[Int(id)]
-    }
-
-    /// The tuple id an event counts under: decided once per distinct `CountedLink` in a pass.
-    mutating func tupleId(_ key: CountedLink) throws -> UInt32 {
-        if let id = counted[key] { return id }
-        let own = try link(key.own)
-        let dimensions = key.match < 0 ? own
-            : MatchType.allCases[Int(key.match)].countedDimensions(own: own, click: key.click < 0 ? nil : try link(key.click))
-        let id = tupleId(dimensions)
-        counted[key] = id
-        return id
+        quarters[cell, default: ConversionCounts()].add(counted)
     }
 
     /// The id of a link tuple: known, or new in this pass.
@@ -142,16 +90,21 @@ struct RollupCount {
         return id
     }
 
-    /// The link id of the click stored under `seq` (0: no link; nil: no such click): from
-    /// this pass, else from the events database (then remembered for the rest of the pass).
-    mutating func clickLink(seq: Int64) throws -> Int64? {
-        if let known = clicks[seq] { return known }
+    /// The link dimensions of a tuple id, known or new in this pass.
+    func tuple(_ id: Int) -> LinkDimensions {
+        id < tuples.all.count ? tuples.all[id] : newTuples[id - tuples.all.count]
+    }
+
+    /// The link dimensions of the click stored under `seq`: from this pass, else from the
+    /// events database (then remembered for the rest of the pass).
+    mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
+        if let known = clicks[seq] { return tuple(Int(known)) }
         try clickLink.bind(1, seq)
         guard try clickLink.step() else { return nil }
-        let link = clickLink.int64(0)
-        clickLink.finish()
-        clicks[seq] = link
-        return link
+        defer { clickLink.finish() }
+        let dimensions = LinkDimensions(ref: clickLink.text(0), campaign: clickLink.text(1), source: clickLink.text(2), medium: clickLink.text(3))
+        clicks[seq] = tupleId(dimensions)
+        return dimensions
     }
 
     /// The counted cells, rolled up into hours and days: what `RollupWriter` writes (it also

@@ -13,7 +13,7 @@ struct SQLQueries: Sendable {
     let eventIdAtSeq: String
     let idKeysInRange: String
     let insertEventId: String
-    let textId, insertText, linkId, insertLink, linksAfter: String
+    let textId, insertText: String
     let recentQuarantine: String
     let truncateWAL: String
     let attribution: AttributionQueries
@@ -40,9 +40,6 @@ struct SQLQueries: Sendable {
             insertEventId: try text("ingest/insert_event_id.sql"),
             textId: try text("ingest/text_id.sql"),
             insertText: try text("ingest/insert_text.sql"),
-            linkId: try text("ingest/link_id.sql"),
-            insertLink: try text("ingest/insert_link.sql"),
-            linksAfter: try text("ingest/links_after.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
             truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
@@ -116,7 +113,7 @@ struct SQLQueries: Sendable {
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
-                    textId, insertText, linkId, insertLink, linksAfter,
+                    textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
                     + export.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
@@ -133,7 +130,7 @@ struct SQLQueries: Sendable {
 
     /// Compiles the rollup job's statements on its connection.
     func prepareRollupStatements(_ db: Database) throws {
-        for sql in rollup.preparable + [linksAfter] {
+        for sql in rollup.preparable {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -182,15 +179,12 @@ struct ExportQueries: Sendable {
 /// Failures of the store that are not SQLite errors.
 public enum StoreError: Error, CustomStringConvertible {
     case missingQuery(String)
-    /// An event names a link id that `event_links` does not hold (a damaged database).
-    case missingLink(Int64)
     /// The store is closing: no new work is taken.
     case closed
 
     public var description: String {
         switch self {
         case .missingQuery(let name): "queries/\(name) is missing from this build"
-        case .missingLink(let id): "an event names link \(id), which event_links does not hold"
         case .closed: "the store is closing"
         }
     }

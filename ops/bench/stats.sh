@@ -53,8 +53,8 @@ start=$(seconds)
 $BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
 end=$(seconds)
 base_start=$(seconds)
-# The raw rows as stored (link id, codes, visitor bytes): the same grouping the rollups do.
-sqlite3 "$DATA/linkpulse.sqlite" "SELECT link, platform, type, bot, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE seq > (SELECT max(seq) - 1000000 FROM event_rows) GROUP BY 1, 2, 3, 4" >/dev/null
+# The raw rows as stored (codes, visitor bytes): the same grouping the rollups do.
+sqlite3 "$DATA/linkpulse.sqlite" "SELECT ref, campaign, platform, type, bot, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE seq > (SELECT max(seq) - 1000000 FROM event_rows) GROUP BY 1, 2, 3, 4, 5" >/dev/null
 base_end=$(seconds)
 python3 - <<PY
 rollup = $STORED / ($end - $start)
@@ -106,7 +106,7 @@ FROM_MS=$(python3 -c "import datetime; print(int(datetime.datetime.fromisoformat
 TO_MS=$(python3 -c "import datetime; print(int((datetime.datetime.fromisoformat('$TO').replace(tzinfo=datetime.timezone.utc) + datetime.timedelta(days=1)).timestamp()*1000))")
 for sql in \
   "SELECT type, bot, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY type, bot" \
-  "SELECT l.ref, e.type, count(*) FROM event_rows e LEFT JOIN event_links l ON l.id = e.link WHERE e.bot = 0 AND e.occurred_at_ms >= $FROM_MS AND e.occurred_at_ms < $TO_MS GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 50" \
+  "SELECT ref, type, count(*) FROM event_rows WHERE bot = 0 AND occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY ref, type ORDER BY 3 DESC LIMIT 50" \
   "SELECT occurred_at_ms / 86400000, type, count(*), count(DISTINCT coalesce(visitor, device_id)) FROM event_rows WHERE occurred_at_ms >= $FROM_MS AND occurred_at_ms < $TO_MS GROUP BY 1, 2"; do
   start=$(seconds)
   sqlite3 "$DATA/linkpulse.sqlite" "$sql" >/dev/null

@@ -11,10 +11,13 @@
 -- * type and platform as small codes (click 0, open 1, install 2, fallback 3; ios 0, android
 --   1, web 2, desktop 3, other 4), bot 0/1.
 -- * received_at_ms and sent_at_ms as differences from occurred_at_ms (a few bytes instead of 6).
--- * ref, campaign, source and medium as one id of event_links (NULL when all four are NULL);
---   user agent, url, referrer, OS and app versions and the bot reason as ids of event_texts.
+-- * user agent, OS and app versions and the bot reason as ids of event_texts (values repeated
+--   by many events). Ref, campaign, source, medium, url and referrer stay text in the row: a
+--   dictionary of values that are often new (a URL with a click id, every ref × campaign pair)
+--   would write a random page of its unique index for nearly every event, which halved
+--   batched ingest when links were dictionary-encoded.
 -- The id_key column is gone: the id index derives it from the id (SHA-256, as at ingest).
--- Both dictionaries only grow: their ids are never reused, so readers may cache them.
+-- The dictionary only grows: its ids are never reused, so readers may cache them.
 -- The copy below uses the functions lp_compact_id, lp_hex_blob and lp_compact_visitor, which
 -- every connection of the daemon registers (the same encoder ingest uses).
 
@@ -22,15 +25,6 @@ CREATE TABLE event_texts (
     id    INTEGER PRIMARY KEY,
     value TEXT    NOT NULL UNIQUE
 );
-
-CREATE TABLE event_links (
-    id       INTEGER PRIMARY KEY,
-    ref      TEXT,
-    campaign TEXT,
-    source   TEXT,
-    medium   TEXT
-);
-CREATE INDEX event_links_by_value ON event_links (ref, campaign, source, medium);
 
 CREATE TABLE event_rows (
     seq            INTEGER PRIMARY KEY,
@@ -41,15 +35,18 @@ CREATE TABLE event_rows (
     occurred_at_ms INTEGER NOT NULL,
     received_delta INTEGER NOT NULL,      -- received_at_ms - occurred_at_ms
     sent_delta     INTEGER,               -- sent_at_ms - occurred_at_ms
-    link           INTEGER,               -- event_links.id
+    ref            TEXT,
+    campaign       TEXT,
+    source         TEXT,
+    medium         TEXT,
     deferred       INTEGER,
     visitor        BLOB,
     ip_hash        BLOB,
     device_id      BLOB,
     click_id       BLOB,
-    user_agent     INTEGER,               -- event_texts.id, as are the five below
-    url            INTEGER,
-    referrer       INTEGER,
+    url            TEXT,
+    referrer       TEXT,
+    user_agent     INTEGER,               -- event_texts.id, as are the three below
     os_version     INTEGER,
     app_version    INTEGER,
     bot_reason     INTEGER,
@@ -58,26 +55,19 @@ CREATE TABLE event_rows (
 
 INSERT OR IGNORE INTO event_texts (value)
 SELECT value FROM (
-    SELECT user_agent AS value FROM events UNION SELECT url FROM events UNION SELECT referrer FROM events
-    UNION SELECT os_version FROM events UNION SELECT app_version FROM events UNION SELECT bot_reason FROM events
+    SELECT user_agent AS value FROM events UNION SELECT os_version FROM events
+    UNION SELECT app_version FROM events UNION SELECT bot_reason FROM events
 ) WHERE value IS NOT NULL;
-
-INSERT INTO event_links (ref, campaign, source, medium)
-SELECT DISTINCT ref, campaign, source, medium FROM events
-WHERE ref IS NOT NULL OR campaign IS NOT NULL OR source IS NOT NULL OR medium IS NOT NULL;
 
 INSERT INTO event_rows
 SELECT e.seq, lp_compact_id(e.event_id),
        CASE e.type WHEN 'click' THEN 0 WHEN 'open' THEN 1 WHEN 'install' THEN 2 ELSE 3 END,
        CASE e.platform WHEN 'ios' THEN 0 WHEN 'android' THEN 1 WHEN 'web' THEN 2 WHEN 'desktop' THEN 3 ELSE 4 END,
        e.bot, e.occurred_at_ms, e.received_at_ms - e.occurred_at_ms, e.sent_at_ms - e.occurred_at_ms,
-       (SELECT l.id FROM event_links l
-        WHERE l.ref IS e.ref AND l.campaign IS e.campaign AND l.source IS e.source AND l.medium IS e.medium),
-       e.deferred, lp_compact_visitor(e.visitor_id, e.device_id), lp_hex_blob(e.ip_hash),
+       e.ref, e.campaign, e.source, e.medium, e.deferred, lp_compact_visitor(e.visitor_id, e.device_id), lp_hex_blob(e.ip_hash),
        lp_compact_id(e.device_id), lp_compact_id(e.click_id),
+       e.url, e.referrer,
        (SELECT id FROM event_texts WHERE value = e.user_agent),
-       (SELECT id FROM event_texts WHERE value = e.url),
-       (SELECT id FROM event_texts WHERE value = e.referrer),
        (SELECT id FROM event_texts WHERE value = e.os_version),
        (SELECT id FROM event_texts WHERE value = e.app_version),
        (SELECT id FROM event_texts WHERE value = e.bot_reason),
@@ -101,7 +91,7 @@ SELECT r.seq,
        r.occurred_at_ms,
        r.occurred_at_ms + r.received_delta AS received_at_ms,
        r.occurred_at_ms + r.sent_delta AS sent_at_ms,
-       l.ref, l.campaign, l.source, l.medium,
+       r.ref, r.campaign, r.source, r.medium,
        CASE r.platform WHEN 0 THEN 'ios' WHEN 1 THEN 'android' WHEN 2 THEN 'web' WHEN 3 THEN 'desktop' ELSE 'other' END AS platform,
        CASE WHEN typeof(r.device_id) <> 'blob' THEN r.device_id
             WHEN length(r.device_id) = 16 THEN lower(substr(hex(r.device_id), 1, 8) || '-' || substr(hex(r.device_id), 9, 4) || '-'
@@ -114,8 +104,7 @@ SELECT r.seq,
             ELSE substr(hex(r.click_id), 3, 8) || '-' || substr(hex(r.click_id), 11, 4) || '-' || substr(hex(r.click_id), 15, 4)
                  || '-' || substr(hex(r.click_id), 19, 4) || '-' || substr(hex(r.click_id), 23) END AS click_id,
        r.deferred,
-       (SELECT value FROM event_texts WHERE id = r.url) AS url,
-       (SELECT value FROM event_texts WHERE id = r.referrer) AS referrer,
+       r.url, r.referrer,
        (SELECT value FROM event_texts WHERE id = r.user_agent) AS user_agent,
        CASE WHEN typeof(r.ip_hash) = 'blob' THEN lower(hex(r.ip_hash)) ELSE r.ip_hash END AS ip_hash,
        CASE WHEN r.visitor IS NULL THEN
@@ -130,7 +119,5 @@ SELECT r.seq,
        (SELECT value FROM event_texts WHERE id = r.app_version) AS app_version,
        r.properties,
        r.bot,
-       (SELECT value FROM event_texts WHERE id = r.bot_reason) AS bot_reason,
-       r.link
-FROM event_rows r
-LEFT JOIN event_links l ON l.id = r.link;
+       (SELECT value FROM event_texts WHERE id = r.bot_reason) AS bot_reason
+FROM event_rows r;

@@ -1,10 +1,10 @@
 -- events_after: the next events to roll up, in seq order, in their stored compact form (see
--- migrations/0004: type and platform codes, link id, visitor and device id as stored), with
--- the attribution the follower stored for them; only events it has already attributed.
+-- migrations/0004: type and platform codes, visitor and device id as stored), with the
+-- attribution the follower stored for them; only events it has already attributed.
 -- Parameters (positional): after (the rollup watermark), through (the attribution watermark),
 -- limit. Idempotent: yes (read-only).
-SELECT e.seq, e.type, e.occurred_at_ms, e.link, e.platform, e.deferred, e.visitor, e.device_id,
-       e.bot, a.match_type, a.matched_click_seq
+SELECT e.seq, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.deferred,
+       e.visitor, e.device_id, e.bot, a.match_type, a.matched_click_seq
 FROM event_rows e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > ?1 AND e.seq <= ?2

@@ -6,11 +6,10 @@
 -- Parameters (positional): from_ms, to_ms. Idempotent: yes (read-only).
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
-       c.seq, cl.ref, cl.campaign, cl.source, cl.medium
+       c.seq, c.ref, c.campaign, c.source, c.medium
 FROM event_rows r INDEXED BY events_by_time
 JOIN events e ON e.seq = r.seq
 LEFT JOIN attr.attribution a ON a.seq = r.seq
 LEFT JOIN event_rows c ON c.seq = a.matched_click_seq
-LEFT JOIN event_links cl ON cl.id = c.link
 WHERE r.occurred_at_ms >= ?1 AND r.occurred_at_ms < ?2
   AND r.seq <= (SELECT rolled_through_seq FROM agg.rollup_state)
