@@ -54,10 +54,44 @@ public struct RawEventPage: Sendable {
             integers.append(s.isNull(column.rawValue) ? .min : s.int64(column.rawValue))
         }
         for column in Self.textColumns {
-            let stored = s.withText(column.rawValue) { bytes.append(contentsOf: $0) }
-            ends.append(stored == nil ? -Int32(bytes.count) - 1 : Int32(bytes.count))
+            let stored = appendText(s, column)
+            ends.append(stored ? Int32(bytes.count) : -Int32(bytes.count) - 1)
         }
         count += 1
+    }
+
+    /// Appends a text column's value to `bytes`, decoded from its stored form (see
+    /// `CompactEvent`: type and platform codes, ids and visitors as bytes, a NULL visitor meaning
+    /// the device id); false for NULL.
+    private mutating func appendText(_ s: HotStatement, _ column: RawEventColumn) -> Bool {
+        switch column {
+        case .type:
+            bytes.append(contentsOf: CompactEvent.kind(code: s.int64(column.rawValue)).rawValue.utf8)
+            return true
+        case .platform:
+            bytes.append(contentsOf: Platform.fromCode(UInt8(truncatingIfNeeded: s.int64(column.rawValue))).rawValue.utf8)
+            return true
+        case .eventId, .deviceId, .clickId, .matchedClickId:
+            return appendId(s, column.rawValue)
+        case .visitorId:
+            if s.isNull(column.rawValue) { return appendId(s, RawEventColumn.deviceId.rawValue) }
+            if s.columnIsBlob(column.rawValue), let stored = s.blob(column.rawValue) {
+                CompactEvent.withVisitorText(stored) { bytes.append(contentsOf: $0) }
+                return true
+            }
+            return s.withText(column.rawValue) { bytes.append(contentsOf: $0) } != nil
+        default:
+            return s.withText(column.rawValue) { bytes.append(contentsOf: $0) } != nil
+        }
+    }
+
+    /// Appends an id column (16 or 17 bytes for a UUID, else text); false for NULL.
+    private mutating func appendId(_ s: HotStatement, _ column: Int32) -> Bool {
+        if s.columnIsBlob(column), let stored = s.blob(column) {
+            CompactEvent.withIdText(stored) { bytes.append(contentsOf: $0) }
+            return true
+        }
+        return s.withText(column) { bytes.append(contentsOf: $0) } != nil
     }
 
     /// An integer column of a row; nil when NULL. `column` indexes `integerColumns`.
@@ -162,7 +196,7 @@ extension AppDatabase {
         try s.bind(first + 1, f.campaign)
         try s.bind(first + 2, f.source)
         try s.bind(first + 3, f.medium)
-        try s.bind(first + 4, f.platform?.rawValue)
+        try s.bind(first + 4, f.platform.map { Int64($0.code) })
         try s.bind(first + 5, query.includeBots)
     }
 

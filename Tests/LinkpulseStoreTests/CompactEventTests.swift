@@ -84,6 +84,33 @@ import Testing
         #expect(again[0] == [.duplicate, .duplicate, .duplicate])
     }
 
+    @Test func theRawEventExportDecodesTheStoredFormsItself() async throws {
+        // The export reads event_rows as stored and decodes in Swift: the same text as the view.
+        let store = try TemporaryStore()
+        let events = Self.sampleEvents()
+        _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+        let (page, _) = try await store.database.rawEventsPage(
+            RawEventQuery(fromMs: 0, toMs: .max), cursor: try store.database.rawEventCursor(), limit: 100)
+        #expect(page.count == events.count)
+        func text(_ row: Int, _ column: RawEventColumn) -> String? {
+            page.withText(row: row, RawEventPage.textColumns.firstIndex(of: column)!) { $0.map { String(decoding: $0, as: UTF8.self) } }
+        }
+        let exported = (0..<page.count).map { row in
+            [text(row, .eventId), text(row, .type), text(row, .platform), text(row, .deviceId), text(row, .clickId),
+             text(row, .visitorId), text(row, .userAgent), text(row, .botReason)]
+        }
+        let byId = Dictionary(uniqueKeysWithValues: events.map { ($0.id, $0) })
+        for row in exported {
+            let e = try #require(byId[row[0] ?? ""], "exported id \(row[0] ?? "nil") was not sent")
+            #expect(row == [e.id, e.kind.rawValue, e.platform.rawValue, e.deviceId, e.clickId, e.visitorId, e.userAgent, e.botReason])
+        }
+        // The platform filter compares codes.
+        var android = RawEventQuery(fromMs: 0, toMs: .max)
+        android.filters.platform = .android
+        let (filtered, _) = try await store.database.rawEventsPage(android, cursor: try store.database.rawEventCursor(), limit: 100)
+        #expect(filtered.count == 1)
+    }
+
     @Test func migrationCompactsAnExistingEventsTable() async throws {
         // An events database as the previous release left it (migrations 0001–0003, the old
         // events table), filled through its own insert, then opened by this release.
