@@ -72,26 +72,12 @@ public struct RawEventPage: Sendable {
             bytes.append(contentsOf: Platform.fromCode(UInt8(truncatingIfNeeded: s.int64(column.rawValue))).rawValue.utf8)
             return true
         case .eventId, .deviceId, .clickId, .matchedClickId:
-            return appendId(s, column.rawValue)
+            return s.withStoredId(column.rawValue) { bytes.append(contentsOf: $0) } != nil
         case .visitorId:
-            if s.isNull(column.rawValue) { return appendId(s, RawEventColumn.deviceId.rawValue) }
-            if s.columnIsBlob(column.rawValue), let stored = s.blob(column.rawValue) {
-                CompactEvent.withVisitorText(stored) { bytes.append(contentsOf: $0) }
-                return true
-            }
-            return s.withText(column.rawValue) { bytes.append(contentsOf: $0) } != nil
+            return s.withStoredVisitor(visitor: column.rawValue, device: RawEventColumn.deviceId.rawValue) { bytes.append(contentsOf: $0) } != nil
         default:
             return s.withText(column.rawValue) { bytes.append(contentsOf: $0) } != nil
         }
-    }
-
-    /// Appends an id column (16 or 17 bytes for a UUID, else text); false for NULL.
-    private mutating func appendId(_ s: HotStatement, _ column: Int32) -> Bool {
-        if s.columnIsBlob(column), let stored = s.blob(column) {
-            CompactEvent.withIdText(stored) { bytes.append(contentsOf: $0) }
-            return true
-        }
-        return s.withText(column) { bytes.append(contentsOf: $0) } != nil
     }
 
     /// An integer column of a row; nil when NULL. `column` indexes `integerColumns`.

@@ -43,52 +43,53 @@ extension AppDatabase {
         tail.withLock { $0.applyPendingPrune() }
         var outcomes: [[StoredOutcome]] = []
         var added: [(key: Int64, seq: Int64)] = []
-        do {
-        try db.inTransaction(.deferred) {
-            outcomes = []
-            added = []
-            var seenInCommit: [String: Int64] = [:]
-            let insert = try db.cachedStatement(sql: queries.insertEvent)
-            let lookups = IdLookups(
-                indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
-                stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
-            let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
-            let dictionaryStatements = try EventDictionary.Statements(db, queries)
-            for request in work {
-                var results: [StoredOutcome] = []
-                results.reserveCapacity(request.events.count)
-                for event in request.events {
-                    if seenInCommit[event.id] != nil {
-                        results.append(.duplicate)
-                        continue
+        // The writer is the dictionary cache's only user: it holds it for the whole commit.
+        try dictionary.withLock { dictionary in
+            do {
+                try db.inTransaction(.deferred) {
+                    outcomes = []
+                    added = []
+                    var seenInCommit: [String: Int64] = [:]
+                    let insert = try db.cachedStatement(sql: queries.insertEvent)
+                    let lookups = IdLookups(
+                        indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
+                        stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
+                    let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
+                    let dictionaryStatements = try EventDictionary.Statements(db, queries)
+                    for request in work {
+                        var results: [StoredOutcome] = []
+                        results.reserveCapacity(request.events.count)
+                        for event in request.events {
+                            if seenInCommit[event.id] != nil {
+                                results.append(.duplicate)
+                                continue
+                            }
+                            let key = EventIdKey.of(event.id)
+                            if try storedSeq(db, id: event.id, key: key, lookups) != nil {
+                                results.append(.duplicate)
+                                continue
+                            }
+                            try Self.insert(event, with: HotStatement(insert, in: db), dictionary: &dictionary, dictionaryStatements, db)
+                            let seq = db.lastInsertedRowID
+                            seenInCommit[event.id] = seq
+                            added.append((key, seq))
+                            results.append(.stored(seq: seq))
+                        }
+                        for rejected in request.quarantine {
+                            try quarantine.execute(arguments: [
+                                rejected.receivedAtMs, rejected.index, rejected.error.code, rejected.error.field,
+                                rejected.error.message, rejected.rawText, rejected.truncated, rejected.userAgent,
+                            ])
+                        }
+                        outcomes.append(results)
                     }
-                    let key = EventIdKey.of(event.id)
-                    if try storedSeq(db, id: event.id, key: key, lookups) != nil {
-                        results.append(.duplicate)
-                        continue
-                    }
-                    try dictionary.withLock { dictionary in
-                        try Self.insert(event, with: HotStatement(insert, in: db), dictionary: &dictionary, dictionaryStatements, db)
-                    }
-                    let seq = db.lastInsertedRowID
-                    seenInCommit[event.id] = seq
-                    added.append((key, seq))
-                    results.append(.stored(seq: seq))
+                    return .commit
                 }
-                for rejected in request.quarantine {
-                    try quarantine.execute(arguments: [
-                        rejected.receivedAtMs, rejected.index, rejected.error.code, rejected.error.field,
-                        rejected.error.message, rejected.rawText, rejected.truncated, rejected.userAgent,
-                    ])
-                }
-                outcomes.append(results)
+            } catch {
+                // Ids the rolled-back transaction added to the dictionary no longer exist.
+                dictionary.clear()
+                throw error
             }
-            return .commit
-        }
-        } catch {
-            // Ids the rolled-back transaction added to the dictionaries no longer exist.
-            dictionary.withLock { $0.clear() }
-            throw error
         }
         // Only after the commit: a rolled-back insert must not look stored.
         tail.withLock { tail in
@@ -139,7 +140,7 @@ extension AppDatabase {
         try statement.bind(11, e.medium)
         try statement.bind(12, e.deferred)
         try statement.bind(13, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
-        try statement.bind(14, e.ipHash.map { CompactEvent.hexBytes($0).map(CompactEvent.StoredId.bytes) ?? .text($0) })
+        try statement.bind(14, e.ipHash.map(CompactEvent.hash))
         try statement.bind(15, e.deviceId.map(CompactEvent.id))
         try statement.bind(16, e.clickId.map(CompactEvent.id))
         try statement.bind(17, e.url)

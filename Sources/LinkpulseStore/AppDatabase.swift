@@ -51,7 +51,7 @@ public final class AppDatabase: Sendable {
     let attributor: Attributor
     let queries: SQLQueries
     let tail: Mutex<IdTail>
-    /// The ingest writer's cache of the events' dictionaries (texts and links).
+    /// The ingest writer's cache of the events' text dictionary (`event_texts`).
     let dictionary = Mutex(EventDictionary())
     /// Which keys the on-disk id index may hold (see `IdFilter`).
     let filter: Mutex<IdFilter>

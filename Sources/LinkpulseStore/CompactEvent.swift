@@ -24,7 +24,7 @@ enum CompactEvent {
     /// case), or nil when the text is not one.
     static func uuidBytes(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard chars.count == 36 else { return nil }
-        var out = [UInt8](repeating: 0, count: 17)
+        var out = [UInt8](repeating: 0, count: 16)
         var upper = false, lower = false, nibble = 0
         for (i, c) in chars.enumerated() {
             if i == 8 || i == 13 || i == 18 || i == 23 {
@@ -38,17 +38,17 @@ enum CompactEvent {
             case UInt8(ascii: "A")...UInt8(ascii: "F"): value = c - UInt8(ascii: "A") + 10; upper = true
             default: return nil
             }
-            out[1 + nibble / 2] |= nibble % 2 == 0 ? value << 4 : value
+            out[nibble / 2] |= nibble % 2 == 0 ? value << 4 : value
             nibble += 1
         }
         if upper && lower { return nil }
-        if upper { out[0] = 1; return out }
-        return Array(out[1...])
+        if upper { out.insert(1, at: 0) }
+        return out
     }
 
-    /// 32 lower-case hex digits (a keyed IP hash) as their 16 bytes; nil for anything else.
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
+    /// 32 lower-case hex digits (a keyed IP hash, a visitor id after its `v:`) as their 16
+    /// bytes; nil for anything else.
+    static func hexBytes(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard chars.count == 32 else { return nil }
         var out = [UInt8](repeating: 0, count: 16)
         for (i, c) in chars.enumerated() {
@@ -63,14 +63,23 @@ enum CompactEvent {
         return out
     }
 
+    /// The stored form of a keyed IP hash: its 16 bytes, or the text when it is not 32
+    /// lower-case hex digits.
+    static func hash(_ text: String) -> StoredId {
+        var copy = text
+        return copy.withUTF8 { hexBytes($0) }.map(StoredId.bytes) ?? .text(text)
+    }
+
     /// The stored visitor: nil when it is the device id (the view gives the device id back),
     /// the 16 bytes of a `v:` keyed visitor id, else the text.
     static func visitor(_ visitorId: String, deviceId: String?) -> StoredId? {
         if visitorId == deviceId { return nil }
-        if visitorId.utf8.count == 34, visitorId.hasPrefix("v:"), let bytes = hexBytes(String(visitorId.dropFirst(2))) {
-            return .bytes(bytes)
+        var copy = visitorId
+        let bytes = copy.withUTF8 { chars -> [UInt8]? in
+            guard chars.count == 34, chars[0] == UInt8(ascii: "v"), chars[1] == UInt8(ascii: ":") else { return nil }
+            return hexBytes(UnsafeBufferPointer(rebasing: chars[2...]))
         }
-        return .text(visitorId)
+        return bytes.map(StoredId.bytes) ?? .text(visitorId)
     }
 
     /// The visitor id text of a stored visitor blob (`v:` and 32 hex digits), for hashing it
@@ -136,7 +145,7 @@ enum CompactEvent {
         })
         db.add(function: DatabaseFunction("lp_hex_blob", argumentCount: 1, pure: true) { values in
             guard let text = String.fromDatabaseValue(values[0]) else { return values[0] }
-            return hexBytes(text).map { Data($0) }?.databaseValue ?? text.databaseValue
+            return hash(text).databaseValue
         })
         db.add(function: DatabaseFunction("lp_compact_visitor", argumentCount: 2, pure: true) { values in
             guard let text = String.fromDatabaseValue(values[0]) else { return values[0] }
@@ -155,6 +164,21 @@ extension CompactEvent.StoredId {
 }
 
 extension HotStatement {
+    /// Calls `body` with the text of an id column as it was sent (decoding the bytes of a
+    /// UUID), or returns nil when the column is NULL.
+    func withStoredId<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        if columnIsBlob(column), let bytes = blob(column) { return CompactEvent.withIdText(bytes, body) }
+        return withText(column, body)
+    }
+
+    /// Calls `body` with the visitor id text of a row (the device id's when the visitor column
+    /// is NULL, a `v:` id from its bytes), or returns nil when neither is stored.
+    func withStoredVisitor<R>(visitor: Int32, device: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        if isNull(visitor) { return withStoredId(device, body) }
+        if columnIsBlob(visitor), let bytes = blob(visitor) { return CompactEvent.withVisitorText(bytes, body) }
+        return withText(visitor, body)
+    }
+
     /// Binds a stored id (or NULL).
     func bind(_ index: Int32, _ value: CompactEvent.StoredId?) throws {
         switch value {

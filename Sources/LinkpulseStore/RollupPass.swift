@@ -24,12 +24,12 @@ struct RollupCount {
     /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
     /// match a click stored shortly before them.
     var clicks: [Int64: UInt32] = [:]
-    let eventsAfter, clickLink: HotStatement
+    let eventsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.tuples = tuples
         eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
-        clickLink = HotStatement(try db.cachedStatement(sql: queries.rollup.clickLink), in: db)
+        clickRow = HotStatement(try db.cachedStatement(sql: queries.rollup.clickDimensions), in: db)
     }
 
     /// Counts the events after `watermark` that attribution has already seen (through
@@ -47,24 +47,12 @@ struct RollupCount {
                 seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
                 dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
                 platform: Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7))), deferred: read.int64(8) == 1,
-                visitorHash: kind == .click ? Self.visitorHash(read, visitor: 9, device: 10) : 0, isBot: read.int64(11) != 0,
+                visitorHash: kind == .click ? read.withStoredVisitor(visitor: 9, device: 10) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0, isBot: read.int64(11) != 0,
                 match: read.text(12).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(13) ? nil : read.int64(13)))
             last = read.int64(0)
             count += 1
         }
         return count == 0 ? nil : (last, count)
-    }
-
-    /// `VisitorSketch.hash` of the visitor id text, from its stored form: the device id when
-    /// the visitor column is NULL, a `v:` id from its 16 bytes, else the text itself.
-    static func visitorHash(_ read: HotStatement, visitor: Int32, device: Int32) -> UInt64 {
-        let column = read.isNull(visitor) ? device : visitor
-        if read.columnIsBlob(column), let bytes = read.blob(column) {
-            return column == visitor
-                ? CompactEvent.withVisitorText(bytes) { VisitorSketch.hash(utf8: $0) }
-                : CompactEvent.withIdText(bytes) { VisitorSketch.hash(utf8: $0) }
-        }
-        return read.withText(column) { VisitorSketch.hash(utf8: $0) } ?? 0
     }
 
     mutating func add(_ event: RollupSourceEvent) throws {
@@ -99,10 +87,10 @@ struct RollupCount {
     /// events database (then remembered for the rest of the pass).
     mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
         if let known = clicks[seq] { return tuple(Int(known)) }
-        try clickLink.bind(1, seq)
-        guard try clickLink.step() else { return nil }
-        defer { clickLink.finish() }
-        let dimensions = LinkDimensions(ref: clickLink.text(0), campaign: clickLink.text(1), source: clickLink.text(2), medium: clickLink.text(3))
+        try clickRow.bind(1, seq)
+        guard try clickRow.step() else { return nil }
+        defer { clickRow.finish() }
+        let dimensions = LinkDimensions(ref: clickRow.text(0), campaign: clickRow.text(1), source: clickRow.text(2), medium: clickRow.text(3))
         clicks[seq] = tupleId(dimensions)
         return dimensions
     }

@@ -62,7 +62,7 @@ struct SQLQueries: Sendable {
                 attributionState: try text("rollup/attribution_state.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
-                clickLink: try text("rollup/click_link.sql"),
+                clickDimensions: try text("rollup/click_dimensions.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
                 upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
@@ -151,13 +151,13 @@ struct AttributionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickLink, upsertRollup, progress: String
+    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     let tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, clickLink, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+        [state, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
          dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
