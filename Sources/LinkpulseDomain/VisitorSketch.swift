@@ -76,34 +76,45 @@ public struct VisitorSketch: Sendable, Equatable {
             storage = union.count > Self.exactLimit ? .registers(Self.registers(of: union)) : .exact(union)
         case (.registers(var registers), .exact(let theirs)):
             storage = .exact([])
-            for h in theirs { Self.update(&registers, h) }
+            registers.withUnsafeMutableBufferPointer { target in for h in theirs { Self.update(target, h) } }
             storage = .registers(registers)
         case (.exact(let mine), .registers(var registers)):
-            for h in mine { Self.update(&registers, h) }
+            registers.withUnsafeMutableBufferPointer { target in for h in mine { Self.update(target, h) } }
             storage = .registers(registers)
         case (.registers(var registers), .registers(let theirs)):
             storage = .exact([])
-            for i in 0..<Self.registerCount where theirs[i] > registers[i] { registers[i] = theirs[i] }
+            registers.withUnsafeMutableBufferPointer { target in
+                theirs.withUnsafeBufferPointer { source in
+                    for i in 0..<Self.registerCount { target[i] = max(target[i], source[i]) }
+                }
+            }
             storage = .registers(registers)
         }
     }
 
-    /// Adds every visitor of a stored sketch (`serialized`), reading registers straight from
-    /// the bytes: no copy of a 16 KiB sketch per row.
+    /// Adds every visitor of a stored sketch (`serialized`), reading registers or hashes
+    /// straight from the bytes: no copy of a stored sketch per row once this one holds
+    /// registers (stats merge thousands of rows of hour sketches a request).
     public mutating func merge(serialized bytes: UnsafeRawBufferPointer) {
-        guard bytes.first == 1, bytes.count == 1 + Self.registerCount else {
+        let hashCount = (bytes.count - 1) / 8
+        let isRegisters = bytes.first == 1 && bytes.count == 1 + Self.registerCount
+        let isHashes = bytes.first == 0 && (bytes.count - 1) % 8 == 0
+        guard isRegisters || isHashes, case .registers(var registers) = storage else {
+            if isRegisters, case .exact(let mine) = storage {
+                storage = .registers(Self.registers(of: mine))
+                return merge(serialized: bytes)
+            }
             return merge(VisitorSketch(serialized: bytes))
         }
-        var registers: [UInt8]
-        switch storage {
-        case .registers(let existing): registers = existing
-        case .exact(let mine): registers = Self.registers(of: mine)
-        }
-        storage = .exact([])
+        storage = .exact([])  // keeps `registers` uniquely referenced while it changes
         registers.withUnsafeMutableBufferPointer { target in
-            for i in 0..<Self.registerCount {
-                let r = bytes[1 + i]
-                if r > target[i] { target[i] = r }
+            if isRegisters {
+                for i in 0..<Self.registerCount { target[i] = max(target[i], bytes[1 + i]) }
+            } else {
+                // Order and repeats do not matter to registers: no check of the stored order.
+                for i in 0..<hashCount {
+                    Self.update(target, UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 1 + i * 8, as: UInt64.self)))
+                }
             }
         }
         storage = .registers(registers)
@@ -128,7 +139,7 @@ public struct VisitorSketch: Sendable, Equatable {
 
     static func registers(of hashes: [UInt64]) -> [UInt8] {
         var registers = [UInt8](repeating: 0, count: registerCount)
-        for h in hashes { update(&registers, h) }
+        registers.withUnsafeMutableBufferPointer { target in for h in hashes { update(target, h) } }
         return registers
     }
 
@@ -143,6 +154,11 @@ public struct VisitorSketch: Sendable, Equatable {
     public var isEmpty: Bool { if case .exact(let sorted) = storage { sorted.isEmpty } else { false } }
 
     private static func update(_ registers: inout [UInt8], _ hash: UInt64) {
+        registers.withUnsafeMutableBufferPointer { update($0, hash) }
+    }
+
+    @inline(__always)
+    private static func update(_ registers: UnsafeMutableBufferPointer<UInt8>, _ hash: UInt64) {
         let index = Int(hash >> UInt64(64 - precision))
         let rest = hash << UInt64(precision)
         let rank = UInt8(min(rest.leadingZeroBitCount, 64 - precision) + 1)

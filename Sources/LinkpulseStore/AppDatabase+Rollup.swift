@@ -112,6 +112,12 @@ extension AppDatabase {
         _ = try? await rollupThread.run {}
     }
 
+    /// Returns once the attribution follower has finished the rounds asked for before this
+    /// call (nothing then reads the events database on its behalf until the next commit).
+    public func attributionSettled() async {
+        _ = try? await attributionThread.run {}
+    }
+
     /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends
     /// even under sustained ingest); returns how many events it processed. For readers that must
     /// see everything stored so far: scheduled exports, `linkpulse export`.

@@ -31,7 +31,31 @@ extension AppDatabase {
     /// processed. Click visitor sketches are merged only with `withVisitors` (they are the
     /// expensive part); `onlyKeys` restricts a dimension grouping to those values, and with
     /// `visitorsOnly` only their sketches are sure to be filled (counts may be left out).
+    ///
+    /// A long time series is read as two halves at once on two reader connections (its
+    /// buckets are independent): on an idle machine it answers in about half the time.
     public func statsCounts(
+        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
+        visitorsOnly: Bool = false
+    ) async throws -> [StatsGroupKey: CountsByAudience] {
+        if case .buckets(let starts) = grouping, starts.count >= Self.bucketsWorthSplitting {
+            let middle = starts.count / 2
+            if starts[middle] > query.fromMs && starts[middle] < query.toMs {
+                var first = query, second = query
+                first.toMs = starts[middle]
+                second.fromMs = starts[middle]
+                async let early = statsCountsOnOneReader(first, grouping: .buckets(Array(starts[..<middle])), withVisitors: withVisitors)
+                let late = try await statsCountsOnOneReader(second, grouping: .buckets(Array(starts[middle...])), withVisitors: withVisitors)
+                return try await early.merging(late) { a, _ in a }  // the halves' buckets are disjoint
+            }
+        }
+        return try await statsCountsOnOneReader(query, grouping: grouping, withVisitors: withVisitors, onlyKeys: onlyKeys, visitorsOnly: visitorsOnly)
+    }
+
+    /// Time series with at least this many buckets are read in two halves at once.
+    static let bucketsWorthSplitting = 16
+
+    private func statsCountsOnOneReader(
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
@@ -39,13 +63,13 @@ extension AppDatabase {
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
         let linkTuples = self.linkTuples
+        let cubeSums = self.cubeSums
         return try await pool.read { db in
             var groups: [StatsGroupKey: CountsByAudience] = [:]
             var cubes: CubeReader?
             func cubeReader() throws -> CubeReader {
                 if let cubes { return cubes }
-                let tuples = try linkTuples.current(db, sql: statements.tuplesAfter).all
-                return CubeReader(plan: plan, tuples: tuples, onlyKeys: onlyKeys)
+                return CubeReader(plan: plan, tuples: try linkTuples.current(db, sql: statements.tuplesAfter), onlyKeys: onlyKeys)
             }
             var visitorDays: [(dimension: StatsDimension, fromDay: Int64, toDay: Int64)] = []
             for piece in plan.pieces {
@@ -63,7 +87,7 @@ extension AppDatabase {
                     // Counts from the cube blocks; click visitors by value from `dimension_days`.
                     cubes = try cubeReader()
                     if !(visitorsOnly && onlyKeys != nil) {
-                        try cubes!.addBlocks(db, statements, fromDay: fromDay, toDay: toDay)
+                        try cubes!.addBlocks(db, statements, cache: cubeSums, fromDay: fromDay, toDay: toDay)
                     }
                     if withVisitors { visitorDays.append((dimension, fromDay, toDay)) }
                 }
@@ -193,18 +217,28 @@ struct CubeReader {
     /// hold none; nil when all are).
     let admittedBefore: [Int32]?
     let platformFilter: UInt8?
-    /// Per tuple id (dimension groupings) or platform code (by platform): its group's slot,
-    /// -1 when left out, -2 while not decided yet.
+    /// The values of the link dimension grouped by (nil for other groupings).
+    let dimensionValues: LinkTuples.DimensionValues?
+    /// Per tuple id (dimension groupings), per value id of the dimension, or per platform code
+    /// (by platform): its group's slot, -1 when left out, -2 while not decided yet.
     var slotByTuple: [Int32]
+    var slotByValue: [Int32]
     var slotByPlatform = [Int32](repeating: -2, count: Platform.allCases.count)
     var keys: [StatsGroupKey] = []
     var slots: [StatsGroupKey: Int32] = [:]
     var people: [CountsVector] = [], bots: [CountsVector] = []
     var peopleVisitors: [VisitorSketch] = [], botVisitors: [VisitorSketch] = []
 
-    init(plan: StatsPlan, tuples: [LinkDimensions], onlyKeys: [String?]?) {
+    init(plan: StatsPlan, tuples known: LinkTuples.Known, onlyKeys: [String?]?) {
         self.plan = plan
+        let tuples = known.all
         self.tuples = tuples
+        if case .dimension(let dimension) = plan.grouping, dimension != .platform {
+            dimensionValues = known.values(of: dimension)
+        } else {
+            dimensionValues = nil
+        }
+        slotByValue = [Int32](repeating: -2, count: dimensionValues?.byId.count ?? 0)
         wanted = onlyKeys.map(Set.init)
         let filters = plan.query.filters
         var linkValueWanted: ((LinkDimensions) -> Bool)?
@@ -227,8 +261,14 @@ struct CubeReader {
 
     mutating func slot(_ key: StatsGroupKey) -> Int32 {
         if let slot = slots[key] { return slot }
-        let slot = Int32(keys.count)
+        let slot = newSlot(key)
         slots[key] = slot
+        return slot
+    }
+
+    /// A slot for a key that has none yet (the caller knows it is new).
+    mutating func newSlot(_ key: StatsGroupKey) -> Int32 {
+        let slot = Int32(keys.count)
         keys.append(key)
         people.append(CountsVector()); bots.append(CountsVector())
         peopleVisitors.append(VisitorSketch()); botVisitors.append(VisitorSketch())
@@ -250,22 +290,53 @@ struct CubeReader {
 
     /// Adds the counts of whole UTC days [fromDay, toDay) (no visitors): from the cube blocks
     /// (at most two a level) for the days they hold, from the day cubes for the newest ones.
-    mutating func addBlocks(_ db: Database, _ statements: StatsQueries, fromDay: Int64, toDay: Int64) throws {
+    /// Only for a grouping by a link dimension without a platform filter (what `dimensionDays`
+    /// pieces are): each block and part is read as its `CubeSums`, from `cache` when its tag
+    /// is known there.
+    mutating func addBlocks(_ db: Database, _ statements: StatsQueries, cache: CubeSumsCache, fromDay: Int64, toDay: Int64) throws {
+        guard case .dimension(let dimension) = plan.grouping, dimension != .platform, platformFilter == nil else {
+            preconditionFailure("cube sums serve only groupings by a link dimension, without a platform filter")
+        }
         // Blocks above one day hold only the days before `merged`; later days are read one by one.
         let merged = try Int64.fetchOne(db, sql: statements.blocksMergedThrough) ?? 0
         let split = min(max(merged, fromDay), toDay)
+        let blockTag = HotStatement(try db.cachedStatement(sql: statements.cubeBlockTag), in: db)
         let block = HotStatement(try db.cachedStatement(sql: statements.cubeBlock), in: db)
         var days: [Int64] = Array(split..<toDay)
         for (level, index) in DayBlocks.cover(from: fromDay, to: split) {
             if level == 0 { days.append(index); continue }
+            try blockTag.bind(1, Int64(level))
+            try blockTag.bind(2, index)
+            guard try blockTag.step() else { continue }
+            let tag = blockTag.int64(0)
+            blockTag.finish()
             try block.bind(1, Int64(level))
             try block.bind(2, index)
-            guard try block.step() else { continue }
-            if let bytes = block.blob(0) { add(bytes, bucket: (index << level) * TimeGrain.dayMs, visitors: false) }
-            block.finish()
+            add(try cache.sums(tag: tag, orReading: block), dimension)
         }
+        let partTags = HotStatement(try db.cachedStatement(sql: statements.cubePartTags), in: db)
+        let part = HotStatement(try db.cachedStatement(sql: statements.cubePartEntries), in: db)
         for day in days {
-            try add(db, sql: statements.cubeParts, grain: .day, from: day * TimeGrain.dayMs, to: (day + 1) * TimeGrain.dayMs, visitors: false)
+            try partTags.bind(1, RollupGrain.day.rawValue)
+            try partTags.bind(2, day * TimeGrain.dayMs)
+            try partTags.bind(3, (day + 1) * TimeGrain.dayMs)
+            var parts: [(id: Int64, tag: Int64)] = []
+            while try partTags.step() { parts.append((partTags.int64(0), partTags.int64(2))) }
+            for (id, tag) in parts {
+                try part.bind(1, id)
+                add(try cache.sums(tag: tag, orReading: part), dimension)
+            }
+        }
+    }
+
+    /// Adds the sums of one part or block to the groups of `dimension`'s values.
+    mutating func add(_ sums: CubeSums, _ dimension: StatsDimension) {
+        sums.forEach { tuple, isBot, counts in
+            guard tuple < tuples.count else { return }
+            if let admitted, !admitted[tuple] { return }
+            let target = tupleSlot(tuple, dimension)
+            guard target >= 0 else { return }
+            if isBot { bots[Int(target)] &+= counts } else { people[Int(target)] &+= counts }
         }
     }
 
@@ -302,12 +373,18 @@ struct CubeReader {
         }
     }
 
+    /// The slot of a tuple's value of `dimension` (the grouping's link dimension): decided once
+    /// per value id, with no hashing of the value.
     mutating func tupleSlot(_ tuple: Int, _ dimension: StatsDimension) -> Int32 {
         if slotByTuple[tuple] != -2 { return slotByTuple[tuple] }
-        let value = dimension.linkValue(of: tuples[tuple])
-        let found: Int32 = wanted.map { $0.contains(value) } ?? true ? slot(.value(value)) : -1
-        slotByTuple[tuple] = found
-        return found
+        let values = dimensionValues!
+        let valueId = Int(values.ofTuple[tuple])
+        if slotByValue[valueId] == -2 {
+            let value = values.byId[valueId]
+            slotByValue[valueId] = wanted.map { $0.contains(value) } ?? true ? newSlot(.value(value)) : -1
+        }
+        slotByTuple[tuple] = slotByValue[valueId]
+        return slotByValue[valueId]
     }
 
     mutating func platformSlot(_ code: UInt8) -> Int32 {
@@ -321,6 +398,7 @@ struct CubeReader {
 
     /// Adds the sums to the answer's groups.
     func addSums(into groups: inout [StatsGroupKey: CountsByAudience]) {
+        groups.reserveCapacity(groups.count + keys.count)
         for (i, key) in keys.enumerated() {
             var counts = CountsByAudience()
             counts.people = ConversionCounts(vector: people[i])
@@ -372,7 +450,7 @@ struct StatsPlan: Sendable {
             cut = Self.decompose(from: query.fromMs, to: query.toMs, grains)
         }
         // Breakdowns without filters read whole days from the cube blocks.
-        if case .dimension(let d) = grouping, query.filters == StatsFilters() {
+        if case .dimension(let d) = grouping, d != .platform, query.filters == StatsFilters() {
             cut = cut.map { piece in
                 if case .rollup(.day, let from, let to) = piece {
                     return .dimensionDays(d, fromDay: from / TimeGrain.dayMs, toDay: to / TimeGrain.dayMs)

@@ -59,6 +59,40 @@ final class LinkTuples: Sendable {
     struct Known: Sendable {
         var all: [LinkDimensions] = [LinkDimensions()]
         var ids: [LinkDimensions: UInt32] = [:]
+        /// Per link dimension (campaign, ref, source, medium, in `StatsDimension` order), the
+        /// distinct values of the tuples as dense ids, so a breakdown groups tuples by an
+        /// array index instead of hashing each value's string.
+        var values = [DimensionValues](repeating: DimensionValues(), count: 4)
+
+        mutating func append(_ tuple: LinkDimensions) {
+            ids[tuple] = UInt32(all.count)
+            all.append(tuple)
+            for i in values.indices { values[i].append(Self.linkDimensions[i].linkValue(of: tuple)) }
+        }
+
+        /// The values of `dimension`, which must be a link dimension (not `platform`).
+        func values(of dimension: StatsDimension) -> DimensionValues {
+            values[Self.linkDimensions.firstIndex(of: dimension)!]
+        }
+
+        static let linkDimensions: [StatsDimension] = [.campaign, .ref, .source, .medium]
+    }
+
+    /// The distinct values one link dimension takes among the tuples.
+    struct DimensionValues: Sendable {
+        /// Per tuple id, the id of its value (index 0, the unused tuple, has the missing value).
+        private(set) var ofTuple: [Int32] = [0]
+        /// Per value id, the value (nil: missing).
+        private(set) var byId: [String?] = [nil]
+        private var idOf: [String?: Int32] = [nil: 0]
+
+        mutating func append(_ value: String?) {
+            if let id = idOf[value] { ofTuple.append(id); return }
+            let id = Int32(byId.count)
+            idOf[value] = id
+            byId.append(value)
+            ofTuple.append(id)
+        }
     }
 
     private let known = Mutex(Known())
@@ -76,10 +110,7 @@ final class LinkTuples: Sendable {
             added.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
         }
         return known.withLock { state in
-            for (id, tuple) in added where Int(id) == state.all.count {
-                state.ids[tuple] = UInt32(id)
-                state.all.append(tuple)
-            }
+            for (id, tuple) in added where Int(id) == state.all.count { state.append(tuple) }
             return state
         }
     }

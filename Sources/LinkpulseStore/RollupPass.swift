@@ -133,10 +133,7 @@ struct PreparedPass: @unchecked Sendable {
     /// The tuples known once this pass is written: what the next pass counts with.
     var tuplesAfter: LinkTuples.Known {
         var known = tuplesBefore
-        for t in newTuples {
-            known.ids[t] = UInt32(known.all.count)
-            known.all.append(t)
-        }
+        for t in newTuples { known.append(t) }
         return known
     }
 

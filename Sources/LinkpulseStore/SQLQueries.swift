@@ -83,7 +83,10 @@ struct SQLQueries: Sendable {
                 rawEvents: try text("stats/raw_events.sql"),
                 cubeBlock: try text("rollup/cube_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql"),
-                blocksMergedThrough: try text("stats/blocks_merged_through.sql")),
+                blocksMergedThrough: try text("stats/blocks_merged_through.sql"),
+                cubeBlockTag: try text("stats/cube_block_tag.sql"),
+                cubePartTags: try text("stats/cube_part_tags.sql"),
+                cubePartEntries: try text("stats/cube_part_entries.sql")),
             export: ExportQueries(
                 eventsInTime: try text("export/events_in_time.sql"),
                 eventsTail: try text("export/events_tail.sql"),
@@ -114,7 +117,8 @@ struct SQLQueries: Sendable {
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
                     textId, insertText,
-                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough]
+                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
+                    stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
                     + export.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
@@ -166,6 +170,8 @@ struct RollupQueries: Sendable {
 struct StatsQueries: Sendable {
     let rollupCounts, cubeParts, tuplesAfter, rawEvents, cubeBlock, dimensionVisitors: String
     let blocksMergedThrough: String
+    /// Tags of blocks and parts, and a part's entries by id (for the cube sums cache).
+    let cubeBlockTag, cubePartTags, cubePartEntries: String
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the

@@ -40,13 +40,30 @@ import Testing
 
     @Test func mergingStoredBytesEqualsMergingSketches() {
         for (a, b) in [(Self.sketch(0..<50), Self.sketch(0..<5_000, prefix: "w")), (Self.sketch(0..<3_000), Self.sketch(0..<4_000, prefix: "w")),
-                       (Self.sketch(0..<3_000), Self.sketch(0..<20))] {
+                       (Self.sketch(0..<3_000), Self.sketch(0..<20)), (VisitorSketch(), Self.sketch(0..<5_000)),
+                       (Self.sketch(0..<600), Self.sketch(0..<700, prefix: "w")), (Self.sketch(0..<10), Self.sketch(5..<30))] {
             var viaObject = a
             viaObject.merge(b)
             var viaBytes = a
             b.serialized.withUnsafeBytes { viaBytes.merge(serialized: $0) }
             #expect(viaBytes == viaObject)
         }
+    }
+
+    @Test func storedHashesOutOfOrderOrRepeatedMergeIntoRegistersAsTheirSet() {
+        // Writers store sorted hashes; a stored list in another order (or with repeats) still
+        // means its set, whether merged as bytes or read back first.
+        let hashes = (0..<40).map { VisitorSketch.hash("x\($0)") }
+        var stored: [UInt8] = [0]
+        for h in hashes.reversed() + hashes.prefix(5) { withUnsafeBytes(of: h.littleEndian) { stored.append(contentsOf: $0) } }
+        var viaBytes = Self.sketch(0..<2_000)
+        stored.withUnsafeBytes { viaBytes.merge(serialized: $0) }
+        var viaObject = Self.sketch(0..<2_000)
+        viaObject.merge(VisitorSketch(serialized: stored))
+        #expect(viaBytes == viaObject)
+        var expected = Self.sketch(0..<2_000)
+        for h in hashes { expected.insert(hash: h) }
+        #expect(viaBytes == expected)
     }
 
     @Test func serializedFormRoundTrips() {

@@ -50,6 +50,37 @@ import Testing
         #expect(merged[small]?.events == 600)
     }
 
+    @Test func sumsAddUpEachTuplesPlatformsByAudience() {
+        var cells: [CubeKey: CountsVector] = [:]
+        for tuple in [UInt32(3), 70, 71] {
+            for (i, platform) in [Platform.ios, .android, .other].enumerated() {
+                var v = CountsVector()
+                v[0] = Int64(tuple) + Int64(i); v[1] = 1
+                cells[CubeKey(tuple: tuple, platform: platform, isBot: false)] = v
+                if tuple == 70 { cells[CubeKey(tuple: tuple, platform: platform, isBot: true)] = v &* 10 }
+            }
+        }
+        let sums = CubePart.serialize(vectors: cells).withUnsafeBytes { CubeSums(decoding: $0) }
+        var got: [String] = []
+        sums.forEach { tuple, isBot, v in got.append("\(tuple)\(isBot ? "b" : "p"):\(v[0]),\(v[1])") }
+        #expect(got == ["3p:12,3", "70p:213,3", "70b:2130,30", "71p:216,3"])
+    }
+
+    @Test func theSumsCacheKeepsTheMostRecentlyUsedWithinItsBound() {
+        let bytes = CubePart.serialize(vectors: Dictionary(uniqueKeysWithValues: (1...100).map { (CubeKey(tuple: UInt32($0), platform: .ios, isBot: false), CountsVector(repeating: 1)) }))
+        let sums = bytes.withUnsafeBytes { CubeSums(decoding: $0) }
+        let cache = CubeSumsCache(limitBytes: 3 * sums.bytes)
+        for tag in Int64(1)...3 { cache.keep(sums, tag: tag) }
+        #expect(cache.sums(tag: 1) != nil)  // 1 is now more recent than 2
+        cache.keep(sums, tag: 4)
+        #expect(cache.usage.count == 3 && cache.usage.bytes <= cache.limitBytes)
+        #expect(cache.sums(tag: 2) == nil, "the least recently used went first")
+        #expect(cache.sums(tag: 1) != nil && cache.sums(tag: 3) != nil && cache.sums(tag: 4) != nil)
+        let huge = CubeSumsCache(limitBytes: sums.bytes - 1)
+        huge.keep(sums, tag: 9)
+        #expect(huge.usage.count == 0, "sums larger than the whole bound are not kept")
+    }
+
     @Test func blocksKeepCountsWithoutVisitorsAndMalformedPartsReadAsFarAsTheyGo() {
         var v = CountsVector()
         v[1] = 5
