@@ -66,7 +66,7 @@ extension AppDatabase {
             let insert = try db.cachedStatement(sql: queries.insertEventId)
             for pair in slice { try insert.execute(arguments: [pair.key, pair.seq]) }
             if last {
-                try db.execute(sql: "UPDATE index_state SET indexed_through_seq = ?", arguments: [round.upTo])
+                try db.execute(sql: queries.idIndex.setIndexedThrough, arguments: [round.upTo])
             }
         }
         // The filter learns the keys before the writer may forget them: no moment without either.
@@ -96,8 +96,9 @@ extension AppDatabase {
     /// it in. Called at open and by merges when the filter is full.
     func rebuildFilter(capacity: Int) throws {
         var fresh = IdFilter(capacity: capacity)
+        let allKeys = queries.idIndex.allKeys
         try idIndex.read { db in
-            let keys = try Int64.fetchCursor(db, sql: "SELECT id_key FROM event_ids")
+            let keys = try Int64.fetchCursor(db, sql: allKeys)
             while let key = try keys.next() { fresh.insert(key) }
         }
         filter.withLock { $0 = fresh }
@@ -107,30 +108,28 @@ extension AppDatabase {
     /// claims events that do not exist, merges until at most `tailLimit` ids are left over,
     /// then loads those into the writer's tail.
     func prepareIdIndex(tailLimit: Int) throws {
+        let installation = queries.installation, index = queries.idIndex
         let (databaseId, newest) = try pool.write { db -> (String, Int64) in
-            if let id = try String.fetchOne(db, sql: "SELECT value FROM installation WHERE name = 'database_id'") {
-                return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0)
+            if let id = try String.fetchOne(db, sql: installation.databaseId) {
+                return (id, try Int64.fetchOne(db, sql: installation.maxSeq) ?? 0)
             }
             let id = UUID().uuidString.lowercased()
-            try db.execute(sql: "INSERT INTO installation (name, value) VALUES ('database_id', ?)", arguments: [id])
-            return (id, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0)
+            try db.execute(sql: installation.insertDatabaseId, arguments: [id])
+            return (id, try Int64.fetchOne(db, sql: installation.maxSeq) ?? 0)
         }
         let through = try idIndex.write { db -> Int64 in
-            let state = try Row.fetchOne(db, sql: "SELECT database_id, indexed_through_seq FROM index_state")
+            let state = try Row.fetchOne(db, sql: index.state)
             if let state, state["database_id"] as String == databaseId, (state["indexed_through_seq"] as Int64) <= newest {
                 return state["indexed_through_seq"]
             }
             if state != nil {
                 logger.warning("id index belongs to another database state; rebuilding it", metadata: ["events": "\(newest)"])
             }
-            try db.execute(sql: "DELETE FROM event_ids")
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO index_state (singleton, database_id, indexed_through_seq) VALUES (1, ?, 0)",
-                arguments: [databaseId])
+            try db.execute(sql: index.reset, arguments: [databaseId])
             return 0
         }
         indexedThrough.withLock { $0 = through }
-        let indexedCount = try idIndex.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event_ids") ?? 0 }
+        let indexedCount = try idIndex.read { db in try Int.fetchOne(db, sql: index.keyCount) ?? 0 }
         try rebuildFilter(capacity: max(1 << 20, indexedCount * 3 / 2))
         while try maxSeq() - indexedThrough.withLock({ $0 }) > Int64(tailLimit) {
             let merged = try mergeIdIndex()

@@ -243,9 +243,8 @@ extension AppDatabase {
     }
 
     func databaseId() throws -> String {
-        try pool.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM installation WHERE name = 'database_id'") ?? ""
-        }
+        let sql = queries.installation.databaseId
+        return try pool.read { db in try String.fetchOne(db, sql: sql) ?? "" }
     }
 
     /// At open: ties the rollup file to this database, and starts it over when its state does

@@ -195,12 +195,14 @@ public final class AppDatabase: Sendable {
 
     /// Whether the events database answers a trivial read.
     public func isHealthy() async -> Bool {
-        (try? await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+        let sql = queries.installation.health
+        return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
     }
 
     /// The highest seq stored (0 when empty).
     public func maxSeq() throws -> Int64 {
-        try pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event_rows") ?? 0 }
+        let sql = queries.installation.maxSeq
+        return try pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 }
     }
 
     /// Copies committed pages from the WAL into the database file without blocking the writer

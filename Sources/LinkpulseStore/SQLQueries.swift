@@ -19,6 +19,8 @@ struct SQLQueries: Sendable {
     let attribution: AttributionQueries
     let rollup: RollupQueries
     let stats: StatsQueries
+    let idIndex: IdIndexQueries
+    let installation: InstallationQueries
     let export: ExportQueries
 
     /// Migrations of the events database, in order: (name, SQL).
@@ -87,6 +89,17 @@ struct SQLQueries: Sendable {
                 cubeBlockTag: try text("stats/cube_block_tag.sql"),
                 cubePartTags: try text("stats/cube_part_tags.sql"),
                 cubePartEntries: try text("stats/cube_part_entries.sql")),
+            idIndex: IdIndexQueries(
+                setIndexedThrough: try text("id_index/set_indexed_through.sql"),
+                allKeys: try text("id_index/all_keys.sql"),
+                keyCount: try text("id_index/key_count.sql"),
+                state: try text("id_index/state.sql"),
+                reset: try text("id_index/reset.sql")),
+            installation: InstallationQueries(
+                databaseId: try text("installation/database_id.sql"),
+                insertDatabaseId: try text("installation/insert_database_id.sql"),
+                maxSeq: try text("installation/max_seq.sql"),
+                health: try text("installation/health.sql")),
             export: ExportQueries(
                 eventsInTime: try text("export/events_in_time.sql"),
                 eventsTail: try text("export/events_tail.sql"),
@@ -119,7 +132,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + [rollup.progress] {
+                    + export.all + installation.all + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -172,6 +185,18 @@ struct StatsQueries: Sendable {
     let blocksMergedThrough: String
     /// Tags of blocks and parts, and a part's entries by id (for the cube sums cache).
     let cubeBlockTag, cubePartTags, cubePartEntries: String
+}
+
+/// The id index file's own statements (run on its connection; `reset` has two statements).
+struct IdIndexQueries: Sendable {
+    let setIndexedThrough, allKeys, keyCount, state, reset: String
+}
+
+/// Facts about the events database itself (run on the events database).
+struct InstallationQueries: Sendable {
+    let databaseId, insertDatabaseId, maxSeq, health: String
+
+    var all: [String] { [databaseId, insertDatabaseId, maxSeq, health] }
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the

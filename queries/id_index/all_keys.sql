@@ -1,0 +1,3 @@
+-- all_keys: every key of the id index, to build the in-memory filter. Run on the id index file.
+-- Parameters: none. Idempotent: yes (read-only).
+SELECT id_key FROM event_ids
