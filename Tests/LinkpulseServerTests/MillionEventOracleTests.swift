@@ -254,16 +254,12 @@ struct IndexedOracle {
                 return (0..<low).reversed()
             }
         }
-        func versionsAgree(_ a: String?, _ b: String?) -> Bool {
-            guard let a, let b else { return true }
-            return a.split(separator: ".").prefix(2) == b.split(separator: ".").prefix(2)
-        }
         var byRef: [String: Timeline] = [:], byDevice: [String: Timeline] = [:]
         var clickById: [String: Int] = [:]
         var result: [Oracle.Counted] = []
         result.reserveCapacity(stored.count)
         for (i, e) in stored.enumerated() {
-            var c = Oracle.Counted(event: e, ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium, match: nil)
+            var c = Oracle.Counted(e)
             if e.type == "click" {
                 if clickById[e.id] == nil { clickById[e.id] = i }
                 if !e.isBot {
@@ -271,28 +267,19 @@ struct IndexedOracle {
                     byDevice["\(e.ip)|\(e.platform)", default: Timeline()].insert(ms: e.ms, order: i, index: i)
                 }
             } else if e.isBot {
-                c.match = e.ref == nil ? "organic" : "ref"
+                c.bot()
             } else if let id = e.clickId, let j = clickById[id] {
-                let click = stored[j]
-                c.match = "click_id"
-                c.ref = e.ref ?? click.ref; c.campaign = e.campaign ?? click.campaign
-                c.source = e.source ?? click.source; c.medium = e.medium ?? click.medium
+                c.clickId(stored[j])
             } else if let ref = e.ref {
-                c.match = "ref"
-                if let timeline = byRef[ref], let newest = timeline.atOrBefore(e.ms).first {
-                    let latest = stored[timeline.clicks[newest].index]
-                    c.campaign = e.campaign ?? latest.campaign; c.source = e.source ?? latest.source; c.medium = e.medium ?? latest.medium
-                }
+                let timeline = byRef[ref] ?? Timeline()
+                c.ref(newest: timeline.atOrBefore(e.ms).first.map { stored[timeline.clicks[$0].index] })
             } else if e.type != "fallback", let timeline = byDevice["\(e.ip)|\(e.platform)"],
                       let found = timeline.atOrBefore(e.ms).lazy.map({ timeline.clicks[$0] })
                           .prefix(while: { $0.ms >= e.ms - windowMs })
-                          .first(where: { versionsAgree(stored[$0.index].osVersion, e.osVersion) }) {
-                let click = stored[found.index]
-                c.match = "fingerprint"
-                c.ref = click.ref; c.campaign = click.campaign; c.source = click.source; c.medium = click.medium
+                          .first(where: { Oracle.versionsAgree(stored[$0.index].osVersion, e.osVersion) }) {
+                c.fingerprint(stored[found.index])
             } else {
-                c.match = "organic"
-                c.ref = nil; c.campaign = nil
+                c.organic()
             }
             result.append(c)
         }

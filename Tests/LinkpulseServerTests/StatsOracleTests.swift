@@ -52,6 +52,46 @@ struct Oracle {
         var event: SentEvent
         var ref, campaign, source, medium: String?
         var match: String?
+
+        init(_ event: SentEvent) {
+            self.event = event
+            ref = event.ref; campaign = event.campaign; source = event.source; medium = event.medium
+        }
+
+        /// What each rule gives an install, open or fallback (the rules' lookups are the
+        /// callers'): a bot keeps its own link.
+        mutating func bot() { match = event.ref == nil ? "organic" : "ref" }
+
+        /// Rule 1: the click its `click_id` names; its own link values first.
+        mutating func clickId(_ click: SentEvent) {
+            match = "click_id"
+            ref = event.ref ?? click.ref; campaign = event.campaign ?? click.campaign
+            source = event.source ?? click.source; medium = event.medium ?? click.medium
+        }
+
+        /// Rule 2: its own ref; the rest from the newest click of that ref, if any.
+        mutating func ref(newest latest: SentEvent?) {
+            match = "ref"
+            if let latest { campaign = event.campaign ?? latest.campaign; source = event.source ?? latest.source; medium = event.medium ?? latest.medium }
+        }
+
+        /// Rule 3: everything from the newest click of the same device within the window.
+        mutating func fingerprint(_ click: SentEvent) {
+            match = "fingerprint"
+            ref = click.ref; campaign = click.campaign; source = click.source; medium = click.medium
+        }
+
+        /// Rule 4: no link.
+        mutating func organic() {
+            match = "organic"
+            ref = nil; campaign = nil
+        }
+    }
+
+    /// Whether two OS versions agree on major and minor (a missing one agrees with any).
+    static func versionsAgree(_ a: String?, _ b: String?) -> Bool {
+        guard let a, let b else { return true }
+        return a.split(separator: ".").prefix(2) == b.split(separator: ".").prefix(2)
     }
 
     let counted: [Counted]
@@ -60,37 +100,25 @@ struct Oracle {
         var stored: [SentEvent] = []
         var seen = Set<String>()
         for e in sent where seen.insert(e.id).inserted { stored.append(e) }
-        func versionsAgree(_ a: String?, _ b: String?) -> Bool {
-            guard let a, let b else { return true }
-            return a.split(separator: ".").prefix(2) == b.split(separator: ".").prefix(2)
-        }
         var result: [Counted] = []
         for (i, e) in stored.enumerated() {
             let earlier = stored[..<i]
-            var c = Counted(event: e, ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium, match: nil)
+            var c = Counted(e)
             if e.type == "click" {
                 // counted under its own link
             } else if e.isBot {
-                c.match = e.ref == nil ? "organic" : "ref"
+                c.bot()
             } else if let id = e.clickId, let click = earlier.first(where: { $0.id == id && $0.type == "click" }) {
-                c.match = "click_id"
-                c.ref = e.ref ?? click.ref; c.campaign = e.campaign ?? click.campaign
-                c.source = e.source ?? click.source; c.medium = e.medium ?? click.medium
+                c.clickId(click)
             } else if let ref = e.ref {
-                c.match = "ref"
-                let clicks = earlier.filter { $0.type == "click" && !$0.isBot && $0.ref == ref && $0.ms <= e.ms }
-                if let latest = Self.newest(clicks) {
-                    c.campaign = e.campaign ?? latest.campaign; c.source = e.source ?? latest.source; c.medium = e.medium ?? latest.medium
-                }
+                c.ref(newest: Self.newest(earlier.filter { $0.type == "click" && !$0.isBot && $0.ref == ref && $0.ms <= e.ms }))
             } else if e.type != "fallback", let click = Self.newest(earlier.filter({
                 $0.type == "click" && !$0.isBot && $0.ip == e.ip && $0.platform == e.platform
-                    && $0.ms <= e.ms && $0.ms >= e.ms - windowMs && versionsAgree($0.osVersion, e.osVersion)
+                    && $0.ms <= e.ms && $0.ms >= e.ms - windowMs && Self.versionsAgree($0.osVersion, e.osVersion)
             })) {
-                c.match = "fingerprint"
-                c.ref = click.ref; c.campaign = click.campaign; c.source = click.source; c.medium = click.medium
+                c.fingerprint(click)
             } else {
-                c.match = "organic"
-                c.ref = nil; c.campaign = nil
+                c.organic()
             }
             result.append(c)
         }
