@@ -292,7 +292,9 @@ struct CubeReader {
     /// (at most two a level) for the days they hold, from the day cubes for the newest ones.
     /// Only for a grouping by a link dimension without a platform filter (what `dimensionDays`
     /// pieces are): each block and part is read as its `CubeSums`, from `cache` when its tag
-    /// is known there.
+    /// is known there. The blocks and the older days of the cover change only when a late
+    /// event or the daily horizon rewrites one of them: their sum is kept too, under all their
+    /// tags, so a repeated breakdown adds one sum for them and the newest days' parts.
     mutating func addBlocks(_ db: Database, _ statements: StatsQueries, cache: CubeSumsCache, fromDay: Int64, toDay: Int64) throws {
         guard case .dimension(let dimension) = plan.grouping, dimension != .platform, platformFilter == nil else {
             preconditionFailure("cube sums serve only groupings by a link dimension, without a platform filter")
@@ -302,30 +304,48 @@ struct CubeReader {
         let split = min(max(merged, fromDay), toDay)
         let blockTag = HotStatement(try db.cachedStatement(sql: statements.cubeBlockTag), in: db)
         let block = HotStatement(try db.cachedStatement(sql: statements.cubeBlock), in: db)
-        var days: [Int64] = Array(split..<toDay)
-        for (level, index) in DayBlocks.cover(from: fromDay, to: split) {
-            if level == 0 { days.append(index); continue }
-            try blockTag.bind(1, Int64(level))
-            try blockTag.bind(2, index)
-            guard try blockTag.step() else { continue }
-            let tag = blockTag.int64(0)
-            blockTag.finish()
-            try block.bind(1, Int64(level))
-            try block.bind(2, index)
-            add(try cache.sums(tag: tag, orReading: block), dimension)
-        }
         let partTags = HotStatement(try db.cachedStatement(sql: statements.cubePartTags), in: db)
         let part = HotStatement(try db.cachedStatement(sql: statements.cubePartEntries), in: db)
-        for day in days {
+        enum Member { case block(level: Int, index: Int64), part(id: Int64) }
+        func dayParts(_ day: Int64) throws -> [(tag: Int64, member: Member)] {
             try partTags.bind(1, RollupGrain.day.rawValue)
             try partTags.bind(2, day * TimeGrain.dayMs)
             try partTags.bind(3, (day + 1) * TimeGrain.dayMs)
-            var parts: [(id: Int64, tag: Int64)] = []
-            while try partTags.step() { parts.append((partTags.int64(0), partTags.int64(2))) }
-            for (id, tag) in parts {
+            var parts: [(tag: Int64, member: Member)] = []
+            while try partTags.step() { parts.append((partTags.int64(2), .part(id: partTags.int64(0)))) }
+            return parts
+        }
+        func sums(_ tag: Int64, _ member: Member) throws -> CubeSums {
+            switch member {
+            case .block(let level, let index):
+                try block.bind(1, Int64(level))
+                try block.bind(2, index)
+                return try cache.sums(tag: tag, orReading: block)
+            case .part(let id):
                 try part.bind(1, id)
-                add(try cache.sums(tag: tag, orReading: part), dimension)
+                return try cache.sums(tag: tag, orReading: part)
             }
+        }
+        var stable: [(tag: Int64, member: Member)] = []
+        for (level, index) in DayBlocks.cover(from: fromDay, to: split) {
+            if level == 0 { stable += try dayParts(index); continue }
+            try blockTag.bind(1, Int64(level))
+            try blockTag.bind(2, index)
+            guard try blockTag.step() else { continue }
+            stable.append((blockTag.int64(0), .block(level: level, index: index)))
+            blockTag.finish()
+        }
+        let stableKey = stable.map(\.tag)
+        if let sum = cache.sums(key: stableKey) {
+            add(sum, dimension)
+        } else {
+            var sum = CubeSums()
+            for (tag, member) in stable { sum = sum.adding(try sums(tag, member)) }
+            if stable.count > 1 { cache.keep(sum, key: stableKey) }
+            add(sum, dimension)
+        }
+        for day in split..<toDay {
+            for (tag, member) in try dayParts(day) { add(try sums(tag, member), dimension) }
         }
     }
 

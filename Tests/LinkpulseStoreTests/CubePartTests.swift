@@ -64,20 +64,28 @@ import Testing
         var got: [String] = []
         sums.forEach { tuple, isBot, v in got.append("\(tuple)\(isBot ? "b" : "p"):\(v[0]),\(v[1])") }
         #expect(got == ["3p:12,3", "70p:213,3", "70b:2130,30", "71p:216,3"])
+        // Sums added up: the union of their keys, in order, equal keys added.
+        let other = CubePart.serialize(vectors: [CubeKey(tuple: 70, platform: .web, isBot: false): CountsVector(repeating: 1),
+                                                 CubeKey(tuple: 5, platform: .web, isBot: true): CountsVector(repeating: 2)])
+            .withUnsafeBytes { CubeSums(decoding: $0) }
+        var added: [String] = []
+        sums.adding(other).forEach { tuple, isBot, v in added.append("\(tuple)\(isBot ? "b" : "p"):\(v[0]),\(v[1])") }
+        #expect(added == ["3p:12,3", "5b:2,2", "70p:214,4", "70b:2130,30", "71p:216,3"])
+        #expect(CubeSums().adding(sums).keys == sums.keys && sums.adding(CubeSums()).keys == sums.keys)
     }
 
     @Test func theSumsCacheKeepsTheMostRecentlyUsedWithinItsBound() {
         let bytes = CubePart.serialize(vectors: Dictionary(uniqueKeysWithValues: (1...100).map { (CubeKey(tuple: UInt32($0), platform: .ios, isBot: false), CountsVector(repeating: 1)) }))
         let sums = bytes.withUnsafeBytes { CubeSums(decoding: $0) }
         let cache = CubeSumsCache(limitBytes: 3 * sums.bytes)
-        for tag in Int64(1)...3 { cache.keep(sums, tag: tag) }
-        #expect(cache.sums(tag: 1) != nil)  // 1 is now more recent than 2
-        cache.keep(sums, tag: 4)
+        for tag in Int64(1)...3 { cache.keep(sums, key: [tag]) }
+        #expect(cache.sums(key: [1]) != nil)  // 1 is now more recent than 2
+        cache.keep(sums, key: [4])
         #expect(cache.usage.count == 3 && cache.usage.bytes <= cache.limitBytes)
-        #expect(cache.sums(tag: 2) == nil, "the least recently used went first")
-        #expect(cache.sums(tag: 1) != nil && cache.sums(tag: 3) != nil && cache.sums(tag: 4) != nil)
+        #expect(cache.sums(key: [2]) == nil, "the least recently used went first")
+        #expect(cache.sums(key: [1]) != nil && cache.sums(key: [3]) != nil && cache.sums(key: [4]) != nil)
         let huge = CubeSumsCache(limitBytes: sums.bytes - 1)
-        huge.keep(sums, tag: 9)
+        huge.keep(sums, key: [9])
         #expect(huge.usage.count == 0, "sums larger than the whole bound are not kept")
     }
 
