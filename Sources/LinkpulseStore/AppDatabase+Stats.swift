@@ -38,7 +38,7 @@ extension AppDatabase {
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
-        if case .buckets(let starts) = grouping, starts.count >= Self.bucketsWorthSplitting {
+        if case .buckets(let starts) = grouping, starts.count >= Self.bucketsWorthSplitting, onlyKeys == nil {
             let middle = starts.count / 2
             if starts[middle] > query.fromMs && starts[middle] < query.toMs {
                 var first = query, second = query
