@@ -2,7 +2,7 @@ import Synchronization
 
 /// The cells of one stored cube part or block added up per link tuple and audience, platforms
 /// merged and without visitors: all that an unfiltered breakdown by a link dimension needs of
-/// it, in a tenth of the entries (a block of 10,000 refs holds ≈ 60,000 cells and ≈ 11,000 sums).
+/// it, in a sixth of the entries (a block of 10,000 refs holds ≈ 60,000 cells and ≈ 11,000 sums).
 struct CubeSums: Sendable {
     /// Per sum, `tuple << 1 | 1` for bots, `tuple << 1` for people; ascending.
     private(set) var keys: [Int] = []
