@@ -29,6 +29,8 @@ import Testing
     static let campaigns = (0..<30).map { "c\($0)" }
     static let sources = ["email", "sms", "ads", "social", "qr"]
     static let platforms = ["ios", "android", "web", "desktop", "other"]
+    /// The bot user agents in a fixed order (a `Set`'s order changes from run to run).
+    static let botAgents = SentEvent.botAgents.sorted()
 
     /// One event as sent: the stored fields, plus how its time was sent (device clock skew,
     /// `sent_at`) and the fake clock of its request.
@@ -80,7 +82,7 @@ import Testing
                 var e = SentEvent(
                     id: "m\(seed)-\(r)-\(i)", type: kinds[rng.below(kinds.count)], ms: max(start, now - late),
                     platform: platforms[rng.below(platforms.count)], ip: "10.\(rng.below(40)).\(rng.below(50)).\(rng.below(25))",
-                    userAgent: bot ? SentEvent.botAgents.sorted()[rng.below(2)] : SentEvent.personAgent)
+                    userAgent: bot ? botAgents[rng.below(botAgents.count)] : SentEvent.personAgent)
                 if e.type != "click", !bot, rng.chance(0.3), let click = recentClicks.randomElement(using: &rng) {
                     // The same device as a recent click (a fingerprint match, if the window allows).
                     e.ip = click.ip
