@@ -54,6 +54,28 @@ public struct CountedEvent: Sendable {
     }
 }
 
+extension CountedEvent {
+    /// The one count this event adds to besides `events`, as a lane of the stored counts
+    /// (table column order, lane 0 being `events`): 1 clicks, 2 fallbacks, 3–6 installs by
+    /// click id, ref, fingerprint, organic, 7 opens; `deferred` when it also adds to lane 8,
+    /// the deferred opens. What `ConversionCounts.add(_:)` counts, for callers that keep counts
+    /// as vectors.
+    public var countLane: (lane: Int, deferred: Bool) {
+        switch kind {
+        case .click: (1, false)
+        case .fallback: (2, false)
+        case .open: (7, self.deferred)
+        case .install:
+            switch match ?? .organic {
+            case .clickId: (3, false)
+            case .ref: (4, false)
+            case .fingerprint: (5, false)
+            case .organic: (6, false)
+            }
+        }
+    }
+}
+
 /// Additive counts of a set of events, as stored in one rollup row. Everything but the visitor
 /// sketch is a plain sum, so rows of any buckets combine by adding.
 public struct ConversionCounts: Sendable, Equatable {
@@ -76,23 +98,19 @@ public struct ConversionCounts: Sendable, Equatable {
     /// Counts one event.
     public mutating func add(_ event: CountedEvent) {
         events += 1
-        switch event.kind {
-        case .click:
+        let (lane, deferred) = event.countLane
+        switch lane {
+        case 1:
             clicks += 1
             clickVisitors.insert(hash: event.visitorHash)
-        case .fallback:
-            fallbacks += 1
-        case .open:
-            opens += 1
-            if event.deferred { deferredOpens += 1 }
-        case .install:
-            switch event.match ?? .organic {
-            case .clickId: installsClickId += 1
-            case .ref: installsRef += 1
-            case .fingerprint: installsFingerprint += 1
-            case .organic: installsOrganic += 1
-            }
+        case 2: fallbacks += 1
+        case 3: installsClickId += 1
+        case 4: installsRef += 1
+        case 5: installsFingerprint += 1
+        case 6: installsOrganic += 1
+        default: opens += 1
         }
+        if deferred { deferredOpens += 1 }
     }
 
     /// Adds every count of `other`.

@@ -219,6 +219,26 @@ extension VisitorSketch {
         }
     }
 
+    /// The stored form of the sketch of exactly the visitors `sortedDistinct` (ascending
+    /// hashes, no repeats), appended to `bytes`: the bytes `serialized` gives for that sketch,
+    /// without building it (rollup passes write hundreds of thousands of small ones).
+    public static func appendSerialized(sortedDistinct hashes: UnsafeBufferPointer<UInt64>, to bytes: inout [UInt8]) {
+        if hashes.count > exactLimit {
+            var registers = [UInt8](repeating: 0, count: registerCount)
+            registers.withUnsafeMutableBufferPointer { target in for h in hashes { update(target, h) } }
+            bytes.append(1)
+            bytes.append(contentsOf: registers)
+            return
+        }
+        bytes.append(0)
+        for h in hashes { withUnsafeBytes(of: h.littleEndian) { bytes.append(contentsOf: $0) } }
+    }
+
+    /// How many bytes `appendSerialized` writes for `count` distinct visitors.
+    public static func serializedLength(distinct count: Int) -> Int {
+        count > exactLimit ? 1 + registerCount : 1 + 8 * count
+    }
+
     /// Reads `serialized` bytes back.
     public init(serialized bytes: UnsafeRawBufferPointer) {
         self.init()

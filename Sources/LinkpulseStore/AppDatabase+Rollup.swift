@@ -29,15 +29,6 @@ enum RollupGrain: Int64, CaseIterable {
     var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
 }
 
-/// The key of one rollup row.
-struct RollupKey: Hashable {
-    var grain: RollupGrain
-    var bucket: Int64
-    var platform: Platform
-    var isBot: Bool
-    var dimensions: LinkDimensions
-}
-
 /// One stored event as the rollup job reads it: what it counts and how it was attributed.
 struct RollupSourceEvent {
     var seq: Int64

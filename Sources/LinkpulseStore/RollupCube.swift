@@ -86,6 +86,9 @@ final class LinkTuples: Sendable {
         private(set) var byId: [String?] = [nil]
         private var idOf: [String?: Int32] = [nil: 0]
 
+        /// The id of `value`, nil when no tuple has it.
+        func id(of value: String?) -> Int32? { idOf[value] }
+
         mutating func append(_ value: String?) {
             if let id = idOf[value] { ofTuple.append(id); return }
             let id = Int32(byId.count)
@@ -192,7 +195,7 @@ enum CubePart {
 
     /// Writes `count` entries in key order: the header, the group index and the groups;
     /// `entry` appends the i-th entry's counts and sketch.
-    private static func serialize(count: Int, key: (Int) -> CubeKey, entry: (Int, inout [UInt8]) -> Void) -> [UInt8] {
+    static func serialize(count: Int, key: (Int) -> CubeKey, entry: (Int, inout [UInt8]) -> Void) -> [UInt8] {
         var data: [UInt8] = []
         data.reserveCapacity(count * 24)
         var index: [UInt8] = []
@@ -226,7 +229,7 @@ enum CubePart {
         return bytes
     }
 
-    private static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
+    static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
         for lane in 0..<9 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
     }
 

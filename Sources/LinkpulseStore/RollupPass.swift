@@ -15,7 +15,7 @@ struct CubeCell: Hashable {
 /// Events are read in their compact stored form (type and platform codes, visitor bytes).
 struct RollupCount {
     /// The pass's counts by 15-minute bucket and cube key.
-    var quarters: [CubeCell: ConversionCounts] = [:]
+    var quarters = PassCells<CubeCell>()
     /// The link tuples known before this pass (shared, never changed here: a copy of a million
     /// tuples a pass would cost more than the pass), and those it added.
     let tuples: LinkTuples.Known
@@ -63,10 +63,10 @@ struct RollupCount {
         let tuple = tupleId(counted.dimensions)
         // A click is counted under its own dimensions: its tuple is what a match fills from.
         if event.kind == .click { clicks[event.seq] = tuple }
-        let cell = CubeCell(
+        let cell = quarters.cell(CubeCell(
             bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
-            key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot))
-        quarters[cell, default: ConversionCounts()].add(counted)
+            key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot)))
+        quarters.count(counted, in: cell)
     }
 
     /// The id of a link tuple: known, or new in this pass.
@@ -99,21 +99,18 @@ struct RollupCount {
     /// serializes them, and derives the rows by platform and the visitors by value, on its own
     /// thread when passes are pipelined: the counting side is the busier one).
     func prepare(after watermark: Int64, lastSeq: Int64, count: Int) -> PreparedPass {
-        let hours = Self.coarser(quarters, TimeGrain.hourMs)
-        let days = Self.coarser(hours, TimeGrain.dayMs)
+        let hours = quarters.coarser(TimeGrain.hourMs)
+        let days = hours.coarser(TimeGrain.dayMs)
         return PreparedPass(
             watermark: watermark, lastSeq: lastSeq, count: count, tuplesBefore: tuples, newTuples: newTuples,
             quarters: quarters, hours: hours, days: days)
     }
+}
 
+extension PassCells<CubeCell> {
     /// The cells added up into buckets `length` long.
-    static func coarser(_ cells: [CubeCell: ConversionCounts], _ length: Int64) -> [CubeCell: ConversionCounts] {
-        var result: [CubeCell: ConversionCounts] = [:]
-        result.reserveCapacity(cells.count)
-        for (cell, c) in cells {
-            result[CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key), default: ConversionCounts()].add(c)
-        }
-        return result
+    func coarser(_ length: Int64) -> PassCells<CubeCell> {
+        regrouped { cell, _ in CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key) }
     }
 }
 
@@ -128,7 +125,7 @@ struct PreparedPass: @unchecked Sendable {
     /// `tuplesBefore.all.count` on).
     let tuplesBefore: LinkTuples.Known
     let newTuples: [LinkDimensions]
-    let quarters, hours, days: [CubeCell: ConversionCounts]
+    let quarters, hours, days: PassCells<CubeCell>
 
     /// The tuples known once this pass is written: what the next pass counts with.
     var tuplesAfter: LinkTuples.Known {
@@ -142,59 +139,41 @@ struct PreparedPass: @unchecked Sendable {
         id < tuplesBefore.all.count ? tuplesBefore.all[id] : newTuples[id - tuplesBefore.all.count]
     }
 
-    /// The rows by platform only (15-minute, hour and day) the cells add to.
-    var platformRows: [RollupKey: ConversionCounts] {
-        var rows: [RollupKey: ConversionCounts] = [:]
-        for (grain, cells) in [(RollupGrain.quarterHourByPlatform, quarters), (.hourByPlatform, hours), (.dayByPlatform, days)] {
-            for (cell, c) in cells {
-                let key = RollupKey(grain: grain, bucket: cell.bucket, platform: cell.key.platform, isBot: cell.key.isBot, dimensions: LinkDimensions())
-                rows[key, default: ConversionCounts()].add(c)
+    /// Per tuple id of this pass, the id of its value of link dimension `dimension`: the
+    /// known values' ids, then ids for the values new in this pass; and the value of every id.
+    func values(of dimension: StatsDimension) -> (ofTuple: [Int32], value: (Int32) -> String?) {
+        let known = tuplesBefore.values(of: dimension)
+        var ofTuple = known.ofTuple
+        var newValues: [String?] = []
+        var newIds: [String?: Int32] = [:]
+        for tuple in newTuples {
+            let value = dimension.linkValue(of: tuple)
+            if let id = known.id(of: value) ?? newIds[value] {
+                ofTuple.append(id)
+            } else {
+                let id = Int32(known.byId.count + newValues.count)
+                newIds[value] = id
+                newValues.append(value)
+                ofTuple.append(id)
             }
         }
-        return rows
+        return (ofTuple, { id in Int(id) < known.byId.count ? known.byId[Int(id)] : newValues[Int(id) - known.byId.count] })
     }
+}
 
-    /// The click visitors of the day cells by every dimension's value, serialized. Values are
-    /// numbered once per tuple, so cells are grouped by integers.
-    var dimensionVisitors: [(dimension: StatsDimension, value: String, day: Int64, isBot: Bool, sketch: [UInt8])] {
-        struct Key: Hashable {
-            var dimension: Int
-            var value: Int
-            var day: Int64
-            var isBot: Bool
-        }
-        let dimensions = StatsDimension.allCases
-        var names: [[String]] = dimensions.map { _ in [] }
-        var numbers: [[String: Int]] = dimensions.map { _ in [:] }
-        var numbersOfTuple: [Int: [Int]] = [:]
-        func number(_ tuple: Int) -> [Int] {
-            if let known = numbersOfTuple[tuple] { return known }
-            let numbered = dimensions.enumerated().map { d, dimension in
-                let value = dimension == .platform ? "" : dimension.linkValue(of: self.tuple(tuple)) ?? ""
-                if let n = numbers[d][value] { return n }
-                numbers[d][value] = names[d].count
-                names[d].append(value)
-                return names[d].count - 1
-            }
-            numbersOfTuple[tuple] = numbered
-            return numbered
-        }
-        var visitors: [Key: VisitorSketchUnion] = [:]
-        for (cell, c) in days where !c.clickVisitors.isEmpty {
-            let numbered = number(cell.key.tuple)
-            for (d, dimension) in dimensions.enumerated() {
-                // The platform is not part of the tuple: its number is its code.
-                let value = dimension == .platform ? Int(cell.key.platformCode) : numbered[d]
-                visitors[Key(dimension: d, value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot), default: VisitorSketchUnion()]
-                    .add(c.clickVisitors)
-            }
-        }
-        return visitors.map { key, union in
-            let dimension = dimensions[key.dimension]
-            let value = dimension == .platform ? Platform.fromCode(UInt8(key.value)).rawValue : names[key.dimension][key.value]
-            return (dimension, value, key.day, key.isBot, union.sketch.serialized)
-        }
-    }
+/// The bucket of a row by platform only (`rollups`).
+struct PlatformBucket: Hashable {
+    var bucket: Int64
+    var platformCode: UInt8
+    var isBot: Bool
+}
+
+/// A day of one dimension's value (its id in the pass, or the platform's code), for the
+/// click visitors by value (`dimension_days`).
+struct ValueDay: Hashable {
+    var value: Int32
+    var day: Int64
+    var isBot: Bool
 }
 
 /// The writing half of a rollup pass, on the rollup job's connection inside its transaction:
@@ -230,21 +209,69 @@ struct RollupWriter {
             try insertTuple.bind(5, t.medium ?? "")
             try insertTuple.run()
         }
-        for (grain, cells) in [(RollupGrain.quarterHour, pass.quarters), (.hour, pass.hours), (.day, pass.days)] {
-            var byBucket: [Int64: [(key: CubeKey, counts: ConversionCounts)]] = [:]
-            for (cell, c) in cells { byBucket[cell.bucket, default: []].append((cell.key, c)) }
-            for (bucket, list) in byBucket { try writePart(grain: grain, bucket: bucket, entries: CubePart.serialize(list)) }
+        for (grain, byPlatform, cells) in [
+            (RollupGrain.quarterHour, RollupGrain.quarterHourByPlatform, pass.quarters), (.hour, .hourByPlatform, pass.hours),
+            (.day, .dayByPlatform, pass.days),
+        ] {
+            try writeParts(grain: grain, cells)
+            try upsertRows(grain: byPlatform, cells.regrouped { cell, _ in
+                PlatformBucket(bucket: cell.bucket, platformCode: cell.key.platformCode, isBot: cell.key.isBot)
+            })
         }
-        try upsertRows(pass.platformRows)
-        for v in pass.dimensionVisitors {
-            try upsertDay.bind(1, v.dimension.rawValue)
-            try upsertDay.bind(2, v.value)
-            try upsertDay.bind(3, v.day)
-            try upsertDay.bind(4, v.isBot)
-            try upsertDay.bind(5, v.sketch)
-            try upsertDay.run()
+        try upsertDimensionDays(pass)
+        let days = pass.days.keys.indices.map { i in
+            (pass.days.keys[i].bucket / TimeGrain.dayMs, pass.days.keys[i].key, pass.days.counts[i].widened)
         }
-        return try writeBlocks(pass.days.map { ($0.key.bucket / TimeGrain.dayMs, $0.key.key, $0.value.vector) }, mergedThroughDay: mergedThroughDay)
+        return try writeBlocks(days, mergedThroughDay: mergedThroughDay)
+    }
+
+    /// Writes a pass's cells of one cube grain: a part per bucket (see `writePart`).
+    func writeParts(grain: RollupGrain, _ cells: PassCells<CubeCell>) throws {
+        let visitors = cells.visitors()
+        let keys = cells.keys
+        let order = keys.indices.sorted { keys[$0].bucket < keys[$1].bucket || (keys[$0].bucket == keys[$1].bucket && keys[$0].key < keys[$1].key) }
+        var start = 0
+        while start < order.count {
+            let bucket = keys[order[start]].bucket
+            var end = start + 1
+            while end < order.count && keys[order[end]].bucket == bucket { end += 1 }
+            let run = order[start..<end]
+            let entries = CubePart.serialize(count: run.count, key: { keys[run[start + $0]].key }) { i, bytes in
+                let cell = run[start + i]
+                CubePart.appendCounts(cells.counts[cell].widened, to: &bytes)
+                let distinct = visitors.count(cell)
+                if distinct == 0 {
+                    bytes.append(0)
+                } else {
+                    CubePart.appendVarint(UInt64(VisitorSketch.serializedLength(distinct: distinct)), to: &bytes)
+                    visitors.appendSketch(cell, to: &bytes)
+                }
+            }
+            try writePart(grain: grain, bucket: bucket, entries: entries)
+            start = end
+        }
+    }
+
+    /// Merges the click visitors of the pass's days into every dimension value's day (the
+    /// platform's value being its name).
+    func upsertDimensionDays(_ pass: PreparedPass) throws {
+        for dimension in StatsDimension.allCases {
+            let numbered = dimension == .platform ? nil : pass.values(of: dimension)
+            let days = pass.days.regrouped { cell, counts -> ValueDay? in
+                guard counts[1] > 0 else { return nil }
+                let value = numbered.map { $0.ofTuple[cell.key.tuple] } ?? Int32(cell.key.platformCode)
+                return ValueDay(value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
+            }
+            let visitors = days.visitors()
+            for (i, key) in days.keys.enumerated() {
+                try upsertDay.bind(1, dimension.rawValue)
+                try upsertDay.bind(2, numbered.map { $0.value(key.value) ?? "" } ?? Platform.fromCode(UInt8(key.value)).rawValue)
+                try upsertDay.bind(3, key.day)
+                try upsertDay.bind(4, key.isBot)
+                try upsertDay.bind(5, visitors.sketch(i))
+                try upsertDay.run()
+            }
+        }
     }
 
     /// Adds one bucket's cells to its cube: a new part, or, for a bucket that has
@@ -281,19 +308,18 @@ struct RollupWriter {
         try insertPart.run()
     }
 
-    /// Adds deltas to rows of `rollups` (the grains by platform only), one upsert per row.
-    func upsertRows(_ rows: [RollupKey: ConversionCounts]) throws {
-        for (key, c) in rows {
-            try upsert.bind(1, key.grain.rawValue)
+    /// Adds deltas to rows of `rollups` of a grain by platform only, one upsert per row.
+    func upsertRows(grain: RollupGrain, _ rows: PassCells<PlatformBucket>) throws {
+        let visitors = rows.visitors()
+        for (i, key) in rows.keys.enumerated() {
+            try upsert.bind(1, grain.rawValue)
             try upsert.bind(2, key.bucket)
-            try upsert.bind(3, key.platform.rawValue)
+            try upsert.bind(3, Platform.fromCode(key.platformCode).rawValue)
             try upsert.bind(4, key.isBot)
-            try upsert.bind(5, key.dimensions.ref ?? "")
-            try upsert.bind(6, key.dimensions.campaign ?? "")
-            try upsert.bind(7, key.dimensions.source ?? "")
-            try upsert.bind(8, key.dimensions.medium ?? "")
-            try Self.bindCounts(c, to: upsert, from: 9)
-            try upsert.bind(18, c.clickVisitors.isEmpty ? nil : c.clickVisitors.serialized)
+            for column in Int32(5)...8 { try upsert.bind(column, "") }
+            let counts = rows.counts[i]
+            for lane in 0..<9 { try upsert.bind(9 + Int32(lane), Int64(counts[lane])) }
+            try upsert.bind(18, visitors.sketch(i))
             try upsert.run()
         }
     }
@@ -342,12 +368,5 @@ struct RollupWriter {
             try upsertBlock.run()
         }
         return merged
-    }
-
-    /// Binds the nine counts, in the column order of the rollup tables, from parameter `first`.
-    static func bindCounts(_ c: ConversionCounts, to statement: HotStatement, from first: Int32) throws {
-        let values = [c.events, c.clicks, c.fallbacks, c.installsClickId, c.installsRef, c.installsFingerprint,
-                      c.installsOrganic, c.opens, c.deferredOpens]
-        for (i, value) in values.enumerated() { try statement.bind(first + Int32(i), Int64(value)) }
     }
 }

@@ -1,0 +1,134 @@
+import LinkpulseDomain
+
+/// The counts a rollup pass keeps for one cell: lanes 0…8 as in `CountsVector` (table column
+/// order, lane 0 the events), 32-bit because a pass counts at most a few million events.
+typealias PassCounts = SIMD16<Int32>
+
+extension PassCounts {
+    /// The counts widened to a stored vector.
+    var widened: CountsVector { CountsVector(truncatingIfNeeded: self) }
+}
+
+/// One click counted in a pass: the index of its cell and its visitor's hash.
+struct CellClick {
+    var cell: Int32
+    var hash: UInt64
+}
+
+/// The cells one rollup pass counts into, in flat arrays: every distinct key once (in the
+/// order first met), its counts, and the visitor hash of every click counted (repeats
+/// included; `visitors()` sorts them out once, at the end). A pass touches about one cell an
+/// event at fine grains, so cells are kept as plain values: no sketch, dictionary or
+/// reference-counted buffer per cell.
+struct PassCells<Key: Hashable> {
+    private(set) var keys: [Key] = []
+    private(set) var counts: [PassCounts] = []
+    private(set) var clicks: [CellClick] = []
+    private var indexOf: [Key: Int32] = [:]
+
+    init(capacity: Int = 0) {
+        keys.reserveCapacity(capacity)
+        counts.reserveCapacity(capacity)
+        indexOf.reserveCapacity(capacity)
+    }
+
+    var count: Int { keys.count }
+
+    /// The index of `key`'s cell, added (with no counts) when new.
+    mutating func cell(_ key: Key) -> Int {
+        if let known = indexOf[key] { return Int(known) }
+        let index = keys.count
+        indexOf[key] = Int32(index)
+        keys.append(key)
+        counts.append(PassCounts())
+        return index
+    }
+
+    /// Counts one event in cell `index` (see `CountedEvent.countLane`).
+    mutating func count(_ event: CountedEvent, in index: Int) {
+        let (lane, deferred) = event.countLane
+        counts[index][0] &+= 1
+        counts[index][lane] &+= 1
+        if deferred { counts[index][8] &+= 1 }
+        if lane == 1 { clicks.append(CellClick(cell: Int32(index), hash: event.visitorHash)) }
+    }
+
+    /// The same counts grouped under other keys: each cell (key and counts) added into the
+    /// cell `key` maps it to, or left out when `key` gives nil; its clicks follow it.
+    func regrouped<Other: Hashable>(by key: (Key, PassCounts) -> Other?) -> PassCells<Other> {
+        var result = PassCells<Other>(capacity: keys.count / 2)
+        var target = [Int32](repeating: -1, count: keys.count)
+        for (i, k) in keys.enumerated() {
+            guard let other = key(k, counts[i]) else { continue }
+            let j = result.cell(other)
+            target[i] = Int32(j)
+            result.counts[j] &+= counts[i]
+        }
+        result.clicks.reserveCapacity(clicks.count)
+        for click in clicks {
+            let j = target[Int(click.cell)]
+            if j >= 0 { result.clicks.append(CellClick(cell: j, hash: click.hash)) }
+        }
+        return result
+    }
+
+    /// The distinct click visitors of every cell.
+    func visitors() -> CellVisitors { CellVisitors(clicks, cells: keys.count) }
+}
+
+/// The distinct click visitors of each cell of a `PassCells`, sorted: cell `i`'s are
+/// `hashes[starts[i]..<starts[i + 1]]`.
+struct CellVisitors {
+    private var hashes: [UInt64]
+    private var starts: [Int]
+
+    /// Groups the clicks by cell (a counting sort: cells are small and many), then sorts each
+    /// cell's hashes and drops the repeats.
+    init(_ clicks: [CellClick], cells: Int) {
+        var starts = [Int](repeating: 0, count: cells + 1)
+        for c in clicks { starts[Int(c.cell) + 1] += 1 }
+        for i in 0..<cells { starts[i + 1] += starts[i] }
+        var next = starts
+        var hashes = [UInt64](repeating: 0, count: clicks.count)
+        for c in clicks {
+            hashes[next[Int(c.cell)]] = c.hash
+            next[Int(c.cell)] += 1
+        }
+        var kept = 0
+        hashes.withUnsafeMutableBufferPointer { buffer in
+            for cell in 0..<cells {
+                let run = starts[cell]..<starts[cell + 1]
+                starts[cell] = kept
+                if run.count > 1 { buffer[run].sort() }
+                for i in run where i == run.lowerBound || buffer[i] != buffer[i - 1] {
+                    // `kept <= i`: only positions already read are overwritten.
+                    buffer[kept] = buffer[i]
+                    kept += 1
+                }
+            }
+        }
+        starts[cells] = kept
+        hashes.removeLast(hashes.count - kept)
+        self.hashes = hashes
+        self.starts = starts
+    }
+
+    /// How many distinct visitors cell `i` has.
+    func count(_ i: Int) -> Int { starts[i + 1] - starts[i] }
+
+    /// Appends cell `i`'s sketch in its stored form (`VisitorSketch.serialized`).
+    func appendSketch(_ i: Int, to bytes: inout [UInt8]) {
+        hashes.withUnsafeBufferPointer { all in
+            VisitorSketch.appendSerialized(sortedDistinct: UnsafeBufferPointer(rebasing: all[starts[i]..<starts[i + 1]]), to: &bytes)
+        }
+    }
+
+    /// Cell `i`'s sketch in its stored form, nil when it has no visitors.
+    func sketch(_ i: Int) -> [UInt8]? {
+        guard count(i) > 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(VisitorSketch.serializedLength(distinct: count(i)))
+        appendSketch(i, to: &bytes)
+        return bytes
+    }
+}

@@ -1,0 +1,76 @@
+import LinkpulseDomain
+import Testing
+
+@testable import LinkpulseStore
+
+/// The flat cells a rollup pass counts into give exactly what `ConversionCounts` and
+/// `VisitorSketch` give for the same events.
+@Suite struct PassCellsTests {
+    /// Every kind of event, every match type, deferred or not, over three cells.
+    static func events() -> [(cell: Int, event: CountedEvent)] {
+        var events: [(Int, CountedEvent)] = []
+        var generator = SystemRandomNumberGenerator()
+        for i in 0..<3_000 {
+            let kind = EventKind.allCases[i % EventKind.allCases.count]
+            let match: MatchType? = kind == .click ? nil : MatchType.allCases[(i / 4) % MatchType.allCases.count]
+            // Cell 2 gets more than `exactLimit` visitors (registers); repeats in every cell.
+            let cell = i % 7 == 0 ? 0 : (i % 7 == 1 ? 1 : 2)
+            let visitor = cell == 2 ? UInt64.random(in: 0...UInt64.max, using: &generator) : UInt64(i % 5)
+            events.append((cell, CountedEvent(
+                kind: kind, platform: .ios, isBot: false, deferred: i % 3 == 0, visitorHash: visitor,
+                dimensions: LinkDimensions(), match: match)))
+        }
+        // More distinct visitors in cell 2 than one sketch keeps exactly.
+        for i in 0..<(VisitorSketch.exactLimit + 50) {
+            events.append((2, CountedEvent(
+                kind: .click, platform: .ios, isBot: false, deferred: false, visitorHash: UInt64(i) &* 0x9E37_79B9_7F4A_7C15,
+                dimensions: LinkDimensions(), match: nil)))
+        }
+        return events
+    }
+
+    @Test func cellsCountAndSketchWhatConversionCountsDo() {
+        var cells = PassCells<Int>()
+        var expected = [ConversionCounts](repeating: ConversionCounts(), count: 3)
+        for (cell, event) in Self.events().shuffled() {
+            cells.count(event, in: cells.cell(cell))
+            expected[cell].add(event)
+        }
+        let visitors = cells.visitors()
+        for (i, key) in cells.keys.enumerated() {
+            #expect(cells.counts[i].widened == expected[key].vector, "cell \(key)")
+            if expected[key].clickVisitors.count <= VisitorSketch.exactLimit {
+                #expect(visitors.count(i) == expected[key].clickVisitors.count, "cell \(key)")
+            }
+            #expect(visitors.sketch(i) == (expected[key].clickVisitors.isEmpty ? nil : expected[key].clickVisitors.serialized), "cell \(key)")
+        }
+        #expect(VisitorSketch(serialized: visitors.sketch(cells.keys.firstIndex(of: 2)!)!).count > VisitorSketch.exactLimit)
+    }
+
+    @Test func regroupingAddsCellsUpAndLeavesOutWhatItSkips() {
+        var cells = PassCells<Int>()
+        var everything = ConversionCounts()
+        var odd = ConversionCounts()
+        for (cell, event) in Self.events() {
+            cells.count(event, in: cells.cell(cell))
+            if cell != 1 { everything.add(event) }
+            if cell == 1 { odd.add(event) }
+        }
+        let merged = cells.regrouped { cell, _ in cell == 1 ? nil : "all" }
+        #expect(merged.keys == ["all"])
+        #expect(merged.counts[0].widened == everything.vector)
+        #expect(merged.visitors().sketch(0) == everything.clickVisitors.serialized)
+        let clicked = cells.regrouped { cell, counts in counts[1] > 0 && cell == 1 ? cell : nil }
+        #expect(clicked.keys == [1])
+        #expect(clicked.counts[0].widened == odd.vector)
+    }
+
+    @Test func aCellWithoutClicksHasNoSketch() {
+        var cells = PassCells<String>()
+        cells.count(CountedEvent(kind: .open, platform: .web, isBot: true, deferred: true, visitorHash: 9, dimensions: LinkDimensions(), match: .organic), in: cells.cell("a"))
+        let visitors = cells.visitors()
+        #expect(visitors.count(0) == 0)
+        #expect(visitors.sketch(0) == nil)
+        #expect(cells.counts[0][0] == 1 && cells.counts[0][7] == 1 && cells.counts[0][8] == 1)
+    }
+}
