@@ -15,33 +15,81 @@ struct CellClick {
     var hash: UInt64
 }
 
+/// A key of `PassCells`: hashable, with a cheap hash of its own (a pass looks up a cell per
+/// event and per cell at every grain; the standard library's seeded hashing of a few integers
+/// was a tenth of a rebuild).
+protocol PassCellKey: Hashable {
+    /// A well-mixed hash of the key (equal keys, equal hashes).
+    var cellHash: UInt64 { get }
+}
+
+extension PassCellKey {
+    /// Mixes two words into one well-spread hash (a multiply-xorshift finalizer).
+    static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var h = a &* 0x9E37_79B9_7F4A_7C15 ^ (b &+ 0x632B_E59B_D9B4_E019) &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= h >> 32
+        h = h &* 0xD6E8_FEB8_6659_FD93
+        h ^= h >> 32
+        return h
+    }
+}
+
+extension CubeCell: PassCellKey {
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), key.packed) }
+}
+
 /// The cells one rollup pass counts into, in flat arrays: every distinct key once (in the
 /// order first met), its counts, and the visitor hash of every click counted (repeats
 /// included; `visitors()` sorts them out once, at the end). A pass touches about one cell an
 /// event at fine grains, so cells are kept as plain values: no sketch, dictionary or
 /// reference-counted buffer per cell.
-struct PassCells<Key: Hashable> {
+struct PassCells<Key: PassCellKey> {
     private(set) var keys: [Key] = []
     private(set) var counts: [PassCounts] = []
     private(set) var clicks: [CellClick] = []
-    private var indexOf: [Key: Int32] = [:]
+    /// An open-addressing table of cell indexes (-1: free), at most half full.
+    private var slots: [Int32]
 
     init(capacity: Int = 0) {
         keys.reserveCapacity(capacity)
         counts.reserveCapacity(capacity)
-        indexOf.reserveCapacity(capacity)
+        slots = [Int32](repeating: -1, count: Self.slotCount(for: capacity))
+    }
+
+    private static func slotCount(for cells: Int) -> Int {
+        var n = 16
+        while n < 2 * cells { n <<= 1 }
+        return n
     }
 
     var count: Int { keys.count }
 
     /// The index of `key`'s cell, added (with no counts) when new.
     mutating func cell(_ key: Key) -> Int {
-        if let known = indexOf[key] { return Int(known) }
+        if 2 * (keys.count + 1) > slots.count { grow() }
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: key.cellHash) & mask
+        while true {
+            let index = Int(slots[slot])
+            if index < 0 { break }
+            if keys[index] == key { return index }
+            slot = (slot + 1) & mask
+        }
         let index = keys.count
-        indexOf[key] = Int32(index)
+        slots[slot] = Int32(index)
         keys.append(key)
         counts.append(PassCounts())
         return index
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (index, key) in keys.enumerated() {
+            var slot = Int(truncatingIfNeeded: key.cellHash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(index)
+        }
     }
 
     /// Counts one event in cell `index` (see `CountedEvent.countLane`).
@@ -55,7 +103,7 @@ struct PassCells<Key: Hashable> {
 
     /// The same counts grouped under other keys: each cell (key and counts) added into the
     /// cell `key` maps it to, or left out when `key` gives nil; its clicks follow it.
-    func regrouped<Other: Hashable>(by key: (Key, PassCounts) -> Other?) -> PassCells<Other> {
+    func regrouped<Other: PassCellKey>(by key: (Key, PassCounts) -> Other?) -> PassCells<Other> {
         var result = PassCells<Other>(capacity: keys.count / 2)
         var target = [Int32](repeating: -1, count: keys.count)
         for (i, k) in keys.enumerated() {

@@ -21,9 +21,12 @@ struct RollupCount {
     let tuples: LinkTuples.Known
     var newTuples: [LinkDimensions] = []
     var newIds: [LinkDimensions: UInt32] = [:]
-    /// The link tuples of the clicks read so far in this pass, by seq: most attributed events
-    /// match a click stored shortly before them.
-    var clicks: [Int64: UInt32] = [:]
+    /// The link tuples of the clicks counted so far in this pass, by seq from `firstSeq` on
+    /// (`UInt32.max`: not a click): most attributed events match a click stored shortly before
+    /// them. Clicks of earlier passes, once read, are kept in `earlierClicks`.
+    var passClicks: [UInt32] = []
+    var firstSeq: Int64 = 0
+    var earlierClicks: [Int64: UInt32] = [:]
     let eventsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
@@ -41,6 +44,9 @@ struct RollupCount {
         try read.bind(2, attributed)
         try read.bind(3, Int64(limit))
         var last: Int64 = 0, count = 0
+        firstSeq = watermark + 1
+        passClicks.removeAll(keepingCapacity: true)
+        passClicks.reserveCapacity(limit)
         while try read.step() {
             let kind = CompactEvent.kind(code: read.int64(1))
             try add(RollupSourceEvent(
@@ -62,7 +68,11 @@ struct RollupCount {
             match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
         let tuple = tupleId(counted.dimensions)
         // A click is counted under its own dimensions: its tuple is what a match fills from.
-        if event.kind == .click { clicks[event.seq] = tuple }
+        if event.kind == .click {
+            let at = Int(event.seq - firstSeq)
+            if at >= passClicks.count { passClicks.append(contentsOf: repeatElement(UInt32.max, count: at + 1 - passClicks.count)) }
+            passClicks[at] = tuple
+        }
         let cell = quarters.cell(CubeCell(
             bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
             key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot)))
@@ -86,12 +96,14 @@ struct RollupCount {
     /// The link dimensions of the click stored under `seq`: from this pass, else from the
     /// events database (then remembered for the rest of the pass).
     mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
-        if let known = clicks[seq] { return tuple(Int(known)) }
+        let at = Int(seq - firstSeq)
+        if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return tuple(Int(passClicks[at])) }
+        if let known = earlierClicks[seq] { return tuple(Int(known)) }
         try clickRow.bind(1, seq)
         guard try clickRow.step() else { return nil }
         defer { clickRow.finish() }
         let dimensions = LinkDimensions(ref: clickRow.text(0), campaign: clickRow.text(1), source: clickRow.text(2), medium: clickRow.text(3))
-        clicks[seq] = tupleId(dimensions)
+        earlierClicks[seq] = tupleId(dimensions)
         return dimensions
     }
 
@@ -162,18 +174,22 @@ struct PreparedPass: @unchecked Sendable {
 }
 
 /// The bucket of a row by platform only (`rollups`).
-struct PlatformBucket: Hashable {
+struct PlatformBucket: PassCellKey {
     var bucket: Int64
     var platformCode: UInt8
     var isBot: Bool
+
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), UInt64(platformCode) << 1 | (isBot ? 1 : 0)) }
 }
 
 /// A day of one dimension's value (its id in the pass, or the platform's code), for the
 /// click visitors by value (`dimension_days`).
-struct ValueDay: Hashable {
+struct ValueDay: PassCellKey {
     var value: Int32
     var day: Int64
     var isBot: Bool
+
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: day), UInt64(UInt32(bitPattern: value)) << 1 | (isBot ? 1 : 0)) }
 }
 
 /// The writing half of a rollup pass, on the rollup job's connection inside its transaction:
@@ -263,9 +279,16 @@ struct RollupWriter {
                 return ValueDay(value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
             }
             let visitors = days.visitors()
-            for (i, key) in days.keys.enumerated() {
+            // In key order: the rows then go into the table's B-tree page by page, not at random.
+            let values = days.keys.map { key in numbered.map { $0.value(key.value) ?? "" } ?? Platform.fromCode(UInt8(key.value)).rawValue }
+            let order = days.keys.indices.sorted { a, b in
+                values[a] != values[b] ? values[a].utf8.lexicographicallyPrecedes(values[b].utf8)
+                    : (days.keys[a].day, days.keys[a].isBot ? 1 : 0) < (days.keys[b].day, days.keys[b].isBot ? 1 : 0)
+            }
+            for i in order {
+                let key = days.keys[i]
                 try upsertDay.bind(1, dimension.rawValue)
-                try upsertDay.bind(2, numbered.map { $0.value(key.value) ?? "" } ?? Platform.fromCode(UInt8(key.value)).rawValue)
+                try upsertDay.bind(2, values[i])
                 try upsertDay.bind(3, key.day)
                 try upsertDay.bind(4, key.isBot)
                 try upsertDay.bind(5, visitors.sketch(i))

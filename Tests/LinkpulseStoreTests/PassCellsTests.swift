@@ -6,6 +6,16 @@ import Testing
 /// The flat cells a rollup pass counts into give exactly what `ConversionCounts` and
 /// `VisitorSketch` give for the same events.
 @Suite struct PassCellsTests {
+    /// A key of the tests' cells.
+    struct Name: PassCellKey, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+        var name: String
+        init(stringLiteral name: String) { self.name = name }
+        init(integerLiteral n: Int) { name = "\(n)" }
+        init(_ n: Int) { name = "\(n)" }
+        // A poor hash on purpose: collisions must not matter.
+        var cellHash: UInt64 { UInt64(name.utf8.count) }
+    }
+
     /// Every kind of event, every match type, deferred or not, over three cells.
     static func events() -> [(cell: Int, event: CountedEvent)] {
         var events: [(Int, CountedEvent)] = []
@@ -30,43 +40,44 @@ import Testing
     }
 
     @Test func cellsCountAndSketchWhatConversionCountsDo() {
-        var cells = PassCells<Int>()
+        var cells = PassCells<Name>()
         var expected = [ConversionCounts](repeating: ConversionCounts(), count: 3)
         for (cell, event) in Self.events().shuffled() {
-            cells.count(event, in: cells.cell(cell))
+            cells.count(event, in: cells.cell(Name(cell)))
             expected[cell].add(event)
         }
         let visitors = cells.visitors()
         for (i, key) in cells.keys.enumerated() {
-            #expect(cells.counts[i].widened == expected[key].vector, "cell \(key)")
-            if expected[key].clickVisitors.count <= VisitorSketch.exactLimit {
-                #expect(visitors.count(i) == expected[key].clickVisitors.count, "cell \(key)")
+            let expected = expected[Int(key.name)!]
+            #expect(cells.counts[i].widened == expected.vector, "cell \(key)")
+            if expected.clickVisitors.count <= VisitorSketch.exactLimit {
+                #expect(visitors.count(i) == expected.clickVisitors.count, "cell \(key)")
             }
-            #expect(visitors.sketch(i) == (expected[key].clickVisitors.isEmpty ? nil : expected[key].clickVisitors.serialized), "cell \(key)")
+            #expect(visitors.sketch(i) == (expected.clickVisitors.isEmpty ? nil : expected.clickVisitors.serialized), "cell \(key)")
         }
         #expect(VisitorSketch(serialized: visitors.sketch(cells.keys.firstIndex(of: 2)!)!).count > VisitorSketch.exactLimit)
     }
 
     @Test func regroupingAddsCellsUpAndLeavesOutWhatItSkips() {
-        var cells = PassCells<Int>()
+        var cells = PassCells<Name>()
         var everything = ConversionCounts()
         var odd = ConversionCounts()
         for (cell, event) in Self.events() {
-            cells.count(event, in: cells.cell(cell))
+            cells.count(event, in: cells.cell(Name(cell)))
             if cell != 1 { everything.add(event) }
             if cell == 1 { odd.add(event) }
         }
-        let merged = cells.regrouped { cell, _ in cell == 1 ? nil : "all" }
+        let merged = cells.regrouped { cell, _ -> Name? in cell == 1 ? nil : "all" }
         #expect(merged.keys == ["all"])
         #expect(merged.counts[0].widened == everything.vector)
         #expect(merged.visitors().sketch(0) == everything.clickVisitors.serialized)
-        let clicked = cells.regrouped { cell, counts in counts[1] > 0 && cell == 1 ? cell : nil }
+        let clicked = cells.regrouped { cell, counts -> Name? in counts[1] > 0 && cell == 1 ? cell : nil }
         #expect(clicked.keys == [1])
         #expect(clicked.counts[0].widened == odd.vector)
     }
 
     @Test func aCellWithoutClicksHasNoSketch() {
-        var cells = PassCells<String>()
+        var cells = PassCells<Name>()
         cells.count(CountedEvent(kind: .open, platform: .web, isBot: true, deferred: true, visitorHash: 9, dimensions: LinkDimensions(), match: .organic), in: cells.cell("a"))
         let visitors = cells.visitors()
         #expect(visitors.count(0) == 0)
