@@ -38,14 +38,17 @@ extension CubeCell: PassCellKey {
     var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), key.packed) }
 }
 
-/// The cells one rollup pass counts into, in flat arrays: every distinct key once (in the
-/// order first met), its counts, and the visitor hash of every click counted (repeats
-/// included; `visitors()` sorts them out once, at the end). A pass touches about one cell an
-/// event at fine grains, so cells are kept as plain values: no sketch, dictionary or
+/// The cells one rollup pass counts into (32-bit counts: see `PassCounts`).
+typealias PassCells<Key: PassCellKey> = CellTable<Key, Int32>
+
+/// Cells in flat arrays: every distinct key once (in the order first met), its nine counts
+/// (lanes 0…8 of a vector of `Lane`s), and the visitor hash of every click counted (repeats
+/// included; `visitors()` sorts them out once, at the end). A rollup pass touches about one
+/// cell an event at fine grains, so cells are kept as plain values: no sketch, dictionary or
 /// reference-counted buffer per cell.
-struct PassCells<Key: PassCellKey> {
+struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
     private(set) var keys: [Key] = []
-    private(set) var counts: [PassCounts] = []
+    private(set) var counts: [SIMD16<Lane>] = []
     private(set) var clicks: [CellClick] = []
     /// An open-addressing table of cell indexes (-1: free), at most half full.
     private var slots: [Int32]
@@ -78,7 +81,7 @@ struct PassCells<Key: PassCellKey> {
         let index = keys.count
         slots[slot] = Int32(index)
         keys.append(key)
-        counts.append(PassCounts())
+        counts.append(SIMD16<Lane>())
         return index
     }
 
@@ -103,8 +106,8 @@ struct PassCells<Key: PassCellKey> {
 
     /// The same counts grouped under other keys: each cell (key and counts) added into the
     /// cell `key` maps it to, or left out when `key` gives nil; its clicks follow it.
-    func regrouped<Other: PassCellKey>(by key: (Key, PassCounts) -> Other?) -> PassCells<Other> {
-        var result = PassCells<Other>(capacity: keys.count / 2)
+    func regrouped<Other: PassCellKey>(by key: (Key, SIMD16<Lane>) -> Other?) -> CellTable<Other, Lane> {
+        var result = CellTable<Other, Lane>(capacity: keys.count / 2)
         var target = [Int32](repeating: -1, count: keys.count)
         for (i, k) in keys.enumerated() {
             guard let other = key(k, counts[i]) else { continue }
@@ -120,11 +123,14 @@ struct PassCells<Key: PassCellKey> {
         return result
     }
 
+    /// Adds `more` to cell `index`'s counts.
+    mutating func add(_ more: SIMD16<Lane>, to index: Int) { counts[index] &+= more }
+
     /// The distinct click visitors of every cell.
     func visitors() -> CellVisitors { CellVisitors(clicks, cells: keys.count) }
 }
 
-/// The distinct click visitors of each cell of a `PassCells`, sorted: cell `i`'s are
+/// The distinct click visitors of each cell of a `CellTable`, sorted: cell `i`'s are
 /// `hashes[starts[i]..<starts[i + 1]]`.
 struct CellVisitors {
     private var hashes: [UInt64]

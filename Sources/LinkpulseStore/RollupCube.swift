@@ -187,8 +187,13 @@ enum CubePart {
     /// A part of counts alone (no visitors), as cube blocks keep them.
     static func serialize(vectors cells: [CubeKey: CountsVector]) -> [UInt8] {
         let keys = cells.keys.sorted()
-        return serialize(count: keys.count, key: { keys[$0] }) { i, bytes in
-            appendCounts(cells[keys[i]]!, to: &bytes)
+        return serialize(sortedKeys: keys, vectors: keys.map { cells[$0]! })
+    }
+
+    /// A part of counts alone, from keys in ascending order without repeats and their counts.
+    static func serialize(sortedKeys keys: [CubeKey], vectors: [CountsVector]) -> [UInt8] {
+        serialize(count: keys.count, key: { keys[$0] }) { i, bytes in
+            appendCounts(vectors[i], to: &bytes)
             bytes.append(0)
         }
     }

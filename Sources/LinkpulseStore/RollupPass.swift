@@ -119,7 +119,7 @@ struct RollupCount {
     }
 }
 
-extension PassCells<CubeCell> {
+extension CellTable where Key == CubeCell, Lane == Int32 {
     /// The cells added up into buckets `length` long.
     func coarser(_ length: Int64) -> PassCells<CubeCell> {
         regrouped { cell, _ in CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key) }
@@ -182,6 +182,14 @@ struct PlatformBucket: PassCellKey {
     var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), UInt64(platformCode) << 1 | (isBot ? 1 : 0)) }
 }
 
+/// A key of a cube block: the block's number at its level, and the cube key.
+struct BlockCell: PassCellKey {
+    var block: Int64
+    var key: CubeKey
+
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: block), key.packed) }
+}
+
 /// A day of one dimension's value (its id in the pass, or the platform's code), for the
 /// click visitors by value (`dimension_days`).
 struct ValueDay: PassCellKey {
@@ -235,25 +243,16 @@ struct RollupWriter {
             })
         }
         try upsertDimensionDays(pass)
-        let days = pass.days.keys.indices.map { i in
-            (pass.days.keys[i].bucket / TimeGrain.dayMs, pass.days.keys[i].key, pass.days.counts[i].widened)
-        }
-        return try writeBlocks(days, mergedThroughDay: mergedThroughDay)
+        return try writeBlocks(pass.days, mergedThroughDay: mergedThroughDay)
     }
 
     /// Writes a pass's cells of one cube grain: a part per bucket (see `writePart`).
     func writeParts(grain: RollupGrain, _ cells: PassCells<CubeCell>) throws {
         let visitors = cells.visitors()
         let keys = cells.keys
-        let order = keys.indices.sorted { keys[$0].bucket < keys[$1].bucket || (keys[$0].bucket == keys[$1].bucket && keys[$0].key < keys[$1].key) }
-        var start = 0
-        while start < order.count {
-            let bucket = keys[order[start]].bucket
-            var end = start + 1
-            while end < order.count && keys[order[end]].bucket == bucket { end += 1 }
-            let run = order[start..<end]
-            let entries = CubePart.serialize(count: run.count, key: { keys[run[start + $0]].key }) { i, bytes in
-                let cell = run[start + i]
+        try Self.forEachGroup(keys, group: { $0.bucket }, key: { $0.key }) { bucket, run in
+            let entries = CubePart.serialize(count: run.count, key: { keys[run[run.startIndex + $0]].key }) { i, bytes in
+                let cell = run[run.startIndex + i]
                 CubePart.appendCounts(cells.counts[cell].widened, to: &bytes)
                 let distinct = visitors.count(cell)
                 if distinct == 0 {
@@ -264,6 +263,24 @@ struct RollupWriter {
                 }
             }
             try writePart(grain: grain, bucket: bucket, entries: entries)
+        }
+    }
+
+    /// Calls `body` with every group of cells (a bucket's, a block's) and the indexes of its
+    /// cells in key order, groups in ascending order.
+    static func forEachGroup<Cell>(
+        _ cells: [Cell], group: (Cell) -> Int64, key: (Cell) -> CubeKey, _ body: (Int64, ArraySlice<Int>) throws -> Void
+    ) rethrows {
+        let order = cells.indices.sorted { a, b in
+            let (ga, gb) = (group(cells[a]), group(cells[b]))
+            return ga < gb || (ga == gb && key(cells[a]) < key(cells[b]))
+        }
+        var start = 0
+        while start < order.count {
+            let number = group(cells[order[start]])
+            var end = start + 1
+            while end < order.count && group(cells[order[end]]) == number { end += 1 }
+            try body(number, order[start..<end])
             start = end
         }
     }
@@ -351,17 +368,20 @@ struct RollupWriter {
     /// `mergedThroughDay` go into every level; later ones stay in their day cubes only, and
     /// days that fall behind the horizon are added up from their stored day cubes (which
     /// already hold this pass), once (see `DayBlocks`). Returns the new `mergedThroughDay`.
-    func writeBlocks(_ days: [(day: Int64, key: CubeKey, counts: CountsVector)], mergedThroughDay: Int64) throws -> Int64 {
-        var blocks: [CubeBlockID: [CubeKey: CountsVector]] = [:]
+    ///
+    /// The deltas are added up level by level (each from the one below: a key seen on many
+    /// days is added once per block), then merged, in key order, into each stored block.
+    func writeBlocks(_ days: PassCells<CubeCell>, mergedThroughDay: Int64) throws -> Int64 {
+        let levels = DayBlocks.levels.filter { $0 > 0 }
+        var deltas = CellTable<BlockCell, Int64>()
         func add(_ key: CubeKey, _ counts: CountsVector, day: Int64) {
-            for level in DayBlocks.levels where level > 0 {
-                blocks[CubeBlockID(level: level, block: day >> level), default: [:]][key, default: CountsVector()] &+= counts
-            }
+            deltas.add(counts, to: deltas.cell(BlockCell(block: day >> levels[0], key: key)))
         }
         var newestDay = Int64.min
-        for (day, key, counts) in days {
+        for (i, cell) in days.keys.enumerated() {
+            let day = cell.bucket / TimeGrain.dayMs
             newestDay = max(newestDay, day)
-            if day < mergedThroughDay { add(key, counts, day: day) }
+            if day < mergedThroughDay { add(cell.key, days.counts[i].widened, day: day) }
         }
         let merged = max(mergedThroughDay, newestDay - DayBlocks.horizonDays)
         if merged > mergedThroughDay {
@@ -374,22 +394,54 @@ struct RollupWriter {
                 CubePart.forEach(in: bytes) { key, counts, _ in add(key, counts, day: day) }
             }
         }
-        // Each touched block: read it, add this pass's counts, write it back whole.
-        for (id, delta) in blocks {
-            try readBlock.bind(1, Int64(id.level))
-            try readBlock.bind(2, id.block)
-            var block = delta
-            if try readBlock.step() {
-                if let bytes = readBlock.blob(0) {
-                    CubePart.forEach(in: bytes) { key, counts, _ in block[key, default: CountsVector()] &+= counts }
-                }
-                readBlock.finish()
+        for (i, level) in levels.enumerated() {
+            if i > 0 {
+                let shift = level - levels[i - 1]
+                deltas = deltas.regrouped { cell, _ in BlockCell(block: cell.block >> shift, key: cell.key) }
             }
-            try upsertBlock.bind(1, Int64(id.level))
-            try upsertBlock.bind(2, id.block)
-            try upsertBlock.bind(3, CubePart.serialize(vectors: block))
-            try upsertBlock.run()
+            try mergeIntoBlocks(level: level, deltas)
         }
         return merged
+    }
+
+    /// Adds the deltas to the stored blocks of one level: each touched block read, merged with
+    /// its deltas in key order, and written back whole.
+    func mergeIntoBlocks(level: Int, _ deltas: CellTable<BlockCell, Int64>) throws {
+        let cells = deltas.keys
+        try Self.forEachGroup(cells, group: { $0.block }, key: { $0.key }) { block, run in
+            var stored: [(key: CubeKey, counts: CountsVector)] = []
+            try readBlock.bind(1, Int64(level))
+            try readBlock.bind(2, block)
+            if try readBlock.step() {
+                if let bytes = readBlock.blob(0) { CubePart.forEach(in: bytes) { key, counts, _ in stored.append((key, counts)) } }
+                readBlock.finish()
+            }
+            // Both sides are in key order: one merging walk.
+            var keys: [CubeKey] = [], vectors: [CountsVector] = []
+            keys.reserveCapacity(stored.count + run.count)
+            vectors.reserveCapacity(stored.count + run.count)
+            var s = 0, d = run.startIndex
+            while s < stored.count || d < run.endIndex {
+                let delta = d < run.endIndex ? cells[run[d]].key : nil
+                if let delta, s == stored.count || delta < stored[s].key {
+                    keys.append(delta)
+                    vectors.append(deltas.counts[run[d]])
+                    d += 1
+                } else if let delta, delta == stored[s].key {
+                    keys.append(delta)
+                    vectors.append(stored[s].counts &+ deltas.counts[run[d]])
+                    s += 1
+                    d += 1
+                } else {
+                    keys.append(stored[s].key)
+                    vectors.append(stored[s].counts)
+                    s += 1
+                }
+            }
+            try upsertBlock.bind(1, Int64(level))
+            try upsertBlock.bind(2, block)
+            try upsertBlock.bind(3, CubePart.serialize(sortedKeys: keys, vectors: vectors))
+            try upsertBlock.run()
+        }
     }
 }
