@@ -296,16 +296,22 @@ struct RollupWriter {
                 return ValueDay(value: value, day: cell.bucket / TimeGrain.dayMs, isBot: cell.key.isBot)
             }
             let visitors = days.visitors()
-            // In key order: the rows then go into the table's B-tree page by page, not at random.
-            let values = days.keys.map { key in numbered.map { $0.value(key.value) ?? "" } ?? Platform.fromCode(UInt8(key.value)).rawValue }
-            let order = days.keys.indices.sorted { a, b in
-                values[a] != values[b] ? values[a].utf8.lexicographicallyPrecedes(values[b].utf8)
-                    : (days.keys[a].day, days.keys[a].isBot ? 1 : 0) < (days.keys[b].day, days.keys[b].isBot ? 1 : 0)
+            // In key order (value, day, audience): the rows then go into the table's B-tree page
+            // by page, not at random. Each value's text is made once and ranked once.
+            var texts: [Int32: String] = [:]
+            for key in days.keys where texts[key.value] == nil {
+                texts[key.value] = numbered.map { $0.value(key.value) ?? "" } ?? Platform.fromCode(UInt8(key.value)).rawValue
             }
-            for i in order {
+            var rank: [Int32: UInt64] = [:]
+            for (r, entry) in texts.sorted(by: { $0.value.utf8.lexicographicallyPrecedes($1.value.utf8) }).enumerated() { rank[entry.key] = UInt64(r) }
+            let order = days.keys.indices.map { i in
+                let key = days.keys[i]
+                return (rank[key.value]! << 40 | UInt64(truncatingIfNeeded: key.day) << 1 | (key.isBot ? 1 : 0), i)
+            }.sorted { $0.0 < $1.0 }
+            for (_, i) in order {
                 let key = days.keys[i]
                 try upsertDay.bind(1, dimension.rawValue)
-                try upsertDay.bind(2, values[i])
+                try upsertDay.bind(2, texts[key.value]!)
                 try upsertDay.bind(3, key.day)
                 try upsertDay.bind(4, key.isBot)
                 try upsertDay.bind(5, visitors.sketch(i))
