@@ -8,30 +8,30 @@ final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
-/// Starts child processes one at a time (Foundation's `Process.run()`; see `ChildProcess`).
-enum ProcessLauncher {
-    private static let lock = Mutex(())
-
-    static func run(_ process: Process) throws {
-        try lock.withLock { _ in try process.run() }
-    }
-}
-
-/// A child process started with `posix_spawn`, its output appended to a file. The daemons are
-/// launched this way, not with Foundation's `Process`, whose `run()` now and then crashed the
-/// whole test process (SIGSEGV in a `memmove` inside `run()`, seen twice in CI and once here,
-/// always while launching a daemon, and still with launches made one at a time).
+/// A child process started with `posix_spawn`, its output appended to a file. Every child of
+/// the tests (daemons, commands, SDK scripts, chromedriver) is launched this way, not with
+/// Foundation's `Process`, whose `run()` now and then crashed the whole test process (SIGSEGV
+/// in a `memmove` inside `run()`, seen in CI and here, even with launches made one at a time).
 final class ChildProcess: Sendable {
     let pid: pid_t
     private let exitStatus = Mutex<Int32?>(nil)
 
-    init(executable: String, arguments: [String], environment: [String: String], output: String) throws {
+    /// Starts `executable`; standard output goes to the file `output` (appended), standard
+    /// error to `errors` (nil: the same file).
+    init(
+        executable: String, arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        output: String, errors: String? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND | O_CREAT, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errors {
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }

@@ -193,15 +193,14 @@ import Testing
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         let target = out.appending(path: "events.csv.gz")
 
-        func export() throws -> Process {
-            let process = Process()
-            process.executableURL = DaemonProcess.binary
-            process.arguments = [
-                "export", "--data-dir", installation.directory.path, "--events", "--from", "2026-11-17", "--to", "2026-11-20",
-                "--gzip", "--out", target.path, "--log-level", "error",
-            ]
-            try ProcessLauncher.run(process)
-            return process
+        func export() throws -> ChildProcess {
+            try ChildProcess(
+                executable: DaemonProcess.binary.path,
+                arguments: [
+                    "export", "--data-dir", installation.directory.path, "--events", "--from", "2026-11-17", "--to", "2026-11-20",
+                    "--gzip", "--out", target.path, "--log-level", "error",
+                ],
+                output: "/dev/null")
         }
 
         var killedMidWrite = 0
@@ -217,9 +216,8 @@ import Testing
                 }
                 if partial == nil { usleep(1_000) }
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if partial != nil && process.terminationReason == .uncaughtSignal {
+            kill(process.pid, SIGKILL)
+            if partial != nil && process.status(wait: true) == 128 + SIGKILL {
                 killedMidWrite += 1
                 #expect(!FileManager.default.fileExists(atPath: target.path))
             }
@@ -227,9 +225,7 @@ import Testing
         }
         #expect(killedMidWrite >= 1)
         // Left to finish, it writes the whole file.
-        let process = try export()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try export().status(wait: true) == 0)
         let text = String(decoding: try Zlib.inflate(Array(try Data(contentsOf: target)), limit: 1 << 30), as: UTF8.self)
         #expect(try parseCSV(text).rows.count == outcome.stored)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["events.csv.gz"])

@@ -17,16 +17,15 @@ import Testing
         try installation.database.close()
 
         func rollup(killAfter delay: Duration?) async throws {
-            let process = Process()
-            process.executableURL = DaemonProcess.binary
-            process.arguments = ["rollup", "--data-dir", installation.directory.path, "--batch", "1500", "--log-level", "error"]
-            process.standardOutput = FileHandle.nullDevice
-            try ProcessLauncher.run(process)
+            let process = try ChildProcess(
+                executable: DaemonProcess.binary.path,
+                arguments: ["rollup", "--data-dir", installation.directory.path, "--batch", "1500", "--log-level", "error"],
+                output: "/dev/null")
             if let delay {
                 try await Task.sleep(for: delay)
-                kill(process.processIdentifier, SIGKILL)
+                kill(process.pid, SIGKILL)
             }
-            process.waitUntilExit()
+            _ = process.status(wait: true)
         }
         for delay in [300, 700, 1_100, 1_500] { try await rollup(killAfter: .milliseconds(delay)) }
         try await rollup(killAfter: nil)

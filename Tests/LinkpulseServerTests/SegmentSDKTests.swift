@@ -26,19 +26,12 @@ import Testing
     /// Runs the script with `arguments`; returns what the SDK reported.
     static func send(_ arguments: [String]) throws -> SDKRun {
         let output = FileManager.default.temporaryDirectory.appending(path: "linkpulse-sdk-\(UUID().uuidString).json")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [script.path] + arguments
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = FileHandle.nullDevice
-        try ProcessLauncher.run(process)
-        process.waitUntilExit()
-        try handle.close()
+        let process = try ChildProcess(executable: python.path, arguments: [script.path] + arguments, output: output.path, errors: "/dev/null")
+        let status = process.status(wait: true)
         let text = try String(contentsOf: output, encoding: .utf8)
-        #expect(process.terminationStatus == 0, "\(arguments): \(text)")
+        #expect(status == 0, "\(arguments): \(text)")
         return try JSONDecoder().decode(SDKRun.self, from: Data(text.split(separator: "\n").last.map { Array($0.utf8) } ?? []))
     }
 

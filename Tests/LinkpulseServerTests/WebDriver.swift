@@ -9,7 +9,7 @@ final class WebDriver: @unchecked Sendable {
         var description: String
     }
 
-    let process: Process
+    let process: ChildProcess
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     let base: String
     private(set) var session = ""
@@ -30,12 +30,8 @@ final class WebDriver: @unchecked Sendable {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<40_000)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: chromedriver)
-            process.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try ProcessLauncher.run(process)
+            let process = try ChildProcess(
+                executable: chromedriver, arguments: ["--port=\(port)", "--allowed-ips=127.0.0.1"], output: "/dev/null")
             let driver = WebDriver(process: process, base: "http://127.0.0.1:\(port)")
             do {
                 try await driver.waitUntilReady()
@@ -62,7 +58,7 @@ final class WebDriver: @unchecked Sendable {
         }
     }
 
-    private init(process: Process, base: String) {
+    private init(process: ChildProcess, base: String) {
         self.process = process
         self.base = base
     }
@@ -99,11 +95,12 @@ final class WebDriver: @unchecked Sendable {
     /// Ends the session and stops chromedriver.
     func quit() async {
         if !session.isEmpty { _ = try? await raw("DELETE", "/session/\(session)", nil) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.pid, SIGTERM) }
         // Polled: Foundation's waitUntilExit spins when called from a task on Linux.
         let deadline = ContinuousClock.now + .seconds(5)
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { kill(process.pid, SIGKILL) }
+        _ = process.status(wait: true)
         try? await http.shutdown()
     }
 
