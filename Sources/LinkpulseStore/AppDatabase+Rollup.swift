@@ -59,30 +59,49 @@ extension AppDatabase {
     }
 
     /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
-    /// With a `budget`, stops after the first pass that ends past it (the timer uses this so a
-    /// big backlog, such as a first rollup of an old database, never delays shutdown for long).
+    /// With a `budget`, stops after the first pass that ends past it (see `requestRollUp`).
     /// Synchronous; for the timer, the command line, the admin endpoint and tests.
     @discardableResult
     public func rollUpAll(batch: Int = 200_000, budget: Duration? = nil) throws -> Int {
+        try rollUpRun(batch: batch, budget: budget).count
+    }
+
+    /// `rollUpAll`, also saying whether it stopped on the budget with events left.
+    func rollUpRun(batch: Int, budget: Duration?) throws -> (count: Int, stoppedEarly: Bool) {
         let start = ContinuousClock.now
         var total = 0
         while true {
             let processed = try rollUp(maxEvents: batch)
             total += processed
-            if processed == 0 { return total }
-            if let budget, ContinuousClock.now - start > budget { return total }
+            if processed == 0 { return (total, false) }
+            if let budget, ContinuousClock.now - start > budget { return (total, true) }
         }
     }
 
-    /// Queues a rollup run (passes of `batch` events until caught up, or past `budget`) on the
-    /// store's low-priority rollup thread and returns at once; nothing is queued while an
-    /// earlier request is still queued or running (false then). `completion` gets how many
-    /// events the run counted. For the rollup timer, which only triggers.
+    /// Queues a rollup run (passes of `batch` events until caught up) on the store's
+    /// low-priority rollup thread and returns at once; nothing is queued while an earlier
+    /// request is still queued or running (false then). A run that is still behind after
+    /// `budget` queues its continuation behind whatever else the thread has been given
+    /// meanwhile (an export's rollup, the shutdown), instead of waiting for the next tick: a
+    /// backlog is worked off without pause, and a big one never delays shutdown or an export
+    /// for long. `completion` gets how many events each part of the run counted, and how long
+    /// it took. For the rollup timer, which only triggers.
     @discardableResult
     public func requestRollUp(
-        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<Int, any Error>) -> Void
+        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
     ) -> Bool {
-        rollupRequests.request { [self] in completion(Result { try rollUpAll(batch: batch, budget: budget) }) }
+        rollupRequests.request { [self] in continueRollUp(batch: batch, budget: budget, completion: completion) }
+    }
+
+    private func continueRollUp(
+        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
+    ) {
+        let start = ContinuousClock.now
+        let run = Result { try rollUpRun(batch: batch, budget: budget) }
+        completion(run.map { ($0.count, ContinuousClock.now - start) })
+        if case .success((_, true)) = run {
+            rollupThread.enqueue { [self] in continueRollUp(batch: batch, budget: budget, completion: completion) }
+        }
     }
 
     /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;

@@ -34,6 +34,30 @@ import Testing
         #expect(try installation.database.rolledThroughSeq() == 20)
     }
 
+    /// One request (one timer tick) works a backlog off however many parts its budget cuts it
+    /// into: the next part follows at once, not at the next tick.
+    @Test func aRunBehindAfterItsBudgetGoesOnWithoutAnotherTick() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
+        let outcome = try await GeneratedTraffic.write(
+            TrafficProfile(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5, endMs: end),
+            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        let parts = Locked<[Int]>([])
+        // 100-event passes, a zero budget: every pass is a part of its own.
+        #expect(installation.database.requestRollUp(batch: 100, budget: .zero) { result in
+            if case .success(let part) = result { parts.withLock { $0.append(part.count) } }
+        })
+        for _ in 0..<300 where try installation.database.rolledThroughSeq() < Int64(outcome.stored) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await installation.database.rollupsSettled()
+        #expect(try installation.database.rolledThroughSeq() == Int64(outcome.stored))
+        let counted = parts.withLock { $0 }
+        #expect(counted.count > 20, "parts: \(counted.count)")
+        #expect(counted.reduce(0, +) == outcome.stored)
+    }
+
     @Test func generatedTrafficIsStoredAndAttributedThroughTheRealCode() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
