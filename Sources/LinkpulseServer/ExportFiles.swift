@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import LinkpulseDomain
+import LinkpulseStore
 
 /// Export files written safely: into a temporary name in the target directory, fsynced, then
 /// renamed over the final name and the directory fsynced, so that a crash at any moment
@@ -24,8 +25,13 @@ public enum ExportFiles {
         }
     }
 
-    /// An open temporary file that chunks are appended to.
-    public final class Partial {
+    /// The thread every export file is created, written, synced and renamed on: blocking file
+    /// work never runs on the cooperative pool.
+    static let thread = StoreThread(name: "linkpulse.export-files")
+
+    /// An open temporary file that chunks are appended to. Used by one export at a time, its
+    /// calls made one after another on `ExportFiles.thread`.
+    public final class Partial: @unchecked Sendable {
         let descriptor: Int32
         let temporaryPath: String
         let finalPath: String
@@ -93,18 +99,23 @@ public enum ExportFiles {
 
     /// Writes a file atomically: `body` gets a sink for its chunks; the file appears under
     /// `name` only when `body` returned and everything is on disk. Returns what `body` returned
-    /// and the file's size.
+    /// and the file's size. The file work itself runs on `thread`.
     public static func write<T>(
         directory: URL, name: String, _ body: (_ sink: (consuming [UInt8]) async throws -> Void) async throws -> T
     ) async throws -> (result: T, bytes: Int64) {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let partial = try Partial(directory: directory, name: name)
+        let partial = try await thread.run {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return try Partial(directory: directory, name: name)
+        }
         do {
-            let result = try await body { chunk in try partial.write(chunk) }
-            try partial.commit()
+            let result = try await body { chunk in
+                let bytes = chunk
+                try await thread.run { try partial.write(bytes) }
+            }
+            try await thread.run { try partial.commit() }
             return (result, partial.bytesWritten)
         } catch {
-            partial.discard()
+            _ = try? await thread.run { partial.discard() }
             throw error
         }
     }

@@ -4,8 +4,9 @@ import Synchronization
 
 /// A thread the store owns for blocking work (SQLite passes, file I/O), fed through `async`
 /// calls that resume through a continuation: callers never block a cooperative thread, and no
-/// semaphore bridges Dispatch and `async` code. Work runs one item at a time, in order.
-final class StoreThread: @unchecked Sendable {
+/// semaphore bridges Dispatch and `async` code. Work runs one item at a time, in order. Other
+/// modules use it for their own blocking work (the export files).
+public final class StoreThread: @unchecked Sendable {
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
@@ -14,7 +15,7 @@ final class StoreThread: @unchecked Sendable {
 
     /// Starts the thread. With a positive `nice`, the thread runs at that lower priority (for
     /// background work that must yield to ingest under load).
-    init(name: String, nice: Int32 = 0) {
+    public init(name: String, nice: Int32 = 0) {
         let thread = Thread { [self] in loop(nice: nice) }
         thread.name = name
         thread.start()
@@ -49,7 +50,7 @@ final class StoreThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the thread and returns its result to the awaiting caller.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let queued = enqueue { continuation.resume(with: Result { try body() }) }
             if !queued { continuation.resume(throwing: StoreError.closed) }

@@ -31,9 +31,13 @@ import Testing
             installation = try TestInstallation()
             let clock = MutexBox(ExportSchedulerTests.ms("2026-11-20T09:00:00Z"))
             self.clock = clock
+            // The application's own export timer never ticks during a test (a tick racing the
+            // test's scheduler wrote a period of the catch-up itself, once, under load): the
+            // tests run the scheduler by hand.
             settings = ServerSettings(
                 port: 0, exportDirectory: exportDirectory ?? installation.directory.appending(path: "exports"),
-                exportJobs: try ExportConfig.parse(Data(ExportSchedulerTests.config.utf8), defaultZone: "UTC").jobs)
+                exportJobs: try ExportConfig.parse(Data(ExportSchedulerTests.config.utf8), defaultZone: "UTC").jobs,
+                exportCheckInterval: .seconds(3600))
             deps = installation.dependencies(now: { clock.value })
         }
 
