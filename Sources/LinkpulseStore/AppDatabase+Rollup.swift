@@ -46,12 +46,6 @@ struct RollupSourceEvent {
     var matchedClickSeq: Int64?
 }
 
-/// Which cube block a row of `cube_blocks` is.
-struct CubeBlockID: Hashable {
-    var level: Int
-    var block: Int64
-}
-
 extension AppDatabase {
     /// The seq through which every event is counted in the rollups.
     public func rolledThroughSeq() throws -> Int64 {

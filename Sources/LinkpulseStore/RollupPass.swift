@@ -42,11 +42,12 @@ struct RollupCount {
         let read = eventsAfter
         try read.bind(1, watermark)
         try read.bind(2, attributed)
-        try read.bind(3, Int64(limit))
+        // A pass's cells count in 32 bits (`PassCounts`): never more events than fit.
+        try read.bind(3, Int64(min(limit, Self.maxEvents)))
         var last: Int64 = 0, count = 0
         firstSeq = watermark + 1
         passClicks.removeAll(keepingCapacity: true)
-        passClicks.reserveCapacity(limit)
+        passClicks.reserveCapacity(min(limit, 1 << 20))
         while try read.step() {
             let kind = CompactEvent.kind(code: read.int64(1))
             try add(RollupSourceEvent(
@@ -79,6 +80,10 @@ struct RollupCount {
         quarters.count(counted, in: cell)
     }
 
+    /// The most events one pass counts (a larger limit is cut to this; the caller's loop
+    /// counts the rest in the next passes).
+    static let maxEvents = 1 << 30
+
     /// The id of a link tuple: known, or new in this pass.
     mutating func tupleId(_ dimensions: LinkDimensions) -> UInt32 {
         if let id = tuples.ids[dimensions] ?? newIds[dimensions] { return id }
@@ -109,7 +114,7 @@ struct RollupCount {
 
     /// The counted cells, rolled up into hours and days: what `RollupWriter` writes (it also
     /// serializes them, and derives the rows by platform and the visitors by value, on its own
-    /// thread when passes are pipelined: the counting side is the busier one).
+    /// thread when passes are pipelined; at 10 M events the writing side is the busier one).
     func prepare(after watermark: Int64, lastSeq: Int64, count: Int) -> PreparedPass {
         let hours = quarters.coarser(TimeGrain.hourMs)
         let days = hours.coarser(TimeGrain.dayMs)
