@@ -113,7 +113,7 @@ public final class AppDatabase: Sendable {
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The attribution file next: the rollup job and every events connection attach it.
-        let attributionConfig = Self.derivedFileConfiguration(cacheKiB: 8192, attaching: [("ev", eventsPath), ("ids", idIndexPath)])
+        let attributionConfig = Self.derivedFileConfiguration(cacheKiB: Self.attributionCacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)])
         attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
 
@@ -159,6 +159,9 @@ public final class AppDatabase: Sendable {
         try prepareAttribution()
         try prepareRollups()
     }
+
+    /// The attribution connection's page cache in the daemon.
+    static let attributionCacheKiB = 8192
 
     /// The connection settings of a derived file (attribution, rollups), written by one thread
     /// of this process and maybe by a command beside it: WAL, `synchronous=NORMAL` (derived

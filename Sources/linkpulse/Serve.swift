@@ -242,7 +242,7 @@ struct Rollup: AsyncParsableCommand {
             try database.resetRollups()
             logger.info("rollups reset", metadata: ["took": "\(ContinuousClock.now - start)"])
         }
-        let attributed = try database.attributeAll()
+        let attributed = try database.attributeAllInBulk()
         let counting = ContinuousClock.now
         if attributed > 0 {
             logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
