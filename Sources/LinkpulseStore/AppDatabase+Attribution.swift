@@ -47,13 +47,13 @@ extension AppDatabase {
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {
-        attributionRequests.request { [self] in
+        attributionRequests.request(once: { [self] in
             do {
                 try attributeAll()
             } catch {
                 logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
             }
-        }
+        })
     }
 
     /// Forgets every attribution (and the rollups counted from them), so that the follower

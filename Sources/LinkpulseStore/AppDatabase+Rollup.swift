@@ -53,14 +53,14 @@ extension AppDatabase {
     }
 
     /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
-    /// With a `budget`, stops after the first pass that ends past it (see `requestRollUp`).
-    /// Synchronous; for the timer, the command line, the admin endpoint and tests.
+    /// Synchronous; for the command line, the admin endpoint and tests.
     @discardableResult
-    public func rollUpAll(batch: Int = 200_000, budget: Duration? = nil) throws -> Int {
-        try rollUpRun(batch: batch, budget: budget).count
+    public func rollUpAll(batch: Int = 200_000) throws -> Int {
+        try rollUpRun(batch: batch, budget: nil).count
     }
 
-    /// `rollUpAll`, also saying whether it stopped on the budget with events left.
+    /// `rollUpAll`, stopping after the first pass that ends past `budget`; also says whether
+    /// it stopped so with events left.
     func rollUpRun(batch: Int, budget: Duration?) throws -> (count: Int, stoppedEarly: Bool) {
         let start = ContinuousClock.now
         var total = 0
@@ -84,18 +84,13 @@ extension AppDatabase {
     public func requestRollUp(
         batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
     ) -> Bool {
-        rollupRequests.request { [self] in continueRollUp(batch: batch, budget: budget, completion: completion) }
-    }
-
-    private func continueRollUp(
-        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
-    ) {
-        let start = ContinuousClock.now
-        let run = Result { try rollUpRun(batch: batch, budget: budget) }
-        completion(run.map { ($0.count, ContinuousClock.now - start) })
-        if case .success((_, true)) = run {
-            rollupThread.enqueue { [self] in continueRollUp(batch: batch, budget: budget, completion: completion) }
-        }
+        rollupRequests.request(repeating: { [self] in
+            let start = ContinuousClock.now
+            let run = Result { try rollUpRun(batch: batch, budget: budget) }
+            completion(run.map { ($0.count, ContinuousClock.now - start) })
+            if case .success((_, true)) = run { return true }
+            return false
+        })
     }
 
     /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;

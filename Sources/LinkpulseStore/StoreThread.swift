@@ -85,22 +85,35 @@ final class CoalescedWork: Sendable {
 
     /// Queues `body` unless a request is pending; false when nothing was queued.
     @discardableResult
-    func request(_ body: @escaping @Sendable () -> Void) -> Bool {
+    func request(once body: @escaping @Sendable () -> Void) -> Bool {
+        request(repeating: { body(); return false })
+    }
+
+    /// Queues `body` unless a request is pending; false when nothing was queued. While `body`
+    /// returns true (work left), it is queued again, behind whatever the thread was given
+    /// meanwhile; with `coversRunning` the request stays pending all along, so requests made
+    /// between two rounds add nothing.
+    @discardableResult
+    func request(repeating body: @escaping @Sendable () -> Bool) -> Bool {
         let fresh = pending.withLock { pending in
             defer { pending = true }
             return !pending
         }
         guard fresh else { return false }
-        let queued = thread.enqueue { [self] in
+        let queued = enqueueRound(body)
+        if !queued { pending.withLock { $0 = false } }
+        return queued
+    }
+
+    private func enqueueRound(_ body: @escaping @Sendable () -> Bool) -> Bool {
+        thread.enqueue { [self] in
             if coversRunning {
-                body()
+                if body(), enqueueRound(body) { return }
                 pending.withLock { $0 = false }
             } else {
                 pending.withLock { $0 = false }
-                body()
+                if body() { request(repeating: body) }
             }
         }
-        if !queued { pending.withLock { $0 = false } }
-        return queued
     }
 }

@@ -187,10 +187,8 @@ import Testing
     @Test func aKilledExportLeavesNoPartialFileUnderTheFinalName() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
-        let outcome = try await GeneratedTraffic.write(
-            TrafficProfile(events: 60_000, days: 2, refs: 100, campaigns: 5, seed: 5, endMs: end),
-            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 60_000, days: 2, refs: 100, campaigns: 5, seed: 5)
         try installation.database.rollUpAll()
         try installation.database.close()
         let out = installation.directory.appending(path: "out")

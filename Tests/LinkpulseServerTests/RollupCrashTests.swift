@@ -10,10 +10,8 @@ import Testing
     @Test func aRollupKilledMidwayNeverCountsTwice() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
-        let outcome = try await GeneratedTraffic.write(
-            TrafficProfile(events: 20_000, days: 4, refs: 100, campaigns: 5, seed: 11, endMs: end),
-            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 20_000, days: 4, refs: 100, campaigns: 5, seed: 11)
         try installation.database.close()
 
         func rollup(killAfter delay: Duration?) async throws {

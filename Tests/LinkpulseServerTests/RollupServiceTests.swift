@@ -39,10 +39,8 @@ import Testing
     @Test func aRunBehindAfterItsBudgetGoesOnWithoutAnotherTick() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
-        let outcome = try await GeneratedTraffic.write(
-            TrafficProfile(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5, endMs: end),
-            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5)
         let parts = Locked<[Int]>([])
         // 100-event passes, a zero budget: every pass is a part of its own.
         #expect(installation.database.requestRollUp(batch: 100, budget: .zero) { result in
@@ -61,10 +59,8 @@ import Testing
     @Test func generatedTrafficIsStoredAndAttributedThroughTheRealCode() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let end = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
-        let outcome = try await GeneratedTraffic.write(
-            TrafficProfile(events: 5_000, days: 3, refs: 40, campaigns: 4, seed: 3, endMs: end),
-            into: installation.database, secrets: TestInstallation.secrets, receivedAtMs: end)
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 5_000, days: 3, refs: 40, campaigns: 4, seed: 3)
         #expect(outcome.stored >= 5_000 && outcome.duplicates > 0 && outcome.rejected == 0)
         #expect(try installation.database.rollUpAll() == outcome.stored)
         let query = StatsQuery(fromMs: end - 3 * 86_400_000, toMs: end)

@@ -53,6 +53,17 @@ struct TestInstallation {
         try reader().read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
     }
 
+    /// When the traffic `storeGeneratedTraffic` makes ends (and is received).
+    static let generatedTrafficEnd = Timestamp.parseRFC3339("2026-11-20T00:00:00Z")!
+
+    /// Stores generated traffic through the real ingest code (as `linkpulse generate` does),
+    /// ending at `generatedTrafficEnd`.
+    func storeGeneratedTraffic(events: Int, days: Int, refs: Int, campaigns: Int, seed: UInt64) async throws -> GeneratedTraffic.Outcome {
+        try await GeneratedTraffic.write(
+            TrafficProfile(events: events, days: days, refs: refs, campaigns: campaigns, seed: seed, endMs: Self.generatedTrafficEnd),
+            into: database, secrets: Self.secrets, receivedAtMs: Self.generatedTrafficEnd)
+    }
+
     func remove() {
         try? database.close()
         try? FileManager.default.removeItem(at: directory)
