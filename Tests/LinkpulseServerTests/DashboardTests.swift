@@ -18,7 +18,7 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
     @Test func filesCarryTypesETagsGzipAndSecurityHeaders() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder)
         try await installation.application(settings: settings).test(.router) { client in
             let root = try await client.execute(uri: "/", method: .get)
             #expect(root.status == .found)
@@ -153,7 +153,7 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
     @Test func dashboardShowsTheAPIsNumbersDrillsDownAndKeepsItsStateInTheURL() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         try await installation.application(settings: settings).test(.live) { client in
             try await AttributionScenarioTests.send(Self.events(now: now), client)
@@ -265,7 +265,7 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
     @Test func aNewInstallationShowsHowToSendAFirstEvent() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let settings = ServerSettings(port: 0, dashboardsDirectory: dashboardsFolder)
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder)
         try await installation.application(settings: settings).test(.live) { client in
             let base = "http://127.0.0.1:\(try #require(client.port))"
             try await WebDriver.with { browser in

@@ -36,8 +36,12 @@ struct TestInstallation {
         return deps
     }
 
+    /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a
+    /// test's own `/v1/admin/rollup` calls count exactly what was sent since the last one (a
+    /// tick in between would count it first, on a slow machine); tests of the timer pass their
+    /// own `settings`.
     func application(
-        _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0)
+        _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600))
     ) -> some ApplicationProtocol {
         buildApplication(deps ?? dependencies(), settings: settings, logger: logger)
     }
