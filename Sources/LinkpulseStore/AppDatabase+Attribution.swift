@@ -63,6 +63,7 @@ extension AppDatabase {
         try attributionQueue.inDatabase { db in
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": attributionWindowMs])
+                recentClicksKept.withLock { $0 = nil }
                 return .commit
             }
         }
@@ -76,21 +77,58 @@ extension AppDatabase {
     /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
     /// the events database's write lock.
     func attributeRound(maxEvents: Int) throws -> Int {
-        try attributionQueue.inDatabase { db in
+        var kept: RecentClicks?
+        let processed = try attributionQueue.inDatabase { db in
             var processed = 0
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.attribution.lock)
-                let watermark = try Self.watermark(db, queries.attribution.state)
+                let state = try Row.fetchOne(db, sql: queries.attribution.state)
+                let watermark: Int64 = state?[1] ?? 0
                 let events = try readUnattributed(db, after: watermark, limit: maxEvents)
                 guard let last = events.last else { return .commit }
-                var round = try AttributionRound(db: db, queries: queries.attribution, clicksById: try resolveClickIds(db, in: events))
+                let disk = try DiskClicks(db: db, queries: queries.attribution)
+                let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
+                var round = try AttributionRound(
+                    db: db, queries: queries.attribution,
+                    clicks: StoredClicks(byId: try resolveClickIds(db, in: events), recent: recent, disk: disk))
                 for event in events { try round.add(event, attributor: attributor) }
+                if let spill = round.clicks.recent.spill() { try disk.store(spill) }
                 try db.execute(sql: queries.attribution.advance, arguments: [last.subject.seq])
+                round.clicks.recent.throughSeq = last.subject.seq
+                kept = round.clicks.recent
                 processed = events.count
                 return .commit
             }
             return processed
         }
+        // Only a committed round's memory is kept: after a failure the next round lists it again.
+        if let kept { recentClicksKept.withLock { $0 = kept } }
+        return processed
+    }
+
+    /// The memory half of the click indexes for a round starting at `watermark`: the one the
+    /// last round of this process left, when it is exact for this watermark and horizon;
+    /// otherwise (at start, after a failed round, after another process attributed) listed
+    /// again from the events. Taken out: a round that fails leaves none behind.
+    func recentClicks(_ db: Database, through watermark: Int64, horizon: Int64, disk: DiskClicks) throws -> RecentClicks {
+        let left = recentClicksKept.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
+        if let left, left.throughSeq == watermark, left.horizonMs == horizon { return left }
+        var recent = RecentClicks(horizonMs: horizon, throughSeq: watermark, capacity: recentClickCapacity)
+        let s = HotStatement(try db.cachedStatement(sql: queries.attribution.recentClicks), in: db)
+        try s.bind(1, horizon)
+        try s.bind(2, watermark)
+        while try s.step() {
+            let platform = Platform(rawValue: s.text(4) ?? "") ?? .other
+            _ = recent.add(
+                seq: s.int64(0), ms: s.int64(1), ref: s.text(2), fingerprint: Fingerprint(ipHash: s.text(3), platform: platform),
+                osVersion: osMajorMinor(s.text(5)))
+            // In time order, so a new horizon is never after a click still to come.
+            if let spill = recent.spill() { try disk.store(spill) }
+        }
+        return recent
     }
 
     func readUnattributed(_ db: Database, after watermark: Int64, limit: Int) throws -> [AttributionSourceEvent] {
@@ -217,61 +255,124 @@ struct AttributionSourceEvent {
     var subject: AttributionSubject
 }
 
-/// The clicks of the attribution file and of the round in progress, as `Attributor` looks
-/// them up. Clicks of the round are indexed in the same transaction as they are read, so a
-/// later event of the round sees them through the same statements.
-struct StoredClicks: ClickLookup {
-    /// Clicks by id: those named by the round's events and stored before it, and the round's own.
-    var byId: [String: KnownClick]
-    let newestByRef, byFingerprint: HotStatement
+/// The disk half of the click indexes: the clicks before the memory horizon, and the links of
+/// matched clicks, read from the events by seq.
+struct DiskClicks {
+    let newestByRef, byFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
 
-    func click(id: String) -> KnownClick? { byId[id] }
+    init(db: Database, queries: AttributionQueries) throws {
+        func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
+        newestByRef = try statement(queries.newestRefClick)
+        byFingerprint = try statement(queries.fingerprintClicks)
+        insertRef = try statement(queries.insertRefClick)
+        insertFingerprint = try statement(queries.insertFingerprintClick)
+        setHorizon = try statement(queries.setHorizon)
+        link = try statement(queries.clickLink)
+    }
 
-    func newestClick(ref: String, atOrBefore atMs: Int64) throws -> KnownClick? {
+    /// The newest click on disk of `ref` at or before `atMs`.
+    func newest(ref: String, atOrBefore atMs: Int64) throws -> RecentClicks.RefEntry? {
         try newestByRef.bind(1, ref)
         try newestByRef.bind(2, atMs)
         guard try newestByRef.step() else { return nil }
         defer { newestByRef.finish() }
-        return KnownClick(
-            seq: newestByRef.int64(0), occurredAtMs: newestByRef.int64(1),
-            dimensions: LinkDimensions(ref: ref, campaign: newestByRef.text(2), source: newestByRef.text(3), medium: newestByRef.text(4)))
+        return RecentClicks.RefEntry(ms: newestByRef.int64(1), seq: newestByRef.int64(0))
     }
 
-    func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick] {
-        var found: [KnownClick] = []
+    /// The clicks on disk with this fingerprint in [fromMs, throughMs], newest first.
+    func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [RecentClicks.FingerprintMatch] {
+        var found: [RecentClicks.FingerprintMatch] = []
         var hour = TimeGrain.floor(throughMs, TimeGrain.hourMs) / TimeGrain.hourMs
         let firstHour = TimeGrain.floor(fromMs, TimeGrain.hourMs) / TimeGrain.hourMs
         let s = byFingerprint
         while hour >= firstHour {
             try s.bind(1, hour)
             try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, fingerprint.platform.rawValue)
+            try s.bind(3, Int64(fingerprint.platform.code))
             try s.bind(4, fromMs)
             try s.bind(5, throughMs)
-            while try s.step() {
-                found.append(KnownClick(
-                    seq: s.int64(0), occurredAtMs: s.int64(1),
-                    dimensions: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
-                    osVersion: s.text(2)))
-            }
+            while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: s.text(2))) }
             hour -= 1
         }
         return found
+    }
+
+    /// The link a click was on.
+    func link(ofClick seq: Int64) throws -> LinkDimensions {
+        try link.bind(1, seq)
+        guard try link.step() else { return LinkDimensions() }
+        defer { link.finish() }
+        return LinkDimensions(ref: link.text(0), campaign: link.text(1), source: link.text(2), medium: link.text(3))
+    }
+
+    /// Puts a click on disk (one before the memory horizon).
+    func store(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) throws {
+        if let ref {
+            try insertRef.bind(1, ref)
+            try insertRef.bind(2, ms)
+            try insertRef.bind(3, seq)
+            try insertRef.run()
+        }
+        if let fingerprint {
+            let s = insertFingerprint
+            try s.bind(1, TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs)
+            try s.bind(2, fingerprint.ipKey)
+            try s.bind(3, Int64(fingerprint.platform.code))
+            try s.bind(4, ms)
+            try s.bind(5, seq)
+            try s.bind(6, osVersion)
+            try s.run()
+        }
+    }
+
+    /// Puts what left memory on disk, in key order, and records the new horizon (in the
+    /// transaction of the round that moved it).
+    func store(_ spill: RecentClicks.Spill) throws {
+        for (ref, c) in spill.byRef { try store(seq: c.seq, ms: c.ms, ref: ref, fingerprint: nil, osVersion: nil) }
+        for (fingerprint, c) in spill.byFingerprint {
+            try store(seq: c.seq, ms: c.ms, ref: nil, fingerprint: fingerprint, osVersion: spill.osVersion(c.os))
+        }
+        try setHorizon.bind(1, spill.horizonMs)
+        try setHorizon.run()
+    }
+}
+
+/// The clicks attribution may match, as `Attributor` looks them up: those named by id in the
+/// round, and the click indexes (memory from the horizon on, disk before it). Clicks of the
+/// round are indexed as they are read, so later events of the round see them.
+struct StoredClicks: ClickLookup {
+    /// Clicks by id: those named by the round's events and stored before it, and the round's own.
+    var byId: [String: KnownClick]
+    var recent: RecentClicks
+    let disk: DiskClicks
+
+    func click(id: String) -> KnownClick? { byId[id] }
+
+    func newestClick(ref: String, atOrBefore atMs: Int64) throws -> KnownClick? {
+        // Memory first: every click there is later than every click on disk.
+        guard let entry = try recent.newest(ref: ref, atOrBefore: atMs) ?? disk.newest(ref: ref, atOrBefore: atMs) else { return nil }
+        return KnownClick(seq: entry.seq, occurredAtMs: entry.ms, dimensions: try disk.link(ofClick: entry.seq))
+    }
+
+    func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick] {
+        var found = recent.clicks(with: fingerprint, from: fromMs, through: throughMs)
+        if fromMs < recent.horizonMs {
+            found += try disk.clicks(with: fingerprint, from: fromMs, through: min(throughMs, recent.horizonMs - 1))
+        }
+        return try found.map {
+            KnownClick(seq: $0.seq, occurredAtMs: $0.ms, dimensions: try disk.link(ofClick: $0.seq), osVersion: $0.osVersion)
+        }
     }
 }
 
 /// The work of one attribution round: clicks indexed, everything else attributed, in seq order.
 struct AttributionRound {
     var clicks: StoredClicks
-    let insertAttribution, insertRefClick, insertFingerprintClick: HotStatement
+    let insertAttribution: HotStatement
 
-    init(db: Database, queries: AttributionQueries, clicksById: [String: KnownClick]) throws {
-        func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
-        clicks = StoredClicks(
-            byId: clicksById, newestByRef: try statement(queries.newestRefClick), byFingerprint: try statement(queries.fingerprintClicks))
-        insertAttribution = try statement(queries.insertAttribution)
-        insertRefClick = try statement(queries.insertRefClick)
-        insertFingerprintClick = try statement(queries.insertFingerprintClick)
+    init(db: Database, queries: AttributionQueries, clicks: StoredClicks) throws {
+        self.clicks = clicks
+        insertAttribution = HotStatement(try db.cachedStatement(sql: queries.insertAttribution), in: db)
     }
 
     mutating func add(_ event: AttributionSourceEvent, attributor: Attributor) throws {
@@ -289,35 +390,14 @@ struct AttributionRound {
     }
 
     /// Makes a click findable by the events after it: by id (bots' too), and a person's by ref
-    /// and by fingerprint.
+    /// and by fingerprint, in memory unless it happened before the horizon.
     mutating func index(_ event: AttributionSourceEvent) throws {
         let e = event.subject
         let os = osMajorMinor(e.osVersion)
         clicks.byId[event.eventId] = KnownClick(seq: e.seq, occurredAtMs: e.occurredAtMs, dimensions: e.dimensions, osVersion: os)
         guard !e.isBot else { return }
-        let d = e.dimensions
-        if let ref = d.ref {
-            try insertRefClick.bind(1, ref)
-            try insertRefClick.bind(2, e.occurredAtMs)
-            try insertRefClick.bind(3, e.seq)
-            try insertRefClick.bind(4, d.campaign)
-            try insertRefClick.bind(5, d.source)
-            try insertRefClick.bind(6, d.medium)
-            try insertRefClick.run()
-        }
-        if let fingerprint = e.fingerprint {
-            let s = insertFingerprintClick
-            try s.bind(1, TimeGrain.floor(e.occurredAtMs, TimeGrain.hourMs) / TimeGrain.hourMs)
-            try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, fingerprint.platform.rawValue)
-            try s.bind(4, e.occurredAtMs)
-            try s.bind(5, e.seq)
-            try s.bind(6, os)
-            try s.bind(7, d.ref)
-            try s.bind(8, d.campaign)
-            try s.bind(9, d.source)
-            try s.bind(10, d.medium)
-            try s.run()
+        if !clicks.recent.add(seq: e.seq, ms: e.occurredAtMs, ref: e.dimensions.ref, fingerprint: e.fingerprint, osVersion: os) {
+            try clicks.disk.store(seq: e.seq, ms: e.occurredAtMs, ref: e.dimensions.ref, fingerprint: e.fingerprint, osVersion: os)
         }
     }
 }

@@ -49,6 +49,11 @@ public final class AppDatabase: Sendable {
     let attributionWindowMs: Int64
     /// The attribution rules, applied by the follower to every event in store order.
     let attributor: Attributor
+    /// How many click index entries the follower holds in memory (see `RecentClicks`).
+    let recentClickCapacity: Int
+    /// The memory half of the click indexes as the last committed round left it (only the
+    /// follower's rounds use it, one at a time).
+    let recentClicksKept = Mutex<RecentClicks?>(nil)
     let queries: SQLQueries
     let tail: Mutex<IdTail>
     /// The ingest writer's cache of the events' text dictionary (`event_texts`).
@@ -83,9 +88,11 @@ public final class AppDatabase: Sendable {
     ///   - durability: the `synchronous` level of every connection to the events database.
     ///   - tailLimit: at start, merge into the id index until at most this many ids remain in memory.
     ///   - attributionWindowMs: the fingerprint attribution window (rule 3), in milliseconds.
+    ///   - recentClickEntries: how many click index entries attribution keeps in memory (two a
+    ///     click, 16–24 bytes each; older clicks are looked up on disk).
     public init(
         directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
-        attributionWindowMs: Int64 = 2 * 3_600_000, logger: Logger
+        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, logger: Logger
     ) throws {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -99,6 +106,7 @@ public final class AppDatabase: Sendable {
         let attributionPath = directory.appending(path: Self.attributionFileName).path
         self.attributionWindowMs = attributionWindowMs
         attributor = Attributor(windowMs: attributionWindowMs)
+        recentClickCapacity = recentClickEntries
         attributionRequests = CoalescedWork(on: attributionThread, coversRunning: false)
         rollupRequests = CoalescedWork(on: rollupThread, coversRunning: true)
 

@@ -56,7 +56,10 @@ struct SQLQueries: Sendable {
                 insertFingerprintClick: try text("attribution/insert_fingerprint_click.sql"),
                 newestRefClick: try text("attribution/newest_ref_click.sql"),
                 fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),
-                clickBySeq: try text("attribution/click_by_seq.sql")),
+                clickBySeq: try text("attribution/click_by_seq.sql"),
+                clickLink: try text("attribution/click_link.sql"),
+                recentClicks: try text("attribution/recent_clicks.sql"),
+                setHorizon: try text("attribution/set_horizon.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -157,11 +160,11 @@ struct SQLQueries: Sendable {
 /// main, the events database and the id index attached).
 struct AttributionQueries: Sendable {
     let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick: String
-    let newestRefClick, fingerprintClicks, clickBySeq: String
+    let newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon]
     }
 }
 

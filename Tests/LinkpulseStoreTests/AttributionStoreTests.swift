@@ -60,9 +60,12 @@ import Testing
         }
     }
 
-    @Test(arguments: [UInt64(1), 2, 3])
-    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64) async throws {
-        let store = try TemporaryStore()
+    /// Seeds, with how many click index entries attribution holds in memory: all of them, or
+    /// so few that most lookups go to the clicks moved to disk (and a restart halfway loses
+    /// the memory half, listed again from the events).
+    @Test(arguments: [(UInt64(1), 1_000_000), (2, 1_000_000), (3, 1_000_000), (4, 8), (5, 64), (6, 300)])
+    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int) async throws {
+        let store = try TemporaryStore(recentClickEntries: recentClickEntries)
         let events = Self.traffic(seed: seed, count: 3_000)
         // Several commits, and requests in one commit: clicks of earlier requests are visible.
         for chunk in stride(from: 0, to: events.count, by: 250) {
@@ -71,8 +74,15 @@ import Testing
                 IngestWork(events: Array(slice.prefix(100)), quarantine: []),
                 IngestWork(events: Array(slice.dropFirst(100)), quarantine: []),
             ])
+            if chunk == 1_500 && recentClickEntries < 1_000 {
+                try store.database.attributeAll(batch: 97)
+                try store.reopen()
+            }
         }
         try store.database.attributeAll()
+        // The small memories moved clicks to disk; the large one kept them all.
+        let onDisk = try store.count("SELECT (SELECT count(*) FROM attr.ref_clicks) + (SELECT count(*) FROM attr.fingerprint_clicks)")
+        #expect(recentClickEntries < 1_000 ? onDisk > 1_000 : onDisk == 0)
         let stored = try store.database.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,

@@ -16,14 +16,24 @@ final class TemporaryStore {
         return logger
     }()
 
-    init(directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000) throws {
+    /// How many click index entries attribution keeps in memory (`AppDatabase`'s default, or
+    /// a few to make it use its disk half).
+    let recentClickEntries: Int
+
+    init(
+        directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
+        recentClickEntries: Int = 1_000_000
+    ) throws {
         self.directory = directory
-        database = try AppDatabase(directory: directory, durability: .normal, tailLimit: tailLimit, logger: logger)
+        self.recentClickEntries = recentClickEntries
+        database = try AppDatabase(
+            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries, logger: logger)
     }
 
     func reopen(tailLimit: Int = 200_000) throws {
         try database.close()
-        database = try AppDatabase(directory: directory, durability: .normal, tailLimit: tailLimit, logger: logger)
+        database = try AppDatabase(
+            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries, logger: logger)
     }
 
     deinit {

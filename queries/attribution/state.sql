@@ -1,3 +1,4 @@
--- state: the attribution file's owner, watermark, the id of the event at the watermark and
--- the window in force. Parameters: none. Idempotent: yes (read-only).
-SELECT database_id, attributed_through_seq, attribution_window_ms, through_event_id FROM attribution_state
+-- state: the attribution file's owner, watermark, the window in force, the id of the event at
+-- the watermark and the memory horizon of the click indexes. Parameters: none. Idempotent: yes
+-- (read-only).
+SELECT database_id, attributed_through_seq, attribution_window_ms, through_event_id, recent_from_ms FROM attribution_state

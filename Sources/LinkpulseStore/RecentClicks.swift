@@ -1,0 +1,182 @@
+import LinkpulseDomain
+
+/// The memory half of the attribution follower's click indexes: every indexed person's click
+/// that happened at or after `horizonMs`, by ref and by fingerprint. The other half, the clicks
+/// before the horizon, is in the attribution file (`ref_clicks`, `fingerprint_clicks`).
+///
+/// Why: clicks arrive in time order but with random refs and addresses, so indexing each one
+/// in a B-tree took a random page write per click, which made attribution the slowest part of
+/// the pipeline under load. Here a click costs an append to a small array; the clicks that fall
+/// behind the horizon go to disk in batches sorted by key (`spill`), which touches each page
+/// once per batch.
+///
+/// Only times and seqs are held (a matched click's link is read from the events by seq), so
+/// an entry is 16 to 24 bytes. Nothing here must be saved: the memory half is exactly the
+/// indexed clicks at or after the horizon, which the events database can list again
+/// (`AppDatabase.rebuildRecentClicks`).
+struct RecentClicks {
+    /// A click by ref: when it happened and its seq. Arrays of them are kept sorted by
+    /// (time, seq): of clicks at the same instant, the one stored last is the newest.
+    struct RefEntry: Equatable {
+        var ms: Int64
+        var seq: Int64
+    }
+
+    /// A click by fingerprint, with its OS version (major.minor, an index into `osVersions`;
+    /// -1 when the click did not know it).
+    struct FingerprintEntry: Equatable {
+        var ms: Int64
+        var seq: Int64
+        var os: Int32
+    }
+
+    /// A click found by fingerprint: time, seq and OS version (major.minor).
+    struct FingerprintMatch: Equatable {
+        var ms: Int64
+        var seq: Int64
+        var osVersion: String?
+    }
+
+    /// What leaves memory when the horizon moves: every entry before `horizonMs`, sorted in
+    /// the order of the disk tables' keys.
+    struct Spill {
+        var horizonMs: Int64
+        var byRef: [(ref: String, entry: RefEntry)]
+        var byFingerprint: [(fingerprint: Fingerprint, entry: FingerprintEntry)]
+        /// The OS versions the entries' `os` indexes name.
+        var osVersions: [String]
+
+        /// The OS version (major.minor) of an entry's `os`, nil when it did not know it.
+        func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
+    }
+
+    /// Clicks at or after this instant are held here; earlier ones are on disk.
+    private(set) var horizonMs: Int64
+    /// The attribution watermark these entries are exact for (every click with seq ≤ it).
+    var throughSeq: Int64
+    /// Past this many entries (a click by ref and by fingerprint counts twice), `spill` moves
+    /// the horizon to keep about half of them.
+    let capacity: Int
+    private var byRef: [String: [RefEntry]] = [:]
+    private var byFingerprint: [Fingerprint: [FingerprintEntry]] = [:]
+    private var osVersions: [String] = []
+    private var osIds: [String: Int32] = [:]
+    /// How many entries are held.
+    private(set) var entries = 0
+
+    init(horizonMs: Int64, throughSeq: Int64, capacity: Int) {
+        self.horizonMs = horizonMs; self.throughSeq = throughSeq; self.capacity = max(capacity, 2)
+    }
+
+    /// Holds a person's click, unless it happened before the horizon (false: it belongs on disk).
+    /// Clicks are added in store order.
+    mutating func add(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) -> Bool {
+        guard ms >= horizonMs else { return false }
+        if let ref {
+            Self.insertSorted(RefEntry(ms: ms, seq: seq), into: &byRef[ref, default: []])
+            entries += 1
+        }
+        if let fingerprint {
+            let entry = FingerprintEntry(ms: ms, seq: seq, os: osId(osVersion))
+            Self.insertSorted(entry, into: &byFingerprint[fingerprint, default: []])
+            entries += 1
+        }
+        return true
+    }
+
+    /// The newest held click of `ref` at or before `atMs`, or nil when none is held (there may
+    /// be one on disk then, before the horizon).
+    func newest(ref: String, atOrBefore atMs: Int64) -> RefEntry? {
+        guard let clicks = byRef[ref] else { return nil }
+        let end = Self.firstIndex(in: clicks, after: atMs)
+        return end > 0 ? clicks[end - 1] : nil
+    }
+
+    /// The held clicks with this fingerprint in [fromMs, throughMs], newest first.
+    func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) -> [FingerprintMatch] {
+        guard let clicks = byFingerprint[fingerprint] else { return [] }
+        var found: [FingerprintMatch] = []
+        var i = Self.firstIndex(in: clicks, after: throughMs) - 1
+        while i >= 0 && clicks[i].ms >= fromMs {
+            let c = clicks[i]
+            found.append(FingerprintMatch(ms: c.ms, seq: c.seq, osVersion: c.os < 0 ? nil : osVersions[Int(c.os)]))
+            i -= 1
+        }
+        return found
+    }
+
+    /// When more than `capacity` entries are held: moves the horizon so that about half stay
+    /// and returns what leaves, for the caller to store (in the same transaction as the new
+    /// horizon). Nil while under capacity.
+    mutating func spill() -> Spill? {
+        guard entries > capacity else { return nil }
+        var times: [Int64] = []
+        times.reserveCapacity(entries)
+        for clicks in byRef.values { for c in clicks { times.append(c.ms) } }
+        for clicks in byFingerprint.values { for c in clicks { times.append(c.ms) } }
+        times.sort()
+        // The median, or past it when most entries share one instant (then all of that instant go).
+        var newHorizon = times[times.count / 2]
+        if newHorizon == times[0] { newHorizon = times.first(where: { $0 > newHorizon }) ?? (times[times.count - 1] + 1) }
+
+        var spill = Spill(horizonMs: newHorizon, byRef: [], byFingerprint: [], osVersions: osVersions)
+        for (ref, clicks) in byRef {
+            let cut = Self.firstIndex(in: clicks, after: newHorizon - 1)
+            guard cut > 0 else { continue }
+            for c in clicks[..<cut] { spill.byRef.append((ref, c)) }
+            byRef[ref] = cut == clicks.count ? nil : Array(clicks[cut...])
+        }
+        for (fingerprint, clicks) in byFingerprint {
+            let cut = Self.firstIndex(in: clicks, after: newHorizon - 1)
+            guard cut > 0 else { continue }
+            for c in clicks[..<cut] { spill.byFingerprint.append((fingerprint, c)) }
+            byFingerprint[fingerprint] = cut == clicks.count ? nil : Array(clicks[cut...])
+        }
+        entries -= spill.byRef.count + spill.byFingerprint.count
+        horizonMs = newHorizon
+        spill.byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
+        spill.byFingerprint.sort {
+            let a = $0.fingerprint, b = $1.fingerprint
+            return (TimeGrain.floor($0.entry.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, $0.entry.ms, $0.entry.seq)
+                < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
+        }
+        return spill
+    }
+
+    private mutating func osId(_ version: String?) -> Int32 {
+        guard let version else { return -1 }
+        if let id = osIds[version] { return id }
+        let id = Int32(osVersions.count)
+        osVersions.append(version)
+        osIds[version] = id
+        return id
+    }
+
+    /// The index of the first entry that happened after `ms` (count when none did).
+    private static func firstIndex<E: TimedEntry>(in clicks: [E], after ms: Int64) -> Int {
+        var low = 0, high = clicks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if clicks[mid].ms <= ms { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Keeps (time, seq) order: usually an append; a late click goes after every entry of
+    /// its instant (they were stored before it).
+    private static func insertSorted<E: TimedEntry>(_ entry: E, into clicks: inout [E]) {
+        if let last = clicks.last, last.ms > entry.ms {
+            clicks.insert(entry, at: firstIndex(in: clicks, after: entry.ms))
+        } else {
+            clicks.append(entry)
+        }
+    }
+}
+
+/// An entry kept in time order.
+protocol TimedEntry {
+    var ms: Int64 { get }
+}
+
+extension RecentClicks.RefEntry: TimedEntry {}
+extension RecentClicks.FingerprintEntry: TimedEntry {}
