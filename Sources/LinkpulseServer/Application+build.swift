@@ -257,22 +257,28 @@ struct MetricsController: Sendable {
 
 /// How far the stats are behind the stored events, as `/metrics` gauges and the admin API's
 /// answer: `linkpulse_rollup_lag_seconds` (how long the oldest event not yet counted has
-/// waited; 0 when every stored event is counted) and `linkpulse_rollup_backlog_events`.
+/// waited; 0 when every stored event is counted), `linkpulse_rollup_backlog_events` and
+/// `linkpulse_attribution_backlog_events` (stored, not yet attributed: the part of the backlog
+/// that waits for the attribution follower rather than the rollup timer).
 struct RollupFreshness: Sendable {
     let database: AppDatabase
     let now: @Sendable () -> Int64
     let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
     let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
+    let attributionBacklog = Gauge(label: "linkpulse_attribution_backlog_events")
 
     struct Status: Codable {
         var storedThroughSeq: Int64
         var countedThroughSeq: Int64
         var backlogEvents: Int64
         var lagSeconds: Double
+        var attributedThroughSeq: Int64
+        var attributionBacklogEvents: Int64
 
         enum CodingKeys: String, CodingKey {
             case storedThroughSeq = "stored_through_seq", countedThroughSeq = "counted_through_seq"
             case backlogEvents = "backlog_events", lagSeconds = "lag_seconds"
+            case attributedThroughSeq = "attributed_through_seq", attributionBacklogEvents = "attribution_backlog_events"
         }
     }
 
@@ -281,9 +287,11 @@ struct RollupFreshness: Sendable {
         let progress = try await database.rollupProgress()
         let status = Status(
             storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
-            backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()))
+            backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),
+            attributedThroughSeq: progress.attributedThroughSeq, attributionBacklogEvents: progress.attributionBacklog)
         lag.record(status.lagSeconds)
         backlog.record(Double(status.backlogEvents))
+        attributionBacklog.record(Double(status.attributionBacklogEvents))
         return status
     }
 }

@@ -77,9 +77,9 @@ extension AppDatabase {
     /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
     /// the events database's write lock.
     func attributeRound(maxEvents: Int) throws -> Int {
-        var kept: RecentClicks?
-        let processed = try attributionQueue.inDatabase { db in
+        try attributionQueue.inDatabase { db in
             var processed = 0
+            var kept: RecentClicks?
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.attribution.lock)
                 let state = try Row.fetchOne(db, sql: queries.attribution.state)
@@ -99,11 +99,11 @@ extension AppDatabase {
                 processed = events.count
                 return .commit
             }
+            // Only a committed round's memory is kept (before the next round can start on this
+            // connection): after a failure the next round lists it again.
+            if let kept { recentClicksKept.withLock { $0 = kept } }
             return processed
         }
-        // Only a committed round's memory is kept: after a failure the next round lists it again.
-        if let kept { recentClicksKept.withLock { $0 = kept } }
-        return processed
     }
 
     /// The memory half of the click indexes for a round starting at `watermark`: the one the

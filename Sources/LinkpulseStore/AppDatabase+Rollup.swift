@@ -274,11 +274,15 @@ public struct RollupProgress: Sendable, Equatable {
     public var storedThroughSeq: Int64
     /// Every event with a seq up to this one is counted.
     public var countedThroughSeq: Int64
+    /// Every event with a seq up to this one is attributed (only those can be counted).
+    public var attributedThroughSeq: Int64
     /// When the oldest event not yet counted was received, UTC ms; nil when all are counted.
     public var oldestUncountedReceivedAtMs: Int64?
 
     /// Events stored but not yet counted.
     public var backlog: Int64 { max(storedThroughSeq - countedThroughSeq, 0) }
+    /// Events stored but not yet attributed.
+    public var attributionBacklog: Int64 { max(storedThroughSeq - attributedThroughSeq, 0) }
 
     /// How long the oldest event not yet counted has been waiting at `nowMs`, in seconds (0 when
     /// every stored event is counted): every event received longer ago than this is in the stats.
@@ -296,7 +300,8 @@ extension AppDatabase {
         return try await pool.read { db in
             let row = try Row.fetchOne(db, sql: sql)
             return RollupProgress(
-                storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, oldestUncountedReceivedAtMs: row?[2])
+                storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, attributedThroughSeq: row?[3] ?? 0,
+                oldestUncountedReceivedAtMs: row?[2])
         }
     }
 }

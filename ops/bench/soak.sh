@@ -3,18 +3,22 @@
 # while, sampling every second how far the stats are behind, then until they have caught up.
 #
 # Usage: ops/bench/soak.sh [--duration SECONDS] [--interval DURATION] [--batch N] [--connections N]
+#                         [--baseline BIN]
 #   defaults: 600 s of 100-event POSTs on 64 connections, --rollup-interval 10s.
+#   --baseline BIN: afterwards, the same soak against another linkpulse binary (e.g. a release
+#   build of an earlier commit) on a data directory of its own, printed beside this build's.
 #
 # Prints: the ingest rate; lag (how long the oldest event not yet counted had waited, from
 # GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
 # load and its trend (least-squares slope over the load, s per minute); the backlog (events
 # stored, not yet counted); how long after the load stopped every stored event was counted;
 # the daemon's peak RSS; and the targets (lag p99 <= 2 x interval, no upward trend, caught up
-# <= 1 interval after the load). Samples are kept in soak.csv in the work directory with --keep.
+# <= 1 interval after the load). Samples are kept in this/soak.csv (and baseline/soak.csv) in the
+# work directory with --keep.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""
+DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""; BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
@@ -22,6 +26,7 @@ while [ $# -gt 0 ]; do
     --batch) BATCH="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
+    --baseline) BASELINE="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -29,18 +34,21 @@ done
 . ops/bench/lib.sh
 bench_need_wrk
 bench_prepare soak
-mkdir -p "$DATA"
 PORT=18093
 INGEST_KEY=lpi_soak_bench_key
 READ_KEY=lpr_soak_bench_key
 
+# soak BIN LABEL DIR: one soak of the daemon BIN on a new data directory DIR.
+soak() {
+local BIN=$1 LABEL=$2 DATA=$3
+mkdir -p "$DATA"
 $BIN serve --data-dir "$DATA" --port $PORT --ingest-key $INGEST_KEY --read-key $READ_KEY \
   --rollup-interval "$INTERVAL" --log-level warning > "$DATA/serve.log" 2>&1 &
 LP_PID=$!
 for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 
 SAMPLES="$DATA/soak.csv"
-echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb" > "$SAMPLES"
+echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb,attribution_backlog" > "$SAMPLES"
 sample() {  # phase t0
   local status rss
   status=$(curl -sf "http://127.0.0.1:$PORT/v1/admin/rollup" -H "Authorization: Bearer $READ_KEY" || echo '{}')
@@ -48,11 +56,11 @@ sample() {  # phase t0
   python3 -c "
 import json, sys, time
 s = json.loads(sys.argv[1] or '{}')
-print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]}\")
+print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]},{s.get('attribution_backlog_events', '')}\")
 " "$status" "$1" "$2" "$rss" >> "$SAMPLES"
 }
 
-echo "== $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
+echo "== $LABEL: $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
 T0=$(python3 -c 'import time; print(time.time())')
 THREADS=2; [ "$CONNECTIONS" -lt 2 ] && THREADS=1
 BATCH=$BATCH KEY=$INGEST_KEY timeout $((DURATION + 30)) wrk -t$THREADS -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
@@ -99,6 +107,11 @@ if lags:
     print(f"   lag during the load: p50 {pct(lags, 50):.1f} s, p99 {pct(lags, 99):.1f} s, max {max(lags):.1f} s "
           f"(target p99 <= {2 * interval:.0f} s); trend {slope * 60:+.2f} s per minute (target: none upward)")
     print(f"   backlog during the load: p50 {pct(backlog, 50):,} events, max {max(backlog):,}")
+    waiting = [int(r["attribution_backlog"] or 0) for r in load]
+    print(f"   of it not yet attributed: p50 {pct(waiting, 50):,} events, max {max(waiting):,}")
+attributed = next((r for r in after if (r["attribution_backlog"] or "1") == "0"), None)
+if attributed:
+    print(f"   attribution caught up {float(attributed['t']) - duration:.1f} s after the load stopped")
 caught = next((r for r in after if int(r["backlog_events"]) == 0), None)
 if caught:
     print(f"   caught up {float(caught['t']) - duration:.1f} s after the load stopped (target <= {interval:.0f} s)")
@@ -107,3 +120,12 @@ elif after:
 rss = [int(r["rss_kb"] or 0) for r in rows]
 print(f"   peak RSS of the daemon: {max(rss) / 1024:.0f} MB")
 PY
+kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
+LP_PID=""
+}
+
+soak "$BIN" "this build" "$DATA/this"
+if [ -n "$BASELINE" ]; then
+  sleep 5
+  soak "$BASELINE" "baseline $BASELINE" "$DATA/baseline"
+fi
