@@ -110,27 +110,20 @@ struct RecentClicks {
     /// horizon). Nil while under capacity.
     mutating func spill() -> Spill? {
         guard entries > capacity else { return nil }
-        var times: [Int64] = []
-        times.reserveCapacity(entries)
-        for clicks in byRef.values { for c in clicks { times.append(c.ms) } }
-        for clicks in byFingerprint.values { for c in clicks { times.append(c.ms) } }
-        times.sort()
-        // The median, or past it when most entries share one instant (then all of that instant go).
-        var newHorizon = times[times.count / 2]
-        if newHorizon == times[0] { newHorizon = times.first(where: { $0 > newHorizon }) ?? (times[times.count - 1] + 1) }
-
+        let newHorizon = medianTime()
         var spill = Spill(horizonMs: newHorizon, byRef: [], byFingerprint: [], osVersions: osVersions)
-        for (ref, clicks) in byRef {
-            let cut = Self.firstIndex(in: clicks, after: newHorizon - 1)
+        // In place: each array loses its prefix before the new horizon (no second copy of memory).
+        for ref in Array(byRef.keys) {
+            let cut = Self.firstIndex(in: byRef[ref]!, after: newHorizon - 1)
             guard cut > 0 else { continue }
-            for c in clicks[..<cut] { spill.byRef.append((ref, c)) }
-            byRef[ref] = cut == clicks.count ? nil : Array(clicks[cut...])
+            for c in byRef[ref]![..<cut] { spill.byRef.append((ref, c)) }
+            if cut == byRef[ref]!.count { byRef[ref] = nil } else { byRef[ref]!.removeFirst(cut) }
         }
-        for (fingerprint, clicks) in byFingerprint {
-            let cut = Self.firstIndex(in: clicks, after: newHorizon - 1)
+        for fingerprint in Array(byFingerprint.keys) {
+            let cut = Self.firstIndex(in: byFingerprint[fingerprint]!, after: newHorizon - 1)
             guard cut > 0 else { continue }
-            for c in clicks[..<cut] { spill.byFingerprint.append((fingerprint, c)) }
-            byFingerprint[fingerprint] = cut == clicks.count ? nil : Array(clicks[cut...])
+            for c in byFingerprint[fingerprint]![..<cut] { spill.byFingerprint.append((fingerprint, c)) }
+            if cut == byFingerprint[fingerprint]!.count { byFingerprint[fingerprint] = nil } else { byFingerprint[fingerprint]!.removeFirst(cut) }
         }
         entries -= spill.byRef.count + spill.byFingerprint.count
         horizonMs = newHorizon
@@ -141,6 +134,30 @@ struct RecentClicks {
                 < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
         }
         return spill
+    }
+
+    /// Where to put the horizon so that about half the entries leave: the median time of a
+    /// sample of at most about 8,192 entries; past it when most entries share the oldest
+    /// instant (then every entry of that instant leaves), so that something always does.
+    private func medianTime() -> Int64 {
+        let step = max(entries / 8_192, 1)
+        var times: [Int64] = []
+        times.reserveCapacity(entries / step + 2)
+        var n = 0
+        func sample(_ ms: Int64) {
+            if n % step == 0 { times.append(ms) }
+            n += 1
+        }
+        for clicks in byRef.values { for c in clicks { sample(c.ms) } }
+        for clicks in byFingerprint.values { for c in clicks { sample(c.ms) } }
+        times.sort()
+        let oldest = min(
+            byRef.values.lazy.map { $0[0].ms }.min() ?? .max, byFingerprint.values.lazy.map { $0[0].ms }.min() ?? .max)
+        let median = times[times.count / 2]
+        if median > oldest { return median }
+        let newest = max(
+            byRef.values.lazy.map { $0[$0.count - 1].ms }.max() ?? .min, byFingerprint.values.lazy.map { $0[$0.count - 1].ms }.max() ?? .min)
+        return times.first(where: { $0 > median }) ?? (newest + 1)
     }
 
     private mutating func osId(_ version: String?) -> Int32 {
