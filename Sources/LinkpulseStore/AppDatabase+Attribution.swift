@@ -90,7 +90,10 @@ extension AppDatabase {
                 let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
                 var round = try AttributionRound(
                     db: db, queries: queries.attribution,
-                    clicks: StoredClicks(byId: try resolveClickIds(db, in: events), recent: recent, disk: disk))
+                    clicks: StoredClicks(
+                        byId: try resolveClickIds(db, in: events),
+                        wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
+                        recent: recent, disk: disk))
                 for event in events { try round.add(event, attributor: attributor) }
                 if let spill = round.clicks.recent.spill() { try disk.store(spill) }
                 try db.execute(sql: queries.attribution.advance, arguments: [last.subject.seq])
@@ -138,15 +141,23 @@ extension AppDatabase {
         var events: [AttributionSourceEvent] = []
         events.reserveCapacity(min(limit, 65_536))
         while try read.step() {
-            let platform = Platform(rawValue: read.text(8) ?? "") ?? .other
-            let kind = EventKind(rawValue: read.text(2) ?? "") ?? .click
+            let kind = CompactEvent.kind(code: read.int64(2))
+            let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(8)))
+            let fingerprint: Fingerprint?
+            if read.columnIsBlob(10), let hash = read.blob(10), hash.count >= 8 {
+                // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
+                fingerprint = Fingerprint(ipKey: Int64(bitPattern: UInt64(bigEndian: hash.loadUnaligned(as: UInt64.self))), platform: platform)
+            } else {
+                fingerprint = Fingerprint(ipHash: read.text(10), platform: platform)
+            }
+            // A click's own click_id plays no part; the text is made only for the events that use it.
+            let clickId = kind == .click ? nil : read.withStoredId(9) { String(decoding: $0, as: UTF8.self) }
             events.append(AttributionSourceEvent(
-                eventId: read.text(1) ?? "",
+                eventKey: StoredIdKey(read, column: 1) ?? .text(""),
                 subject: AttributionSubject(
                     seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
                     dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
-                    clickId: read.text(9), fingerprint: Fingerprint(ipHash: read.text(10), platform: platform),
-                    osVersion: read.text(11), isBot: read.int64(12) != 0)))
+                    clickId: clickId, fingerprint: fingerprint, osVersion: read.text(11), isBot: read.int64(12) != 0)))
         }
         return events
     }
@@ -251,7 +262,8 @@ extension AppDatabase {
 
 /// One stored event as the attribution follower reads it.
 struct AttributionSourceEvent {
-    var eventId: String
+    /// Its event id, as a click's id is looked up.
+    var eventKey: StoredIdKey
     var subject: AttributionSubject
 }
 
@@ -341,12 +353,22 @@ struct DiskClicks {
 /// round, and the click indexes (memory from the horizon on, disk before it). Clicks of the
 /// round are indexed as they are read, so later events of the round see them.
 struct StoredClicks: ClickLookup {
-    /// Clicks by id: those named by the round's events and stored before it, and the round's own.
-    var byId: [String: KnownClick]
+    /// The clicks stored before the round that its events name by id.
+    let byId: [String: KnownClick]
+    /// The round's own clicks that later events of the round name by id (`wanted`).
+    var ofRound: [StoredIdKey: KnownClick] = [:]
+    /// The ids the round's events name.
+    let wanted: Set<StoredIdKey>
     var recent: RecentClicks
     let disk: DiskClicks
 
-    func click(id: String) -> KnownClick? { byId[id] }
+    init(byId: [String: KnownClick], wanted: Set<StoredIdKey>, recent: RecentClicks, disk: DiskClicks) {
+        self.byId = byId; self.wanted = wanted; self.recent = recent; self.disk = disk
+    }
+
+    func click(id: String) -> KnownClick? {
+        byId[id] ?? (ofRound.isEmpty ? nil : ofRound[StoredIdKey(id)])
+    }
 
     func newestClick(ref: String, atOrBefore atMs: Int64) throws -> KnownClick? {
         // Memory first: every click there is later than every click on disk.
@@ -394,7 +416,9 @@ struct AttributionRound {
     mutating func index(_ event: AttributionSourceEvent) throws {
         let e = event.subject
         let os = osMajorMinor(e.osVersion)
-        clicks.byId[event.eventId] = KnownClick(seq: e.seq, occurredAtMs: e.occurredAtMs, dimensions: e.dimensions, osVersion: os)
+        if clicks.wanted.contains(event.eventKey) {
+            clicks.ofRound[event.eventKey] = KnownClick(seq: e.seq, occurredAtMs: e.occurredAtMs, dimensions: e.dimensions, osVersion: os)
+        }
         guard !e.isBot else { return }
         if !clicks.recent.add(seq: e.seq, ms: e.occurredAtMs, ref: e.dimensions.ref, fingerprint: e.fingerprint, osVersion: os) {
             try clicks.disk.store(seq: e.seq, ms: e.occurredAtMs, ref: e.dimensions.ref, fingerprint: e.fingerprint, osVersion: os)

@@ -188,3 +188,44 @@ extension HotStatement {
         }
     }
 }
+
+/// An event id as attribution compares them without making text of it: a stored UUID's 16
+/// bytes and its letter case, any other id as its text. Equal exactly when the ids as sent are
+/// equal (the stored form is a function of the text, and gives it back).
+enum StoredIdKey: Hashable {
+    case uuid(UInt64, UInt64, upper: Bool)
+    case text(String)
+
+    /// The key of an id as sent.
+    init(_ text: String) {
+        switch CompactEvent.id(text) {
+        case .bytes(let bytes): self = bytes.withUnsafeBytes { Self(bytes: $0) }
+        case .text(let text): self = .text(text)
+        }
+    }
+
+    /// The key of an id column of `event_rows` (event_id, click_id) in the current row; nil when
+    /// it is NULL.
+    init?(_ statement: HotStatement, column: Int32) {
+        if statement.columnIsBlob(column), let bytes = statement.blob(column) {
+            self.init(bytes: bytes)
+        } else if let text = statement.text(column) {
+            self = .text(text)
+        } else {
+            return nil
+        }
+    }
+
+    /// From the stored bytes of a UUID (16, or 17 with the upper-case mark first).
+    private init(bytes: UnsafeRawBufferPointer) {
+        let upper = bytes.count == 17
+        let digits = upper ? UnsafeRawBufferPointer(rebasing: bytes[1...]) : bytes
+        guard digits.count == 16 else {
+            self = .text(CompactEvent.withIdText(bytes) { String(decoding: $0, as: UTF8.self) })
+            return
+        }
+        self = .uuid(
+            digits.loadUnaligned(fromByteOffset: 0, as: UInt64.self), digits.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+            upper: upper)
+    }
+}

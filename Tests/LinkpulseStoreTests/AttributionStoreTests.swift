@@ -22,14 +22,17 @@ import Testing
         let platforms: [Platform] = [.ios, .android, .desktop]
         for n in 0..<count {
             let at = t0 + Int64(n) * 20_000 - (rng.chance(0.1) ? Int64(rng.below(6 * 60)) * minute : 0)
-            let ip = String(repeating: "0", count: 15) + String(rng.below(12), radix: 16) + "aa"
+            // Keyed hashes are 32 hex digits (stored as bytes); other text is stored as sent.
+            let address = String(rng.below(12), radix: 16)
+            let ip = rng.chance(0.5) ? address + "aa" + String(repeating: "0", count: 29) : String(repeating: "0", count: 15) + address + "aa"
             let platform = platforms[rng.below(platforms.count)]
             let os = rng.chance(0.3) ? nil : "1\(rng.below(3)).\(rng.below(2))"
             if clicks.isEmpty || rng.chance(0.45) {
                 let refIndex = rng.below(6)
                 let ref = "r\(refIndex)"
+                // Ids as text, and as UUIDs in either letter case (stored as bytes).
                 let click = IngestEvent(
-                    id: "c\(n)", kind: .click, occurredAtMs: at, receivedAtMs: at, ref: ref, campaign: "camp\(refIndex % 3)",
+                    id: Self.clickId(n, form: rng.below(3), &rng), kind: .click, occurredAtMs: at, receivedAtMs: at, ref: ref, campaign: "camp\(refIndex % 3)",
                     source: rng.chance(0.5) ? "email" : nil, platform: platform, ipHash: ip, visitorId: "v\(rng.below(50))",
                     osVersion: os, botReason: rng.chance(0.1) ? "preview" : nil)
                 clicks.append(click)
@@ -42,11 +45,20 @@ import Testing
             events.append(IngestEvent(
                 id: "e\(n)", kind: kinds[rng.below(3)], occurredAtMs: at, receivedAtMs: at,
                 ref: how == 1 ? click.ref : nil, source: rng.chance(0.2) ? "sms" : nil, platform: platform,
-                clickId: how == 0 ? (rng.chance(0.1) ? "unknown" : click.id) : nil, ipHash: ip, visitorId: "v\(n)",
+                clickId: how == 0 ? (rng.chance(0.1) ? "unknown" : rng.chance(0.1) ? click.id.uppercased() : click.id) : nil, ipHash: ip, visitorId: "v\(n)",
                 osVersion: os, botReason: rng.chance(0.05) ? "crawler" : nil))
             if rng.chance(0.03) { events.append(events[events.count - 1]) }
         }
         return events
+    }
+
+    /// A click's id: text, or a UUID in lower or upper case.
+    static func clickId(_ n: Int, form: Int, _ rng: inout SplitMix64) -> String {
+        guard form > 0 else { return "c\(n)" }
+        let hex = String(format: "%016llx%016llx", rng.next(), rng.next())
+        let chars = Array(hex)
+        let uuid = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }.joined(separator: "-")
+        return form == 1 ? uuid : uuid.uppercased()
     }
 
     /// (seq, match_type, matched_click_seq) of every event, in seq order.
