@@ -124,9 +124,8 @@ extension AppDatabase {
         try s.bind(1, horizon)
         try s.bind(2, watermark)
         while try s.step() {
-            let platform = Platform(rawValue: s.text(4) ?? "") ?? .other
             _ = recent.add(
-                seq: s.int64(0), ms: s.int64(1), ref: s.text(2), fingerprint: Fingerprint(ipHash: s.text(3), platform: platform),
+                seq: s.int64(0), ms: s.int64(1), ref: s.text(2), fingerprint: s.storedFingerprint(hash: 3, platform: 4),
                 osVersion: osMajorMinor(s.text(5)))
             // In time order, so a new horizon is never after a click still to come.
             if let spill = recent.spill() { try disk.store(spill) }
@@ -142,14 +141,6 @@ extension AppDatabase {
         events.reserveCapacity(min(limit, 65_536))
         while try read.step() {
             let kind = CompactEvent.kind(code: read.int64(2))
-            let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(8)))
-            let fingerprint: Fingerprint?
-            if read.columnIsBlob(10), let hash = read.blob(10), hash.count >= 8 {
-                // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
-                fingerprint = Fingerprint(ipKey: Int64(bitPattern: UInt64(bigEndian: hash.loadUnaligned(as: UInt64.self))), platform: platform)
-            } else {
-                fingerprint = Fingerprint(ipHash: read.text(10), platform: platform)
-            }
             // A click's own click_id plays no part; the text is made only for the events that use it.
             let clickId = kind == .click ? nil : read.withStoredId(9) { String(decoding: $0, as: UTF8.self) }
             events.append(AttributionSourceEvent(
@@ -157,7 +148,8 @@ extension AppDatabase {
                 subject: AttributionSubject(
                     seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
                     dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
-                    clickId: clickId, fingerprint: fingerprint, osVersion: read.text(11), isBot: read.int64(12) != 0)))
+                    clickId: clickId, fingerprint: read.storedFingerprint(hash: 10, platform: 8), osVersion: read.text(11),
+                    isBot: read.int64(12) != 0)))
         }
         return events
     }
@@ -257,6 +249,19 @@ extension AppDatabase {
     func eventId(at seq: Int64) throws -> String? {
         guard seq > 0 else { return nil }
         return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
+    }
+}
+
+extension HotStatement {
+    /// The fingerprint of a row of `event_rows`, from its `ip_hash` and `platform` columns; nil
+    /// without a hash.
+    func storedFingerprint(hash: Int32, platform: Int32) -> Fingerprint? {
+        let platform = Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform)))
+        if columnIsBlob(hash), let bytes = blob(hash), bytes.count >= 8 {
+            // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
+            return Fingerprint(ipKey: Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))), platform: platform)
+        }
+        return Fingerprint(ipHash: text(hash), platform: platform)
     }
 }
 

@@ -1,7 +1,8 @@
 -- recent_clicks: the non-bot clicks the follower holds in memory (RecentClicks), listed
 -- again after a start: those attributed so far that happened at or after the memory horizon,
--- in (time, seq) order (the events' time index). Parameters (positional): horizon_ms,
--- through_seq. Idempotent: yes (read-only).
-SELECT seq, occurred_at_ms, ref, ip_hash, platform, os_version FROM ev.events
-WHERE occurred_at_ms >= ? AND seq <= ? AND type = 'click' AND bot = 0
-ORDER BY occurred_at_ms, seq
+-- in (time, seq) order (the events' time index), in their stored form like events_after.
+-- Parameters (positional): horizon_ms, through_seq. Idempotent: yes (read-only).
+SELECT r.seq, r.occurred_at_ms, r.ref, r.ip_hash, r.platform, t.value
+FROM ev.event_rows r LEFT JOIN ev.event_texts t ON t.id = r.os_version
+WHERE r.occurred_at_ms >= ? AND r.seq <= ? AND r.type = 0 AND r.bot = 0
+ORDER BY r.occurred_at_ms, r.seq
