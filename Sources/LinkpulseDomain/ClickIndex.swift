@@ -21,46 +21,59 @@ public struct ClickIndex: ClickLookup, Sendable {
     public mutating func add(_ click: KnownClick, id: String, fingerprint: Fingerprint?, isBot: Bool) {
         byId[id] = click
         guard !isBot else { return }
-        if let ref = click.dimensions.ref { Self.insertSorted(click, into: &byRef[ref, default: []]) }
-        if let fingerprint { Self.insertSorted(click, into: &byFingerprint[fingerprint, default: []]) }
+        if let ref = click.dimensions.ref { byRef[ref, default: []].insertInTimeOrder(click) }
+        if let fingerprint { byFingerprint[fingerprint, default: []].insertInTimeOrder(click) }
     }
 
     public func click(id: String) -> KnownClick? { byId[id] }
 
     public func newestClick(ref: String, atOrBefore atMs: Int64) -> KnownClick? {
         guard let clicks = byRef[ref] else { return nil }
-        let end = Self.firstIndex(in: clicks, after: atMs)
+        let end = clicks.firstIndex(happenedAfter: atMs)
         return end > 0 ? clicks[end - 1] : nil
     }
 
     public func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) -> [KnownClick] {
         guard let clicks = byFingerprint[fingerprint] else { return [] }
         var found: [KnownClick] = []
-        var i = Self.firstIndex(in: clicks, after: throughMs) - 1
+        var i = clicks.firstIndex(happenedAfter: throughMs) - 1
         while i >= 0 && clicks[i].occurredAtMs >= fromMs {
             found.append(clicks[i])
             i -= 1
         }
         return found
     }
+}
 
-    /// The index of the first click that happened after `ms` (clicks.count when none did).
-    static func firstIndex(in clicks: [KnownClick], after ms: Int64) -> Int {
-        var low = 0, high = clicks.count
+/// What click indexes keep in arrays in time order: something that happened at an instant.
+public protocol TimeOrdered {
+    /// When it happened, UTC ms.
+    var timeMs: Int64 { get }
+}
+
+extension KnownClick: TimeOrdered {
+    public var timeMs: Int64 { occurredAtMs }
+}
+
+extension Array where Element: TimeOrdered {
+    /// In an array in time order: the index of the first element that happened after `ms`
+    /// (count when none did).
+    public func firstIndex(happenedAfter ms: Int64) -> Int {
+        var low = 0, high = count
         while low < high {
             let mid = (low + high) / 2
-            if clicks[mid].occurredAtMs <= ms { low = mid + 1 } else { high = mid }
+            if self[mid].timeMs <= ms { low = mid + 1 } else { high = mid }
         }
         return low
     }
 
-    /// Keeps the order by (occurredAtMs, seq): a click is usually the newest, so it is usually
-    /// appended; a late one is inserted after every click of the same instant (a higher seq).
-    static func insertSorted(_ click: KnownClick, into clicks: inout [KnownClick]) {
-        if let last = clicks.last, last.occurredAtMs > click.occurredAtMs {
-            clicks.insert(click, at: firstIndex(in: clicks, after: click.occurredAtMs))
+    /// Adds to an array in time order, elements added in store order: usually an append; a
+    /// late one goes after every element of its instant (they were stored before it).
+    public mutating func insertInTimeOrder(_ element: Element) {
+        if let last, last.timeMs > element.timeMs {
+            insert(element, at: firstIndex(happenedAfter: element.timeMs))
         } else {
-            clicks.append(click)
+            append(element)
         }
     }
 }

@@ -73,12 +73,12 @@ struct RecentClicks {
     mutating func add(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) -> Bool {
         guard ms >= horizonMs else { return false }
         if let ref {
-            Self.insertSorted(RefEntry(ms: ms, seq: seq), into: &byRef[ref, default: []])
+            byRef[ref, default: []].insertInTimeOrder(RefEntry(ms: ms, seq: seq))
             entries += 1
         }
         if let fingerprint {
             let entry = FingerprintEntry(ms: ms, seq: seq, os: osId(osVersion))
-            Self.insertSorted(entry, into: &byFingerprint[fingerprint, default: []])
+            byFingerprint[fingerprint, default: []].insertInTimeOrder(entry)
             entries += 1
         }
         return true
@@ -88,7 +88,7 @@ struct RecentClicks {
     /// be one on disk then, before the horizon).
     func newest(ref: String, atOrBefore atMs: Int64) -> RefEntry? {
         guard let clicks = byRef[ref] else { return nil }
-        let end = Self.firstIndex(in: clicks, after: atMs)
+        let end = clicks.firstIndex(happenedAfter: atMs)
         return end > 0 ? clicks[end - 1] : nil
     }
 
@@ -96,7 +96,7 @@ struct RecentClicks {
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) -> [FingerprintMatch] {
         guard let clicks = byFingerprint[fingerprint] else { return [] }
         var found: [FingerprintMatch] = []
-        var i = Self.firstIndex(in: clicks, after: throughMs) - 1
+        var i = clicks.firstIndex(happenedAfter: throughMs) - 1
         while i >= 0 && clicks[i].ms >= fromMs {
             let c = clicks[i]
             found.append(FingerprintMatch(ms: c.ms, seq: c.seq, osVersion: c.os < 0 ? nil : osVersions[Int(c.os)]))
@@ -111,20 +111,9 @@ struct RecentClicks {
     mutating func spill() -> Spill? {
         guard entries > capacity else { return nil }
         let newHorizon = medianTime()
-        var spill = Spill(horizonMs: newHorizon, byRef: [], byFingerprint: [], osVersions: osVersions)
-        // In place: each array loses its prefix before the new horizon (no second copy of memory).
-        for ref in Array(byRef.keys) {
-            let cut = Self.firstIndex(in: byRef[ref]!, after: newHorizon - 1)
-            guard cut > 0 else { continue }
-            for c in byRef[ref]![..<cut] { spill.byRef.append((ref, c)) }
-            if cut == byRef[ref]!.count { byRef[ref] = nil } else { byRef[ref]!.removeFirst(cut) }
-        }
-        for fingerprint in Array(byFingerprint.keys) {
-            let cut = Self.firstIndex(in: byFingerprint[fingerprint]!, after: newHorizon - 1)
-            guard cut > 0 else { continue }
-            for c in byFingerprint[fingerprint]![..<cut] { spill.byFingerprint.append((fingerprint, c)) }
-            if cut == byFingerprint[fingerprint]!.count { byFingerprint[fingerprint] = nil } else { byFingerprint[fingerprint]!.removeFirst(cut) }
-        }
+        var spill = Spill(
+            horizonMs: newHorizon, byRef: Self.removeEntries(before: newHorizon, from: &byRef),
+            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions)
         entries -= spill.byRef.count + spill.byFingerprint.count
         horizonMs = newHorizon
         spill.byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
@@ -169,31 +158,26 @@ struct RecentClicks {
         return id
     }
 
-    /// The index of the first entry that happened after `ms` (count when none did).
-    private static func firstIndex<E: TimedEntry>(in clicks: [E], after ms: Int64) -> Int {
-        var low = 0, high = clicks.count
-        while low < high {
-            let mid = (low + high) / 2
-            if clicks[mid].ms <= ms { low = mid + 1 } else { high = mid }
+    /// Takes every entry before `horizon` out of each array (in place: no second copy of
+    /// memory), dropping arrays left empty.
+    private static func removeEntries<Key, Entry: TimeOrdered>(
+        before horizon: Int64, from arrays: inout [Key: [Entry]]
+    ) -> [(Key, Entry)] {
+        var leaving: [(Key, Entry)] = []
+        for key in Array(arrays.keys) {
+            let cut = arrays[key]!.firstIndex(happenedAfter: horizon - 1)
+            guard cut > 0 else { continue }
+            for entry in arrays[key]![..<cut] { leaving.append((key, entry)) }
+            if cut == arrays[key]!.count { arrays[key] = nil } else { arrays[key]!.removeFirst(cut) }
         }
-        return low
-    }
-
-    /// Keeps (time, seq) order: usually an append; a late click goes after every entry of
-    /// its instant (they were stored before it).
-    private static func insertSorted<E: TimedEntry>(_ entry: E, into clicks: inout [E]) {
-        if let last = clicks.last, last.ms > entry.ms {
-            clicks.insert(entry, at: firstIndex(in: clicks, after: entry.ms))
-        } else {
-            clicks.append(entry)
-        }
+        return leaving
     }
 }
 
-/// An entry kept in time order.
-protocol TimedEntry {
-    var ms: Int64 { get }
+extension RecentClicks.RefEntry: TimeOrdered {
+    var timeMs: Int64 { ms }
 }
 
-extension RecentClicks.RefEntry: TimedEntry {}
-extension RecentClicks.FingerprintEntry: TimedEntry {}
+extension RecentClicks.FingerprintEntry: TimeOrdered {
+    var timeMs: Int64 { ms }
+}

@@ -174,14 +174,16 @@ enum CubePart {
         return serialize(count: cells.count, key: { cells[order[$0]].key }) { i, bytes in
             let c = cells[order[i]].counts
             appendCounts(c.vector, to: &bytes)
-            if c.clickVisitors.isEmpty {
-                bytes.append(0)
-            } else {
-                let sketch = c.clickVisitors.serialized
-                appendVarint(UInt64(sketch.count), to: &bytes)
-                bytes.append(contentsOf: sketch)
-            }
+            let sketch = c.clickVisitors.isEmpty ? [] : c.clickVisitors.serialized
+            appendSketchField(length: sketch.count, to: &bytes) { $0.append(contentsOf: sketch) }
         }
+    }
+
+    /// Appends an entry's visitor field: its length (0 without click visitors), then the
+    /// sketch that `write` appends (`length` bytes; not called for 0).
+    static func appendSketchField(length: Int, to bytes: inout [UInt8], _ write: (inout [UInt8]) -> Void) {
+        appendVarint(UInt64(length), to: &bytes)
+        if length > 0 { write(&bytes) }
     }
 
     /// A part of counts alone (no visitors), as cube blocks keep them.

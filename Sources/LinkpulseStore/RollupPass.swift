@@ -151,11 +151,6 @@ struct PreparedPass: @unchecked Sendable {
         return known
     }
 
-    /// The link dimensions of a tuple id, known before or new in this pass.
-    func tuple(_ id: Int) -> LinkDimensions {
-        id < tuplesBefore.all.count ? tuplesBefore.all[id] : newTuples[id - tuplesBefore.all.count]
-    }
-
     /// Per tuple id of this pass, the id of its value of link dimension `dimension`: the
     /// known values' ids, then ids for the values new in this pass; and the value of every id.
     func values(of dimension: StatsDimension) -> (ofTuple: [Int32], value: (Int32) -> String?) {
@@ -260,11 +255,8 @@ struct RollupWriter {
                 let cell = run[run.startIndex + i]
                 CubePart.appendCounts(cells.counts[cell].widened, to: &bytes)
                 let distinct = visitors.count(cell)
-                if distinct == 0 {
-                    bytes.append(0)
-                } else {
-                    CubePart.appendVarint(UInt64(VisitorSketch.serializedLength(distinct: distinct)), to: &bytes)
-                    visitors.appendSketch(cell, to: &bytes)
+                CubePart.appendSketchField(length: distinct == 0 ? 0 : VisitorSketch.serializedLength(distinct: distinct), to: &bytes) {
+                    visitors.appendSketch(cell, to: &$0)
                 }
             }
             try writePart(grain: grain, bucket: bucket, entries: entries)

@@ -88,6 +88,10 @@ import Testing
         for (outcome, count) in [("stored", 6), ("duplicate", 3), ("ignored", 9), ("rejected", 0)] {
             #expect(exposition.contains(#"linkpulse_segment_messages_total{outcome="\#(outcome)"} \#(count)"#), "\(outcome)")
         }
+        // Everything was attributed and counted by the rollup call above.
+        for gauge in ["linkpulse_rollup_backlog_events", "linkpulse_attribution_backlog_events"] {
+            #expect(exposition.contains("\n\(gauge) 0"), "\(gauge)")
+        }
         try await http.shutdown()
         for ref in ["sdk-seg", "sdk-rud"] {
             let metrics = rows.first { $0["key"] as? String == ref }?["metrics"] as? [String: Any] ?? [:]
