@@ -51,6 +51,37 @@ public protocol ClickLookup {
     mutating func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick]
 }
 
+/// Where the `click_id` of an install or open came from: what the app read it from.
+public enum ClickIdSource: String, Sendable, CaseIterable {
+    /// Android's Play Install Referrer (`lp_click` in the `install_referrer` string).
+    case installReferrer = "install_referrer"
+    /// What the landing page wrote to the iOS pasteboard.
+    case pasteboard
+    /// The universal link (iOS) the app was opened with.
+    case universalLink = "universal_link"
+    /// The app link (Android) the app was opened with.
+    case appLink = "app_link"
+    /// Anything else the app knows the click by.
+    case other
+
+    /// The small code it is stored as (`event_rows.click_id_source`).
+    public var code: Int {
+        switch self {
+        case .installReferrer: 0
+        case .pasteboard: 1
+        case .universalLink: 2
+        case .appLink: 3
+        case .other: 4
+        }
+    }
+
+    /// The source stored under `code`, nil for none or an unknown code.
+    public init?(code: Int) {
+        guard let source = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = source
+    }
+}
+
 /// One install, open or fallback to attribute: what the rules read of it.
 public struct AttributionSubject: Sendable, Equatable {
     public var seq: Int64
@@ -59,6 +90,8 @@ public struct AttributionSubject: Sendable, Equatable {
     /// The event's own link dimensions, as sent.
     public var dimensions: LinkDimensions
     public var clickId: String?
+    /// Where `clickId` came from, when the event said.
+    public var clickIdSource: ClickIdSource?
     public var fingerprint: Fingerprint?
     /// The OS version as sent (normalised to major.minor by the rules).
     public var osVersion: String?
@@ -66,10 +99,11 @@ public struct AttributionSubject: Sendable, Equatable {
 
     public init(
         seq: Int64, kind: EventKind, occurredAtMs: Int64, dimensions: LinkDimensions, clickId: String? = nil,
-        fingerprint: Fingerprint? = nil, osVersion: String? = nil, isBot: Bool = false
+        clickIdSource: ClickIdSource? = nil, fingerprint: Fingerprint? = nil, osVersion: String? = nil, isBot: Bool = false
     ) {
         self.seq = seq; self.kind = kind; self.occurredAtMs = occurredAtMs; self.dimensions = dimensions
-        self.clickId = clickId; self.fingerprint = fingerprint; self.osVersion = osVersion; self.isBot = isBot
+        self.clickId = clickId; self.clickIdSource = clickIdSource; self.fingerprint = fingerprint
+        self.osVersion = osVersion; self.isBot = isBot
     }
 }
 
@@ -80,13 +114,17 @@ public struct Attribution: Sendable, Equatable {
     /// fingerprint), or the newest click of the ref that filled what the event did not send
     /// (ref); nil when there is none.
     public var clickSeq: Int64?
-    /// The matched click's event id (click_id matches only).
+    /// The matched click's event id (install_referrer and click_id matches only).
     public var clickId: String?
     /// The dimensions the event is counted under.
     public var dimensions: LinkDimensions
+    /// How many stored clicks fitted the rule that matched: for a fingerprint match, every
+    /// click of the window the newest was chosen from; 1 for the other matches, 0 for organic.
+    public var candidates: Int
 
-    public init(match: MatchType, clickSeq: Int64? = nil, clickId: String? = nil, dimensions: LinkDimensions) {
+    public init(match: MatchType, clickSeq: Int64? = nil, clickId: String? = nil, dimensions: LinkDimensions, candidates: Int? = nil) {
         self.match = match; self.clickSeq = clickSeq; self.clickId = clickId; self.dimensions = dimensions
+        self.candidates = candidates ?? (match == .organic ? 0 : 1)
     }
 }
 
@@ -94,13 +132,15 @@ public struct Attribution: Sendable, Equatable {
 /// type, whether at first sight or in a replay.
 ///
 /// In order, the first that applies:
-/// 1. **click_id**: the event names the id of a click stored before it → that click; the
-///    event's own dimensions win, the click's fill the gaps.
+/// 1. **click_id** (**install_referrer** when the id came through the store's install
+///    referrer): the event names the id of a click stored before it → that click; the event's
+///    own dimensions win, the click's fill the gaps.
 /// 2. **ref**: the event carries its link's ref → matched to the link; campaign, source and
 ///    medium it did not send come from the newest non-bot click of that ref at or before it.
 /// 3. **fingerprint** (installs and opens only): the newest non-bot click from the same address
 ///    and platform within `windowMs` before the event (a click exactly `windowMs` before still
-///    counts), of the same OS major.minor when both know it → that click's link, whole. A guess.
+///    counts), of the same OS major.minor when both know it → that click's link, whole. A guess,
+///    and how many clicks fitted is kept with it (`Attribution.candidates`).
 /// 4. **organic**: no link; the event keeps only its own source and medium.
 ///
 /// Bots are not attributed (see `MatchType.unattributed`): they keep their own dimensions.
@@ -119,7 +159,9 @@ public struct Attributor: Sendable {
             return Attribution(match: .unattributed(ref: event.dimensions.ref), dimensions: event.dimensions)
         }
         if let id = event.clickId, let click = try clicks.click(id: id), click.seq < event.seq {
-            return Attribution(match: .clickId, clickSeq: click.seq, clickId: id, dimensions: event.dimensions.filled(from: click.dimensions))
+            return Attribution(
+                match: event.clickIdSource == .installReferrer ? .installReferrer : .clickId, clickSeq: click.seq, clickId: id,
+                dimensions: event.dimensions.filled(from: click.dimensions))
         }
         if let ref = event.dimensions.ref {
             guard let click = try clicks.newestClick(ref: ref, atOrBefore: event.occurredAtMs) else {
@@ -129,10 +171,11 @@ public struct Attributor: Sendable {
         }
         if event.kind != .fallback, let fingerprint = event.fingerprint {
             let version = osMajorMinor(event.osVersion)
-            let candidates = try clicks.clicks(with: fingerprint, from: event.occurredAtMs - windowMs, through: event.occurredAtMs)
-            if let click = candidates.first(where: { version == nil || $0.osVersion == nil || $0.osVersion == version }) {
+            let fitting = try clicks.clicks(with: fingerprint, from: event.occurredAtMs - windowMs, through: event.occurredAtMs)
+                .filter { version == nil || $0.osVersion == nil || $0.osVersion == version }
+            if let click = fitting.first {
                 // The event has no ref of its own here, so the click's link is taken whole.
-                return Attribution(match: .fingerprint, clickSeq: click.seq, dimensions: click.dimensions)
+                return Attribution(match: .fingerprint, clickSeq: click.seq, dimensions: click.dimensions, candidates: fitting.count)
             }
         }
         return Attribution(match: .organic, dimensions: LinkDimensions(source: event.dimensions.source, medium: event.dimensions.medium))
@@ -145,7 +188,7 @@ extension MatchType {
     /// answer `Attributor` gave, recomputed from what the store keeps.
     public func countedDimensions(own: LinkDimensions, click: LinkDimensions?) -> LinkDimensions {
         switch self {
-        case .clickId, .ref: click.map { own.filled(from: $0) } ?? own
+        case .installReferrer, .clickId, .ref: click.map { own.filled(from: $0) } ?? own
         case .fingerprint: click ?? own
         case .organic: LinkDimensions(source: own.source, medium: own.medium)
         }

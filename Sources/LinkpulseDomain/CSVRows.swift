@@ -170,11 +170,11 @@ public struct CSVRows: Sendable {
 
 extension CSVRows {
     /// The metric columns of stats exports, named as in the JSON API, `installs_by_match`
-    /// spread over four columns.
+    /// spread over five columns.
     public static let metricColumns = [
         "clicks", "unique_clicks", "fallbacks", "installs", "opens", "deferred_opens",
         "install_rate", "open_rate", "fallback_rate",
-        "installs_click_id", "installs_ref", "installs_fingerprint", "installs_organic", "bot_events",
+        "installs_install_referrer", "installs_click_id", "installs_ref", "installs_fingerprint", "installs_organic", "bot_events",
     ]
 
     /// Appends the cells of `metricColumns` (the row is not ended).
@@ -184,6 +184,6 @@ extension CSVRows {
         rate(m.openRate)
         rate(m.fallbackRate)
         let byMatch = m.installsByMatch
-        for count in [byMatch.clickId, byMatch.ref, byMatch.fingerprint, byMatch.organic, m.botEvents] { integer(count) }
+        for count in [byMatch.installReferrer, byMatch.clickId, byMatch.ref, byMatch.fingerprint, byMatch.organic, m.botEvents] { integer(count) }
     }
 }

@@ -1,5 +1,7 @@
 /// How an install, open or fallback was tied to a click (stored with the event by the rollup job).
 public enum MatchType: String, Sendable, CaseIterable, Codable {
+    /// The click's id came back through the store's install referrer (Android): certain.
+    case installReferrer = "install_referrer"
     /// The event named the click's id: certain.
     case clickId = "click_id"
     /// The event carried the link's ref: certain about the link, campaign filled from its clicks.
@@ -56,9 +58,10 @@ public struct CountedEvent: Sendable {
 
 extension CountedEvent {
     /// The one count this event adds to besides `events`, as a lane of the stored counts
-    /// (table column order, lane 0 being `events`): 1 clicks, 2 fallbacks, 3–6 installs by
-    /// click id, ref, fingerprint, organic, 7 opens; `deferred` when it also adds to lane 8,
-    /// the deferred opens. What `ConversionCounts.add(_:)` counts, for callers that keep counts
+    /// (lane 0 being `events`): 1 clicks, 2 fallbacks, 3–6 installs by click id, ref,
+    /// fingerprint, organic, 7 opens, 9 installs by install referrer (added last, so stored
+    /// vectors of nine lanes still read right); `deferred` when it also adds to lane 8, the
+    /// deferred opens. What `ConversionCounts.add(_:)` counts, for callers that keep counts
     /// as vectors.
     public var countLane: (lane: Int, deferred: Bool) {
         switch kind {
@@ -67,6 +70,7 @@ extension CountedEvent {
         case .open: (7, self.deferred)
         case .install:
             switch match ?? .organic {
+            case .installReferrer: (9, false)
             case .clickId: (3, false)
             case .ref: (4, false)
             case .fingerprint: (5, false)
@@ -88,12 +92,13 @@ public struct ConversionCounts: Sendable, Equatable {
     public var installsOrganic = 0
     public var opens = 0
     public var deferredOpens = 0
+    public var installsInstallReferrer = 0
     /// The visitors of the clicks.
     public var clickVisitors = VisitorSketch()
 
     public init() {}
 
-    public var installs: Int { installsClickId + installsRef + installsFingerprint + installsOrganic }
+    public var installs: Int { installsInstallReferrer + installsClickId + installsRef + installsFingerprint + installsOrganic }
 
     /// Counts one event.
     public mutating func add(_ event: CountedEvent) {
@@ -108,6 +113,7 @@ public struct ConversionCounts: Sendable, Equatable {
         case 4: installsRef += 1
         case 5: installsFingerprint += 1
         case 6: installsOrganic += 1
+        case 9: installsInstallReferrer += 1
         default: opens += 1
         }
         if deferred { deferredOpens += 1 }
@@ -124,6 +130,7 @@ public struct ConversionCounts: Sendable, Equatable {
         installsOrganic += other.installsOrganic
         opens += other.opens
         deferredOpens += other.deferredOpens
+        installsInstallReferrer += other.installsInstallReferrer
         clickVisitors.merge(other.clickVisitors)
     }
 }
@@ -163,13 +170,14 @@ public struct CountsByAudience: Sendable, Equatable {
 /// The metrics every stats answer reports, under the same names in JSON, CSV and the dashboard.
 public struct ConversionMetrics: Sendable, Equatable, Codable {
     public struct InstallsByMatch: Sendable, Equatable, Codable {
+        public var installReferrer: Int
         public var clickId: Int
         public var ref: Int
         public var fingerprint: Int
         public var organic: Int
 
         enum CodingKeys: String, CodingKey {
-            case clickId = "click_id", ref, fingerprint, organic
+            case installReferrer = "install_referrer", clickId = "click_id", ref, fingerprint, organic
         }
     }
 
@@ -200,7 +208,7 @@ public struct ConversionMetrics: Sendable, Equatable, Codable {
         openRate = c.clicks == 0 ? nil : Double(c.opens) / clicks
         fallbackRate = c.clicks == 0 ? nil : Double(c.fallbacks) / clicks
         installsByMatch = InstallsByMatch(
-            clickId: c.installsClickId, ref: c.installsRef, fingerprint: c.installsFingerprint, organic: c.installsOrganic)
+            installReferrer: c.installsInstallReferrer, clickId: c.installsClickId, ref: c.installsRef, fingerprint: c.installsFingerprint, organic: c.installsOrganic)
         self.botEvents = botEvents
     }
 

@@ -79,6 +79,10 @@ public struct EventPayload: Sendable, Decodable, Equatable {
     public var sentAt: Field<TimeValue> = .absent
     public var deviceId: Field<String> = .absent
     public var clickId: Field<String> = .absent
+    /// Where the app read `click_id` from (pasteboard, universal_link, app_link, other).
+    public var clickIdSource: Field<String> = .absent
+    /// The raw string of Android's Play Install Referrer API.
+    public var installReferrer: Field<String> = .absent
     public var deferred: Field<Bool> = .absent
     public var url: Field<String> = .absent
     public var referrer: Field<String> = .absent
@@ -94,6 +98,7 @@ public struct EventPayload: Sendable, Decodable, Equatable {
         case sentAt = "sent_at", deviceId = "device_id", clickId = "click_id", deferred
         case url, referrer, userAgent = "user_agent", ip, osVersion = "os_version"
         case appVersion = "app_version", properties
+        case clickIdSource = "click_id_source", installReferrer = "install_referrer"
     }
 
     public init() {}
@@ -103,7 +108,7 @@ public struct EventPayload: Sendable, Decodable, Equatable {
             isObject = false
             return
         }
-        // Only the keys present are visited: events carry a handful of the nineteen fields.
+        // Only the keys present are visited: events carry a handful of the twenty-one fields.
         for key in c.allKeys {
             switch key {
             case .id: id = Self.field(c, key)
@@ -125,6 +130,8 @@ public struct EventPayload: Sendable, Decodable, Equatable {
             case .osVersion: osVersion = Self.field(c, key)
             case .appVersion: appVersion = Self.field(c, key)
             case .properties: properties = Self.field(c, key)
+            case .clickIdSource: clickIdSource = Self.field(c, key)
+            case .installReferrer: installReferrer = Self.field(c, key)
             }
         }
     }

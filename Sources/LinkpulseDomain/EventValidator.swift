@@ -58,16 +58,34 @@ public struct EventValidator: Sendable {
                 code: "missing_field", field: "ref",
                 message: "A \(kind.rawValue) event needs `ref`: the ref of the link that was tapped (the `ref` query parameter).")
         }
-        let campaign = try text(p.campaign, "campaign", max: IngestLimits.maxDimensionLength)
-        let source = try text(p.source, "source", max: IngestLimits.maxDimensionLength)
-        let medium = try text(p.medium, "medium", max: IngestLimits.maxDimensionLength)
+        var campaign = try text(p.campaign, "campaign", max: IngestLimits.maxDimensionLength)
+        var source = try text(p.source, "source", max: IngestLimits.maxDimensionLength)
+        var medium = try text(p.medium, "medium", max: IngestLimits.maxDimensionLength)
         let platformText = try text(p.platform, "platform", max: 32)
         let (occurredAt, sentAt) = try times(p, receivedAt: request.receivedAtMs)
         let deviceId = try text(p.deviceId, "device_id", max: IngestLimits.maxDimensionLength)
-        let clickId = try text(p.clickId, "click_id", max: IngestLimits.maxIdLength)
+        var clickId = try text(p.clickId, "click_id", max: IngestLimits.maxIdLength)
+        var clickIdSource = try self.clickIdSource(p.clickIdSource, clickId: clickId)
         let deferred = try flag(p.deferred, "deferred")
         let url = try text(p.url, "url", max: IngestLimits.maxURLLength)
-        let referrer = try text(p.referrer, "referrer", max: IngestLimits.maxURLLength)
+        var referrer = try text(p.referrer, "referrer", max: IngestLimits.maxURLLength)
+        if let raw = try text(p.installReferrer, "install_referrer", max: IngestLimits.maxURLLength) {
+            // The referrer's values fill what the event did not send, as if it had sent them;
+            // its click id is the most certain one the app can have.
+            let parsed = InstallReferrer(parsing: raw)
+            if let id = parsed.clickId {
+                guard id.unicodeScalars.count <= IngestLimits.maxIdLength else {
+                    throw EventError(
+                        code: "too_long", field: "install_referrer",
+                        message: "The `\(InstallReferrer.clickParameter)` value of `install_referrer` is longer than \(IngestLimits.maxIdLength) characters.")
+                }
+                (clickId, clickIdSource) = (id, .installReferrer)
+            }
+            campaign = campaign ?? parsed.campaign.map { String($0.prefix(IngestLimits.maxDimensionLength)) }
+            source = source ?? parsed.source.map { String($0.prefix(IngestLimits.maxDimensionLength)) }
+            medium = medium ?? parsed.medium.map { String($0.prefix(IngestLimits.maxDimensionLength)) }
+            referrer = referrer ?? raw
+        }
         let userAgent = try text(p.userAgent, "user_agent", max: IngestLimits.maxUserAgentLength) ?? request.userAgent
         let ip = try address(p.ip) ?? request.clientIP
         let osVersion = try text(p.osVersion, "os_version", max: IngestLimits.maxVersionLength)
@@ -91,7 +109,7 @@ public struct EventValidator: Sendable {
         return IngestEvent(
             id: id, kind: kind, occurredAtMs: occurredAt, receivedAtMs: request.receivedAtMs, sentAtMs: sentAt,
             ref: ref, campaign: campaign, source: source, medium: medium, platform: platform,
-            deviceId: deviceId, clickId: clickId, deferred: deferred, url: url, referrer: referrer,
+            deviceId: deviceId, clickId: clickId, clickIdSource: clickIdSource, deferred: deferred, url: url, referrer: referrer,
             userAgent: userAgent, ipHash: ipHash,
             visitorId: deviceId ?? hasher.visitorId(ipHash: ipHash, userAgent: userAgent),
             osVersion: osVersion, appVersion: appVersion, propertiesJSON: properties,
@@ -133,6 +151,24 @@ public struct EventValidator: Sendable {
             }
             return value
         }
+    }
+
+    /// `click_id_source`: one of the sources an app reads a click id from, and only beside a
+    /// `click_id` (it says where that id came from).
+    func clickIdSource(_ field: Field<String>, clickId: String?) throws -> ClickIdSource? {
+        guard let name = try text(field, "click_id_source", max: 32) else { return nil }
+        let allowed = ClickIdSource.allCases.filter { $0 != .installReferrer }
+        guard let source = ClickIdSource(rawValue: name.lowercased()), source != .installReferrer else {
+            throw EventError(
+                code: "invalid_value", field: "click_id_source",
+                message: "`click_id_source` must be one of \(allowed.map(\.rawValue).joined(separator: ", ")) (got \"\(name.prefix(64))\"); send a Play Install Referrer as `install_referrer`.")
+        }
+        guard clickId != nil else {
+            throw EventError(
+                code: "missing_field", field: "click_id",
+                message: "`click_id_source` says where `click_id` came from: send the click id the app read as `click_id` too.")
+        }
+        return source
     }
 
     func flag(_ field: Field<Bool>, _ name: String) throws -> Bool? {

@@ -375,6 +375,8 @@ enum FastEventParser {
             case .sentAt: p.sentAt = time(value)
             case .deviceId: p.deviceId = text(value)
             case .clickId: p.clickId = text(value)
+            case .clickIdSource: p.clickIdSource = text(value)
+            case .installReferrer: p.installReferrer = text(value)
             case .deferred:
                 switch value {
                 case .bool(let b): p.deferred = .value(b)

@@ -17,6 +17,8 @@ public struct IngestEvent: Sendable, Equatable {
     public var platform: Platform
     public var deviceId: String?
     public var clickId: String?
+    /// Where the app read `clickId` from (`click_id_source`, or the install referrer).
+    public var clickIdSource: ClickIdSource?
     public var deferred: Bool?
     public var url: String?
     public var referrer: String?
@@ -31,13 +33,16 @@ public struct IngestEvent: Sendable, Equatable {
     public var propertiesJSON: String?
     /// Why the event is considered a bot or link-preview fetch, or nil for a person.
     public var botReason: String?
+    /// Whether the app sent it to `/v1/resolve` (asking for its link), not `/v1/events`: a
+    /// device's first resolve is its first session.
+    public var isResolve = false
 
     public var isBot: Bool { botReason != nil }
 
     public init(
         id: String, kind: EventKind, occurredAtMs: Int64, receivedAtMs: Int64, sentAtMs: Int64? = nil,
         ref: String? = nil, campaign: String? = nil, source: String? = nil, medium: String? = nil,
-        platform: Platform, deviceId: String? = nil, clickId: String? = nil, deferred: Bool? = nil,
+        platform: Platform, deviceId: String? = nil, clickId: String? = nil, clickIdSource: ClickIdSource? = nil, deferred: Bool? = nil,
         url: String? = nil, referrer: String? = nil, userAgent: String? = nil, ipHash: String? = nil,
         visitorId: String, osVersion: String? = nil, appVersion: String? = nil,
         propertiesJSON: String? = nil, botReason: String? = nil
@@ -45,7 +50,7 @@ public struct IngestEvent: Sendable, Equatable {
         self.id = id; self.kind = kind; self.occurredAtMs = occurredAtMs; self.receivedAtMs = receivedAtMs
         self.sentAtMs = sentAtMs; self.ref = ref; self.campaign = campaign; self.source = source
         self.medium = medium; self.platform = platform; self.deviceId = deviceId; self.clickId = clickId
-        self.deferred = deferred; self.url = url; self.referrer = referrer; self.userAgent = userAgent
+        self.clickIdSource = clickIdSource; self.deferred = deferred; self.url = url; self.referrer = referrer; self.userAgent = userAgent
         self.ipHash = ipHash; self.visitorId = visitorId; self.osVersion = osVersion
         self.appVersion = appVersion; self.propertiesJSON = propertiesJSON; self.botReason = botReason
     }

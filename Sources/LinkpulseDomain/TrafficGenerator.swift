@@ -110,7 +110,10 @@ public struct TrafficGenerator: Sendable {
             let delay = 60_000 + Int64(rng.below(40 * 60_000))
             var install = payload("install", at: at + delay, ip: ip, agent: agent, os: os, device: device)
             let how = rng.unit()
-            if how < 0.45 {
+            if how < 0.45, platform == "android" {
+                // The Play Store hands the click id back through the install referrer.
+                install.installReferrer = .value("\(InstallReferrer.clickParameter)=\(clickId)&utm_medium=app_store")
+            } else if how < 0.45 {
                 install.clickId = .value(clickId)
             } else if how < 0.7 {
                 install.ref = .value(ref)

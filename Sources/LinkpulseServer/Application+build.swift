@@ -32,6 +32,9 @@ public struct ServerSettings: Sendable {
     public var dashboardsDirectory: URL?
     /// How the Segment-compatible endpoints map messages onto link events.
     public var segmentMapping: SegmentMapping
+    /// `/v1/resolve` calls a second each client address may make (0: no limit), and at once.
+    public var resolveRate: Double
+    public var resolveBurst: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -39,9 +42,11 @@ public struct ServerSettings: Sendable {
         rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC",
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
         exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
-        segmentMapping: SegmentMapping = SegmentMapping()
+        segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50
     ) {
         self.segmentMapping = segmentMapping
+        self.resolveRate = resolveRate
+        self.resolveBurst = resolveBurst
         self.dashboardsDirectory = dashboardsDirectory
         self.exportDirectory = exportDirectory
         self.exportJobs = exportJobs
@@ -99,6 +104,9 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     )
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
+    ResolveController(ingest: ingest, database: deps.database, rate: settings.resolveRate, burst: settings.resolveBurst)
+        .addRoutes(to: router)
+    AttributionController(database: deps.database, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
     HealthController(database: deps.database).addRoutes(to: router)
     let freshness = RollupFreshness(database: deps.database, now: deps.now)
     AdminController(

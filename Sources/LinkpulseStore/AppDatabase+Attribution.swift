@@ -64,6 +64,7 @@ extension AppDatabase {
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": attributionWindowMs])
                 recentClicksKept.withLock { $0 = nil }
+                attributionProgress.restart(at: 0)
                 return .commit
             }
         }
@@ -104,7 +105,10 @@ extension AppDatabase {
             }
             // Only a committed round's memory is kept (before the next round can start on this
             // connection): after a failure the next round lists it again.
-            if let kept { recentClicksKept.withLock { $0 = kept } }
+            if let kept {
+                recentClicksKept.withLock { $0 = kept }
+                attributionProgress.advance(to: kept.throughSeq)
+            }
             return processed
         }
     }
@@ -148,8 +152,10 @@ extension AppDatabase {
                 subject: AttributionSubject(
                     seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
                     dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
-                    clickId: clickId, fingerprint: read.storedFingerprint(hash: 10, platform: 8), osVersion: read.text(11),
-                    isBot: read.int64(12) != 0)))
+                    clickId: clickId, clickIdSource: read.isNull(13) ? nil : ClickIdSource(code: Int(read.int64(13))),
+                    fingerprint: read.storedFingerprint(hash: 10, platform: 8), osVersion: read.text(11),
+                    isBot: read.int64(12) != 0),
+                resolvingDevice: read.text(14)))
         }
         return events
     }
@@ -224,6 +230,7 @@ extension AppDatabase {
                 metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
             try attributionQueue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [attributionWindowMs]) }
         }
+        attributionProgress.advance(to: state[1])
     }
 
     /// The watermark (second column) of a state query's single row; 0 without a row.
@@ -270,6 +277,8 @@ struct AttributionSourceEvent {
     /// Its event id, as a click's id is looked up.
     var eventKey: StoredIdKey
     var subject: AttributionSubject
+    /// For an event sent to `/v1/resolve`, the key of its device (see `events_after.sql`).
+    var resolvingDevice: String? = nil
 }
 
 /// The disk half of the click indexes: the clicks before the memory horizon, and the links of
@@ -395,11 +404,12 @@ struct StoredClicks: ClickLookup {
 /// The work of one attribution round: clicks indexed, everything else attributed, in seq order.
 struct AttributionRound {
     var clicks: StoredClicks
-    let insertAttribution: HotStatement
+    let insertAttribution, insertResolveDevice: HotStatement
 
     init(db: Database, queries: AttributionQueries, clicks: StoredClicks) throws {
         self.clicks = clicks
         insertAttribution = HotStatement(try db.cachedStatement(sql: queries.insertAttribution), in: db)
+        insertResolveDevice = HotStatement(try db.cachedStatement(sql: queries.insertResolveDevice), in: db)
     }
 
     mutating func add(_ event: AttributionSourceEvent, attributor: Attributor) throws {
@@ -408,11 +418,18 @@ struct AttributionRound {
             try index(event)
             return
         }
+        if let device = event.resolvingDevice {
+            // A bot's resolve too: the device has had its first session either way.
+            try insertResolveDevice.bind(1, device)
+            try insertResolveDevice.bind(2, e.seq)
+            try insertResolveDevice.run()
+        }
         guard !e.isBot else { return }
         let attribution = try attributor.attribute(e, in: &clicks)
         try insertAttribution.bind(1, e.seq)
         try insertAttribution.bind(2, attribution.match.rawValue)
         try insertAttribution.bind(3, attribution.clickSeq)
+        try insertAttribution.bind(4, attribution.match == .fingerprint ? Int64(attribution.candidates) : nil)
         try insertAttribution.run()
     }
 

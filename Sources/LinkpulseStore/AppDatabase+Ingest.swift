@@ -150,6 +150,8 @@ extension AppDatabase {
         try statement.bind(21, try dictionary.textId(e.appVersion, db, statements))
         try statement.bind(22, try dictionary.textId(e.botReason, db, statements))
         try statement.bind(23, e.propertiesJSON)
+        try statement.bind(24, e.clickIdSource.map { Int64($0.code) })
+        try statement.bind(25, e.isResolve ? Int64(1) : nil)
         try statement.run()
     }
 

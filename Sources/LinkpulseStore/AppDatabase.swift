@@ -54,6 +54,8 @@ public final class AppDatabase: Sendable {
     /// The memory half of the click indexes as the last committed round left it (only the
     /// follower's rounds use it, one at a time).
     let recentClicksKept = Mutex<RecentClicks?>(nil)
+    /// How far attribution has come, for callers waiting for an answer.
+    let attributionProgress = AttributionProgress()
     let queries: SQLQueries
     let tail: Mutex<IdTail>
     /// The ingest writer's cache of the events' text dictionary (`event_texts`).

@@ -84,14 +84,16 @@ struct HotStatement {
         return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
     }
 
-    /// The nine counts of a rollup row, from `first` on, in table column order (events, clicks,
-    /// fallbacks, the four installs by match, opens, deferred opens).
+    /// The counts of a rollup row, from `first` on, in `rollup_counts.sql` order: events,
+    /// clicks, fallbacks, four installs by match, opens, deferred opens, then (after the
+    /// sketch, at `first + 10`) installs by install referrer.
     func counts(from first: Int32) -> ConversionCounts {
         var c = ConversionCounts()
         (c.events, c.clicks, c.fallbacks) = (Int(int64(first)), Int(int64(first + 1)), Int(int64(first + 2)))
         (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
             (Int(int64(first + 3)), Int(int64(first + 4)), Int(int64(first + 5)), Int(int64(first + 6)))
         (c.opens, c.deferredOpens) = (Int(int64(first + 7)), Int(int64(first + 8)))
+        c.installsInstallReferrer = Int(int64(first + 10))
         return c
     }
 

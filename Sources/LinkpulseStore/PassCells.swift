@@ -1,7 +1,7 @@
 import LinkpulseDomain
 
-/// The counts a rollup pass keeps for one cell: lanes 0…8 as in `CountsVector` (table column
-/// order, lane 0 the events), 32-bit because a pass counts at most a few million events.
+/// The counts a rollup pass keeps for one cell: lanes 0…9 as in `CountsVector` (lane 0 the
+/// events), 32-bit because a pass counts at most a few million events.
 typealias PassCounts = SIMD16<Int32>
 
 extension PassCounts {
@@ -41,8 +41,8 @@ extension CubeCell: PassCellKey {
 /// The cells one rollup pass counts into (32-bit counts: see `PassCounts`).
 typealias PassCells<Key: PassCellKey> = CellTable<Key, Int32>
 
-/// Cells in flat arrays: every distinct key once (in the order first met), its nine counts
-/// (lanes 0…8 of a vector of `Lane`s), and the visitor hash of every click counted (repeats
+/// Cells in flat arrays: every distinct key once (in the order first met), its ten counts
+/// (lanes 0…9 of a vector of `Lane`s), and the visitor hash of every click counted (repeats
 /// included; `visitors()` sorts them out once, at the end). A rollup pass touches about one
 /// cell an event at fine grains, so cells are kept as plain values: no sketch, dictionary or
 /// reference-counted buffer per cell.

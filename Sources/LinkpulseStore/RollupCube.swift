@@ -119,26 +119,26 @@ final class LinkTuples: Sendable {
     }
 }
 
-/// The counts of one cell of a cube as a vector: lanes 0…8 are the nine counts of
-/// `ConversionCounts` in table column order (so thousands of entries add up quickly).
+/// The counts of one cell of a cube as a vector: lanes 0…9 are the ten counts of
+/// `ConversionCounts` in `CountedEvent.countLane` order (so thousands of entries add up quickly).
 typealias CountsVector = SIMD16<Int64>
 
 extension ConversionCounts {
-    /// The nine counts as a vector (lanes 0…8, in table column order).
+    /// The ten counts as a vector (lanes 0…9, see `CountedEvent.countLane`).
     var vector: CountsVector {
         var v = CountsVector()
         v[0] = Int64(events); v[1] = Int64(clicks); v[2] = Int64(fallbacks); v[3] = Int64(installsClickId)
         v[4] = Int64(installsRef); v[5] = Int64(installsFingerprint); v[6] = Int64(installsOrganic)
-        v[7] = Int64(opens); v[8] = Int64(deferredOpens)
+        v[7] = Int64(opens); v[8] = Int64(deferredOpens); v[9] = Int64(installsInstallReferrer)
         return v
     }
 
-    /// Counts from a vector (lanes 0…8), with no visitors.
+    /// Counts from a vector (lanes 0…9), with no visitors.
     init(vector v: CountsVector) {
         self.init()
         events = Int(v[0]); clicks = Int(v[1]); fallbacks = Int(v[2]); installsClickId = Int(v[3])
         installsRef = Int(v[4]); installsFingerprint = Int(v[5]); installsOrganic = Int(v[6])
-        opens = Int(v[7]); deferredOpens = Int(v[8])
+        opens = Int(v[7]); deferredOpens = Int(v[8]); installsInstallReferrer = Int(v[9])
     }
 }
 
@@ -148,11 +148,11 @@ extension ConversionCounts {
 /// `CubePart.mergeAt`); readers add them all up. Cube blocks (`cube_blocks.entries`) have the
 /// same format, without sketches.
 ///
-/// Format (all integers LEB128 varints): the format number (1); the entry count; the number of
+/// Format (all integers LEB128 varints): the format number (`format`); the entry count; the number of
 /// groups; per group, its first entry's tuple id (as a difference from the previous group's)
 /// and its length in bytes; then the groups. A group is `groupSize` entries (the last one
 /// fewer), each: the key as a difference from the previous entry's key of the group (the
-/// first from 0), the length of the rest of the entry, the nine counts, and the serialized
+/// first from 0), the length of the rest of the entry, the counts (nine lanes in format 1, ten in format 2), and the serialized
 /// `VisitorSketch` of the clicks' visitors as a length and its bytes (length 0: none). The
 /// group index lets a filtered read (one campaign's or one ref's tuples) skip every group that
 /// holds none of its tuples, and the entry length every entry it does not want.
@@ -164,8 +164,19 @@ enum CubePart {
     static let mergeBytes = 1 << 20
     /// Entries per group of the index.
     static let groupSize = 32
-    /// The format number every part starts with (a reader treats another one as empty).
-    static let format: UInt64 = 1
+    /// The format number every part starts with: 2 since installs by install referrer (ten
+    /// lanes); parts of format 1 (nine lanes) are still read. A reader treats another number
+    /// as empty.
+    static let format: UInt64 = 2
+
+    /// How many count lanes an entry of a part of this format holds, nil for an unknown format.
+    static func laneCount(format: UInt64) -> Int? {
+        switch format {
+        case 1: 9
+        case 2: 10
+        default: nil
+        }
+    }
 
     /// A part of cells with their visitors.
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
@@ -237,7 +248,7 @@ enum CubePart {
     }
 
     static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
-        for lane in 0..<9 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
+        for lane in 0..<10 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
     }
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
@@ -250,7 +261,7 @@ enum CubePart {
         _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void
     ) {
         var offset = 0
-        guard readVarint(bytes, &offset) == format, let count = readVarint(bytes, &offset),
+        guard let lanes = readVarint(bytes, &offset).flatMap(laneCount(format:)), let count = readVarint(bytes, &offset),
               let groups = readVarint(bytes, &offset), groups <= count else { return }
         // The index (two varints a group) is read alongside the groups it describes.
         var indexOffset = offset
@@ -281,7 +292,7 @@ enum CubePart {
                 defer { at = end }
                 if let wantsTuple, !wantsTuple(Int(key >> 16)) { continue }
                 var v = CountsVector()
-                for lane in 0..<9 {
+                for lane in 0..<lanes {
                     guard let n = readVarint(group, &at) else { return }
                     v[lane] = Int64(truncatingIfNeeded: n)
                 }

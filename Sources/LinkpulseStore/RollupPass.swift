@@ -363,6 +363,7 @@ struct RollupWriter {
             let counts = rows.counts[i]
             for lane in 0..<9 { try upsert.bind(9 + Int32(lane), Int64(counts[lane])) }
             try upsert.bind(18, visitors.sketch(i))
+            try upsert.bind(19, Int64(counts[9]))
             try upsert.run()
         }
     }

@@ -15,6 +15,8 @@ struct SQLQueries: Sendable {
     let insertEventId: String
     let textId, insertText: String
     let recentQuarantine: String
+    /// One event with its attribution, for answers to apps (`answer/attributed_event.sql`).
+    let attributedEvent: String
     let truncateWAL: String
     let attribution: AttributionQueries
     let rollup: RollupQueries
@@ -43,6 +45,7 @@ struct SQLQueries: Sendable {
             textId: try text("ingest/text_id.sql"),
             insertText: try text("ingest/insert_text.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
+            attributedEvent: try text("answer/attributed_event.sql"),
             truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
                 state: try text("attribution/state.sql"),
@@ -52,6 +55,7 @@ struct SQLQueries: Sendable {
                 setWindow: try text("attribution/set_window.sql"),
                 eventsAfter: try text("attribution/events_after.sql"),
                 insertAttribution: try text("attribution/insert_attribution.sql"),
+                insertResolveDevice: try text("attribution/insert_resolve_device.sql"),
                 insertRefClick: try text("attribution/insert_ref_click.sql"),
                 insertFingerprintClick: try text("attribution/insert_fingerprint_click.sql"),
                 newestRefClick: try text("attribution/newest_ref_click.sql"),
@@ -131,7 +135,7 @@ struct SQLQueries: Sendable {
 
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
-        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine,
+        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine, attributedEvent,
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
@@ -159,11 +163,11 @@ struct SQLQueries: Sendable {
 /// The attribution follower's statements (run on its connection: the attribution file as
 /// main, the events database and the id index attached).
 struct AttributionQueries: Sendable {
-    let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick: String
-    let newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon: String
+    let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
+    let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon: String
 
     var preparable: [String] {
-        [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertRefClick, insertFingerprintClick,
+        [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
          newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon]
     }
 }

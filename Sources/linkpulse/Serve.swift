@@ -39,6 +39,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "New event ids held in memory before they are merged into the id index (LINKPULSE_ID_MERGE_THRESHOLD).")
     var idMergeThreshold: Int = Environment.int("id-merge-threshold") ?? 100_000
 
+    @Option(help: "Resolve calls a second each client address may make, sustained; 0 turns the limit off (LINKPULSE_RESOLVE_RATE).")
+    var resolveRate: Double = Environment.string("resolve-rate").flatMap(Double.init) ?? 5
+
+    @Option(help: "Resolve calls a client address may make at once after a quiet spell (LINKPULSE_RESOLVE_BURST).")
+    var resolveBurst: Int = Environment.int("resolve-burst") ?? 50
+
     @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")
     var timezone: String = Environment.string("timezone") ?? "UTC"
 
@@ -108,7 +114,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
         try Environment.validate(
-            ints: ["port", "queue-capacity", "id-merge-threshold"], bools: ["trust-proxy"],
+            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full or normal.")
@@ -116,6 +122,11 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
         guard queueCapacity > 0 else { throw ValidationError("--queue-capacity must be positive.") }
         guard idMergeThreshold > 0 else { throw ValidationError("--id-merge-threshold must be positive.") }
+        if let text = Environment.string("resolve-rate"), Double(text) == nil {
+            throw ValidationError("LINKPULSE_RESOLVE_RATE must be a number of calls a second, such as 1 or 0.5 (0 turns the limit off).")
+        }
+        guard resolveRate.isFinite, resolveRate >= 0 else { throw ValidationError("--resolve-rate must be 0 (off) or a positive number of calls a second.") }
+        guard resolveBurst > 0 else { throw ValidationError("--resolve-burst must be positive.") }
     }
 
     func run() async throws {
@@ -149,7 +160,7 @@ struct Serve: AsyncParsableCommand {
             exportJobs: try exportJobs(),
             exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
-            segmentMapping: try segmentMapping())
+            segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst)
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

@@ -51,7 +51,8 @@ import Testing
                 fields.append("\"timestamp\":\(e.ms)")
             }
             for (name, value) in [("ref", e.ref), ("campaign", e.campaign), ("source", e.source), ("medium", e.medium),
-                                  ("click_id", e.clickId), ("device_id", e.deviceId), ("os_version", e.osVersion)] {
+                                  ("click_id", e.clickId), ("device_id", e.deviceId), ("os_version", e.osVersion),
+                                  ("install_referrer", e.installReferrer)] {
                 if let value { fields.append("\"\(name)\":\"\(value)\"") }
             }
             if let deferred = e.deferred { fields.append("\"deferred\":\(deferred)") }
@@ -92,7 +93,13 @@ import Testing
                 if e.type == "click" || rng.chance(0.2) { e.campaign = rng.chance(0.9) ? campaigns[rng.below(campaigns.count)] : nil }
                 if rng.chance(0.6) { e.source = sources[rng.below(sources.count)] }
                 if rng.chance(0.3) { e.medium = ["paid", "organic", "referral"][rng.below(3)] }
-                if e.type != "click", rng.chance(0.25), let click = recentClicks.randomElement(using: &rng) { e.clickId = click.id }
+                if e.type != "click", rng.chance(0.25), let click = recentClicks.randomElement(using: &rng) {
+                    if e.type == "install", e.platform == "android", rng.chance(0.5) {
+                        e.installReferrer = "lp_click=\(click.id)" + (rng.chance(0.3) ? "&utm_medium=store" : "")
+                    } else {
+                        e.clickId = click.id
+                    }
+                }
                 if e.type == "open", rng.chance(0.4) { e.deferred = true }
                 if rng.chance(0.4) { e.deviceId = "d\(rng.below(200_000))" }
                 if rng.chance(0.5) { e.osVersion = ["17.1", "17.1.2", "16.4", "14"][rng.below(4)] }
@@ -121,7 +128,7 @@ import Testing
         let plain = Oracle(Array(sent.prefix(4_000)))
         #expect(plain.counted.map(\.match) == oracle.counted.prefix(plain.counted.count).map(\.match))
         #expect(plain.counted.map(\.campaign) == oracle.counted.prefix(plain.counted.count).map(\.campaign))
-        #expect(Set(oracle.counted.compactMap(\.match)) == ["click_id", "ref", "fingerprint", "organic"])
+        #expect(Set(oracle.counted.compactMap(\.match)) == ["install_referrer", "click_id", "ref", "fingerprint", "organic"])
 
         phase("traffic made and read by the oracle")
         let installation = try TestInstallation()
@@ -233,7 +240,7 @@ struct IndexedOracle {
 
     init(_ sent: [SentEvent], windowMs: Int64 = 7_200_000) {
         var seen = Set<String>()
-        let stored = sent.filter { seen.insert($0.id).inserted }
+        let stored = sent.filter { seen.insert($0.id).inserted }.map(\.asStored)
         /// Clicks sorted by (time, store order): the newest at or before a time is found by a
         /// binary search, ties going to the one stored last, as the rules say.
         struct Timeline {
@@ -350,6 +357,7 @@ struct IndexedOracle {
                 "installs": Double(t.installs), "opens": Double(t.opens), "deferred_opens": Double(t.deferred),
                 "install_rate": rate(t.installs), "open_rate": rate(t.opens), "fallback_rate": rate(t.fallbacks),
                 "bot_events": Double(t.bots),
+                "install_referrer": Double(t.matches["install_referrer"] ?? 0),
                 "click_id": Double(t.matches["click_id"] ?? 0), "ref": Double(t.matches["ref"] ?? 0),
                 "fingerprint": Double(t.matches["fingerprint"] ?? 0), "organic": Double(t.matches["organic"] ?? 0),
             ]

@@ -24,6 +24,27 @@ struct SentEvent {
     var deferred: Bool? = nil
     var deviceId: String? = nil
     var osVersion: String? = nil
+    /// A Play Install Referrer string the app passes on (`lp_click=…&utm_…=…`).
+    var installReferrer: String? = nil
+    /// Whether `clickId` came from `installReferrer` (set by `asStored`).
+    var viaReferrer = false
+
+    /// The event as the server keeps it: an install referrer's click id, and its utm values
+    /// where the event sent none, as if the event had sent them.
+    var asStored: SentEvent {
+        guard let raw = installReferrer else { return self }
+        var pairs: [String: String] = [:]
+        for pair in raw.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            if kv.count == 2, pairs[String(kv[0])] == nil { pairs[String(kv[0])] = String(kv[1]) }
+        }
+        var e = self
+        if let id = pairs["lp_click"] { (e.clickId, e.viaReferrer) = (id, true) }
+        e.campaign = campaign ?? pairs["utm_campaign"]
+        e.source = source ?? pairs["utm_source"]
+        e.medium = medium ?? pairs["utm_medium"]
+        return e
+    }
 
     static let botAgents: Set<String> = ["facebookexternalhit/1.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"]
     static let personAgent = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"
@@ -41,6 +62,7 @@ struct SentEvent {
         if let deferred { o["deferred"] = deferred }
         if let deviceId { o["device_id"] = deviceId }
         if let osVersion { o["os_version"] = osVersion }
+        if let installReferrer { o["install_referrer"] = installReferrer }
         return o
     }
 }
@@ -64,7 +86,7 @@ struct Oracle {
 
         /// Rule 1: the click its `click_id` names; its own link values first.
         mutating func clickId(_ click: SentEvent) {
-            match = "click_id"
+            match = event.viaReferrer ? "install_referrer" : "click_id"
             ref = event.ref ?? click.ref; campaign = event.campaign ?? click.campaign
             source = event.source ?? click.source; medium = event.medium ?? click.medium
         }
@@ -99,7 +121,7 @@ struct Oracle {
     init(_ sent: [SentEvent], windowMs: Int64 = 7_200_000) {
         var stored: [SentEvent] = []
         var seen = Set<String>()
-        for e in sent where seen.insert(e.id).inserted { stored.append(e) }
+        for e in sent where seen.insert(e.id).inserted { stored.append(e.asStored) }
         var result: [Counted] = []
         for (i, e) in stored.enumerated() {
             let earlier = stored[..<i]
@@ -157,6 +179,7 @@ struct Oracle {
             "deferred_opens": Double(people.filter { $0.event.type == "open" && $0.event.deferred == true }.count),
             "install_rate": rate(installs), "open_rate": rate(n("open")), "fallback_rate": rate(n("fallback")),
             "bot_events": Double(inRange.filter { $0.event.isBot }.count),
+            "install_referrer": Double(people.filter { $0.event.type == "install" && $0.match == "install_referrer" }.count),
             "click_id": Double(people.filter { $0.event.type == "install" && $0.match == "click_id" }.count),
             "ref": Double(people.filter { $0.event.type == "install" && $0.match == "ref" }.count),
             "fingerprint": Double(people.filter { $0.event.type == "install" && $0.match == "fingerprint" }.count),
@@ -212,7 +235,11 @@ struct Oracle {
             if rng.chance(0.5) { e.source = ["email", "sms"][rng.below(2)] }
             if rng.chance(0.3) { e.medium = "paid" }
             if e.type != "click", rng.chance(0.3), let click = events.filter({ $0.type == "click" }).randomElement(using: &rng) {
-                e.clickId = click.id
+                if e.type == "install", e.platform == "android", rng.chance(0.6) {
+                    e.installReferrer = "lp_click=\(click.id)" + (rng.chance(0.5) ? "&utm_source=play&utm_campaign=store" : "")
+                } else {
+                    e.clickId = click.id
+                }
             }
             if e.type == "open", rng.chance(0.4) { e.deferred = true }
             if rng.chance(0.3) { e.deviceId = "device-\(rng.below(6))" }
@@ -347,7 +374,7 @@ struct Oracle {
         let events = Self.randomEvents(count: 400, around: center, spanMs: 4 * 86_400_000, seed: seed)
         let oracle = Oracle(events)
         // The random set exercises every attribution rule, bots and retries.
-        #expect(Set(oracle.counted.compactMap(\.match)) == ["click_id", "ref", "fingerprint", "organic"])
+        #expect(Set(oracle.counted.compactMap(\.match)) == ["install_referrer", "click_id", "ref", "fingerprint", "organic"])
         #expect(oracle.counted.contains { $0.event.isBot } && oracle.counted.count < events.count)
         try await installation.application().test(.router) { client in
             try await Self.post(events, with: client)

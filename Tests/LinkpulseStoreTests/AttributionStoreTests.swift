@@ -45,7 +45,8 @@ import Testing
             events.append(IngestEvent(
                 id: "e\(n)", kind: kinds[rng.below(3)], occurredAtMs: at, receivedAtMs: at,
                 ref: how == 1 ? click.ref : nil, source: rng.chance(0.2) ? "sms" : nil, platform: platform,
-                clickId: how == 0 ? (rng.chance(0.1) ? "unknown" : rng.chance(0.1) ? click.id.uppercased() : click.id) : nil, ipHash: ip, visitorId: "v\(n)",
+                clickId: how == 0 ? (rng.chance(0.1) ? "unknown" : rng.chance(0.1) ? click.id.uppercased() : click.id) : nil,
+                clickIdSource: how == 0 ? [nil, .installReferrer, .pasteboard, .universalLink][rng.below(4)] : nil, ipHash: ip, visitorId: "v\(n)",
                 osVersion: os, botReason: rng.chance(0.05) ? "crawler" : nil))
             if rng.chance(0.03) { events.append(events[events.count - 1]) }
         }
@@ -98,13 +99,14 @@ import Testing
         let stored = try store.database.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,
-                       e.ip_hash, e.os_version, e.bot, a.match_type, a.matched_click_seq
+                       e.ip_hash, e.os_version, e.bot, a.match_type, a.matched_click_seq, e.click_id_source, a.candidates
                 FROM events e LEFT JOIN attr.attribution a ON a.seq = e.seq ORDER BY e.seq
                 """)
         }
         var index = ClickIndex()
         let attributor = Attributor(windowMs: 2 * 3_600_000)
         var matched = Set<String>()
+        var severalCandidates = false
         for row in stored {
             let kind = EventKind(rawValue: row[2])!
             let platform = Platform(rawValue: row[8])!
@@ -120,18 +122,21 @@ import Testing
             }
             let subject = AttributionSubject(
                 seq: row[0], kind: kind, occurredAtMs: row[3], dimensions: dimensions, clickId: row[9],
-                fingerprint: fingerprint, osVersion: row[11], isBot: isBot)
+                clickIdSource: (row[15] as String?).flatMap(ClickIdSource.init(rawValue:)), fingerprint: fingerprint, osVersion: row[11], isBot: isBot)
             let replayed = try attributor.attribute(subject, in: &index)
             if isBot {
                 #expect((row[13] as String?) == nil)
             } else {
                 #expect((row[13] as String?) == replayed.match.rawValue, "event \(row[1] as String)")
                 #expect((row[14] as Int64?) == replayed.clickSeq, "event \(row[1] as String)")
+                #expect((row[16] as Int?) == (replayed.match == .fingerprint ? replayed.candidates : nil), "event \(row[1] as String)")
+                if replayed.match == .fingerprint, replayed.candidates > 1 { severalCandidates = true }
                 matched.insert(replayed.match.rawValue)
             }
         }
-        // The traffic exercised every rule.
+        // The traffic exercised every rule, and fingerprint matches with several clicks to choose from.
         #expect(matched == Set(MatchType.allCases.map(\.rawValue)))
+        #expect(severalCandidates)
     }
 
     @Test func theFollowerAttributesCommittedEventsWithoutBeingAsked() async throws {

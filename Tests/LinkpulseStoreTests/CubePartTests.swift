@@ -98,7 +98,7 @@ import Testing
         #expect(Self.read(bytes).allSatisfy { $0.1[1] == 5 && $0.2.isEmpty })
         #expect(Self.read(Array(bytes.dropLast(3))).isEmpty)  // a torn group is left out whole
         #expect(Self.read([0xff]).isEmpty)
-        #expect(Self.read([2] + bytes.dropFirst()).isEmpty)  // another format
+        #expect(Self.read([3] + bytes.dropFirst()).isEmpty)  // another format
     }
 
     @Test func aFilteredReadSkipsGroupsWithoutItsTuples() {

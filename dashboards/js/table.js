@@ -13,6 +13,7 @@ export const COLUMNS = [
   ['install_rate', 'Install rate', (m) => m.install_rate, true],
   ['open_rate', 'Open rate', (m) => m.open_rate, true],
   ['fallback_rate', 'Fallback rate', (m) => m.fallback_rate, true],
+  ['installs_install_referrer', 'Installs by install referrer', (m) => m.installs_by_match.install_referrer, false],
   ['installs_click_id', 'Installs by click id', (m) => m.installs_by_match.click_id, false],
   ['installs_ref', 'Installs by ref', (m) => m.installs_by_match.ref, false],
   ['installs_fingerprint', 'Installs by fingerprint', (m) => m.installs_by_match.fingerprint, false],

@@ -3,10 +3,11 @@
 -- Parameters (positional): event_id, type code, platform code, bot, occurred_at_ms,
 --   received_at_ms - occurred_at_ms, sent_at_ms - occurred_at_ms, ref, campaign, source,
 --   medium, deferred, visitor, ip_hash, device_id, click_id, url, referrer, and the
---   event_texts ids of user_agent, os_version, app_version, bot_reason; then properties.
+--   event_texts ids of user_agent, os_version, app_version, bot_reason; then properties,
+--   the click_id_source code and the resolve flag (NULL when not a resolve).
 -- Idempotent: no. The writer deduplicates by event_id before calling it.
 INSERT INTO event_rows (
     event_id, type, platform, bot, occurred_at_ms, received_delta, sent_delta, ref, campaign, source,
     medium, deferred, visitor, ip_hash, device_id, click_id, url, referrer, user_agent, os_version,
-    app_version, bot_reason, properties
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    app_version, bot_reason, properties, click_id_source, resolve
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

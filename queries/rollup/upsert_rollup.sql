@@ -1,11 +1,13 @@
 -- upsert_rollup: adds one delta to a rollup row, creating it when missing; sketches are
 -- merged with lp_sketch_union. Parameters (positional): grain, bucket, platform, bot, ref,
 -- campaign, source, medium, events, clicks, fallbacks, installs_click_id, installs_ref,
--- installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors.
+-- installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors,
+-- installs_install_referrer.
 -- Idempotent: no (it adds); the watermark advanced in the same transaction prevents reruns.
 INSERT INTO rollups (grain, bucket, platform, bot, ref, campaign, source, medium, events, clicks, fallbacks,
-    installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors,
+    installs_install_referrer)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (grain, bucket, platform, bot, ref, campaign, source, medium) DO UPDATE SET
     events = events + excluded.events,
     clicks = clicks + excluded.clicks,
@@ -16,4 +18,5 @@ ON CONFLICT (grain, bucket, platform, bot, ref, campaign, source, medium) DO UPD
     installs_organic = installs_organic + excluded.installs_organic,
     opens = opens + excluded.opens,
     deferred_opens = deferred_opens + excluded.deferred_opens,
+    installs_install_referrer = installs_install_referrer + excluded.installs_install_referrer,
     click_visitors = lp_sketch_union(click_visitors, excluded.click_visitors)

@@ -1,0 +1,226 @@
+import Foundation
+
+/// What Android's Play Install Referrer API hands the app on first launch: the `referrer`
+/// parameter the landing page put into the Play Store URL, as URL-encoded key/value pairs,
+/// e.g. `lp_click=2f0c…&utm_source=newsletter&utm_campaign=spring`.
+public struct InstallReferrer: Sendable, Equatable {
+    /// The parameter that carries the click's event id.
+    public static let clickParameter = "lp_click"
+
+    /// The click id (`lp_click`), when present.
+    public var clickId: String?
+    /// `utm_campaign`, `utm_source`, `utm_medium`, when present.
+    public var campaign: String?
+    public var source: String?
+    public var medium: String?
+
+    /// Parses the raw string. Pairs are separated by `&`, keys and values percent-decoded
+    /// (`+` is a space); a string that was encoded once more on its way (no `=`, but `%3D`) is
+    /// decoded first. Unknown keys are ignored, empty values are absent, the first of a
+    /// repeated key wins.
+    public init(parsing raw: String) {
+        var text = raw.trimmingCharacters(in: .whitespaces)
+        if !text.contains("="), text.uppercased().contains("%3D"), let once = text.removingPercentEncoding { text = once }
+        var values: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = Self.decode(parts[0])
+            guard parts.count == 2, values[key] == nil else { continue }
+            let value = Self.decode(parts[1])
+            if !value.isEmpty { values[key] = value }
+        }
+        clickId = values[Self.clickParameter]
+        campaign = values["utm_campaign"]
+        source = values["utm_source"]
+        medium = values["utm_medium"]
+    }
+
+    static func decode(_ part: Substring) -> String {
+        let spaced = part.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}
+
+/// The content an app opens for a link: AppsFlyer's `deep_link_value` and
+/// `deep_link_sub1`…`deep_link_sub10`, from a click's `properties`, else from the same-named
+/// query parameters of its `url` (properties win, key by key).
+public struct DeepLinkContent: Sendable, Equatable {
+    /// `value`, `sub1`…`sub10`, only those that are set, in that order.
+    public var fields: [(key: String, value: String)]
+
+    /// The answer's keys in order, with the property / query parameter each is read from.
+    public static let keys: [(answer: String, parameter: String)] =
+        [("value", "deep_link_value")] + (1...10).map { ("sub\($0)", "deep_link_sub\($0)") }
+
+    /// - Parameters:
+    ///   - properties: the click's stored `properties` (canonical JSON object), if any.
+    ///   - url: the click's `url`, if any.
+    public init(properties: String?, url: String?) {
+        let stored = Self.properties(properties)
+        let query = Self.query(url)
+        fields = Self.keys.compactMap { key in
+            guard let value = stored[key.parameter] ?? query[key.parameter], !value.isEmpty else { return nil }
+            return (key.answer, value)
+        }
+    }
+
+    public static func == (a: DeepLinkContent, b: DeepLinkContent) -> Bool {
+        a.fields.elementsEqual(b.fields) { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    /// The `deep_link_*` properties as text (a number as JSON writes it, a boolean as
+    /// `true`/`false`).
+    static func properties(_ json: String?) -> [String: String] {
+        guard let json, let object = try? JSONDecoder().decode([String: PropertyValue].self, from: Data(json.utf8)) else { return [:] }
+        var texts: [String: String] = [:]
+        for (key, value) in object where key.hasPrefix("deep_link_") {
+            switch value {
+            case .string(let text): texts[key] = text
+            case .bool(let flag): texts[key] = flag ? "true" : "false"
+            case .number(let number):
+                texts[key] = number.rounded() == number && abs(number) < 9.0e15 ? String(Int64(number)) : String(number)
+            }
+        }
+        return texts
+    }
+
+    /// The URL's query parameters, decoded (the first of a repeated name wins).
+    static func query(_ url: String?) -> [String: String] {
+        guard let url, let items = URLComponents(string: url)?.queryItems else { return [:] }
+        var values: [String: String] = [:]
+        for item in items where values[item.name] == nil {
+            if let value = item.value { values[item.name] = value }
+        }
+        return values
+    }
+}
+
+/// A stored click as an answer shows it: its link fields only (never who clicked).
+public struct AnsweredClick: Sendable, Equatable {
+    public var id: String
+    public var occurredAtMs: Int64
+    public var url: String?
+    /// The click's `properties` (canonical JSON object), if any.
+    public var properties: String?
+    public var dimensions: LinkDimensions
+
+    public init(id: String, occurredAtMs: Int64, url: String?, properties: String?, dimensions: LinkDimensions) {
+        self.id = id; self.occurredAtMs = occurredAtMs; self.url = url; self.properties = properties; self.dimensions = dimensions
+    }
+}
+
+/// One stored install or open with what attribution decided for it: what an answer to the app
+/// is made of.
+public struct AttributedEvent: Sendable, Equatable {
+    public var seq: Int64
+    public var kind: EventKind
+    public var isBot: Bool
+    /// Whether it came through `/v1/resolve`.
+    public var isResolve: Bool
+    /// Its own link dimensions, `url` and `properties`, as stored.
+    public var own: LinkDimensions
+    public var url: String?
+    public var properties: String?
+    /// The match type (nil for a bot, which attribution does not look at).
+    public var match: MatchType?
+    /// The click it is counted under (see `Attribution.clickSeq`), when there is one.
+    public var click: AnsweredClick?
+    /// For a fingerprint match, how many clicks fitted (stored since `candidates` exists).
+    public var candidates: Int?
+    /// The seq of its device's first resolve, when it resolved.
+    public var firstResolveSeq: Int64?
+
+    public init(
+        seq: Int64, kind: EventKind, isBot: Bool, isResolve: Bool, own: LinkDimensions, url: String?, properties: String?,
+        match: MatchType?, click: AnsweredClick?, candidates: Int?, firstResolveSeq: Int64?
+    ) {
+        self.seq = seq; self.kind = kind; self.isBot = isBot; self.isResolve = isResolve; self.own = own; self.url = url
+        self.properties = properties; self.match = match; self.click = click; self.candidates = candidates
+        self.firstResolveSeq = firstResolveSeq
+    }
+}
+
+/// The answer to an app's first-launch call (`POST /v1/resolve`), and to `GET
+/// /v1/attributions/{id}`: the attribution the stats count, told the app's way.
+///
+/// - `ref`, `campaign`, `source`, `medium`: what the event is counted under.
+/// - `certain`: install_referrer, click_id and ref matches (the app knew the link).
+/// - `click`: the matched click (install_referrer, click_id, fingerprint); a ref match names
+///   no click, since the newest click of a ref is somebody's, not necessarily this person's.
+/// - `deep_link`: from the matched click (its properties, else its URL's query), for a ref
+///   match from the event's own properties and URL.
+/// - `candidates`: fingerprint: how many clicks fitted (the newest won); 1 for the other
+///   matches, 0 organic.
+public struct ResolveAnswer: Sendable, Equatable, Encodable {
+    public var matched: Bool
+    public var matchType: MatchType
+    public var certain: Bool
+    public var dimensions: LinkDimensions
+    public var click: AnsweredClick?
+    public var deepLink: DeepLinkContent
+    public var candidates: Int
+    /// Whether this was the device's first resolve; nil for an event that did not resolve.
+    public var firstSession: Bool?
+
+    public init(_ event: AttributedEvent) {
+        let match = event.isBot ? .organic : (event.match ?? .organic)
+        matched = match != .organic
+        matchType = match
+        certain = [.installReferrer, .clickId, .ref].contains(match)
+        let clickLink = event.click?.dimensions
+        dimensions = match.countedDimensions(own: event.own, click: clickLink)
+        click = match == .ref || match == .organic ? nil : event.click
+        if let click {
+            deepLink = DeepLinkContent(properties: click.properties, url: click.url)
+        } else if match == .ref {
+            deepLink = DeepLinkContent(properties: event.properties, url: event.url)
+        } else {
+            deepLink = DeepLinkContent(properties: nil, url: nil)
+        }
+        candidates = switch match {
+        case .organic: 0
+        case .fingerprint: event.candidates ?? 1
+        default: 1
+        }
+        firstSession = event.isResolve ? event.firstResolveSeq.map { $0 == event.seq } ?? true : nil
+    }
+
+    enum Keys: String, CodingKey {
+        case matched, matchType = "match_type", certain, ref, campaign, source, medium, click
+        case deepLink = "deep_link", candidates, firstSession = "first_session"
+    }
+
+    enum ClickKeys: String, CodingKey { case id, timestamp, url }
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Dimensions and `click` are `null` when absent; `deep_link` holds only what is set;
+    /// `first_session` is left out for an event that did not resolve.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(matched, forKey: .matched)
+        try c.encode(matchType, forKey: .matchType)
+        try c.encode(certain, forKey: .certain)
+        try c.encode(dimensions.ref, forKey: .ref)
+        try c.encode(dimensions.campaign, forKey: .campaign)
+        try c.encode(dimensions.source, forKey: .source)
+        try c.encode(dimensions.medium, forKey: .medium)
+        if let click {
+            var nested = c.nestedContainer(keyedBy: ClickKeys.self, forKey: .click)
+            try nested.encode(click.id, forKey: .id)
+            try nested.encode(Timestamp.formatUTC(click.occurredAtMs), forKey: .timestamp)
+            try nested.encode(click.url, forKey: .url)
+        } else {
+            try c.encodeNil(forKey: .click)
+        }
+        var link = c.nestedContainer(keyedBy: AnyKey.self, forKey: .deepLink)
+        for field in deepLink.fields { try link.encode(field.value, forKey: AnyKey(stringValue: field.key)) }
+        try c.encode(candidates, forKey: .candidates)
+        try c.encodeIfPresent(firstSession, forKey: .firstSession)
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+import Metrics
+import NIOCore
+
+/// `POST /v1/resolve`: the app's first-launch call (deferred deep linking). The body is one
+/// `install` or `open` event exactly as `/v1/events` takes it, with the hints the app has
+/// (`install_referrer`, `click_id` with `click_id_source`). The event is validated, quarantined
+/// or stored like any other (durable before the answer, exactly once by `id`); the answer is
+/// what the attribution follower decided for it, the same answer the stats count
+/// (`ResolveAnswer`). A retry of the same id stores nothing and gets the same answer.
+///
+/// Every request takes a token of its client address's bucket (`RateLimiter`): the ingest key
+/// is public, and the limit keeps it from being used to probe who clicked what.
+struct ResolveController: Sendable {
+    let ingest: IngestController
+    let database: AppDatabase
+    let limiter: MutexBox<RateLimiter>
+    /// How long a request waits for the attribution follower before answering 503.
+    let attributionWait: Duration
+    let resolved = ResolveMetrics()
+
+    init(ingest: IngestController, database: AppDatabase, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
+        self.ingest = ingest
+        self.database = database
+        self.limiter = MutexBox(RateLimiter(rate: rate, burst: burst))
+        self.attributionWait = attributionWait
+    }
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        let group = router.group("v1/resolve").add(middleware: IngestCORSMiddleware())
+        group.post(use: resolve)
+        // Answered by the middleware; the route makes the path match for OPTIONS.
+        group.on("", method: .options) { _, _ in Response(status: .noContent) }
+    }
+
+    /// An event-level error, as `/v1/events` reports it per event: what, which field, how to fix.
+    struct EventErrorResponse: Encodable {
+        var error: EventError
+    }
+
+    @Sendable func resolve(_ request: Request, context: LinkpulseRequestContext) async -> Response {
+        let receivedAt = ingest.now()
+        guard AccessKey.check(request, expected: ingest.ingestKey) else {
+            return .error(
+                .unauthorized, code: "unauthorized",
+                message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
+        }
+        let forwardedFor = ingest.forwardedAddresses(request)
+        let client = ingest.clientIP(context: context, forwardedFor: forwardedFor)
+        var wait: Int?
+        limiter.update { wait = $0.take(client ?? "", nowMs: receivedAt) }
+        if let wait {
+            resolved.limited.increment()
+            return .error(
+                .tooManyRequests, code: "rate_limited",
+                message: "Too many resolve calls from this address. Retry after the Retry-After delay; an app needs one call a launch.",
+                headers: [.retryAfter: "\(wait)"])
+        }
+
+        var request = request
+        let body: [UInt8]
+        switch await IngestController.readBody(&request, limit: IngestLimits.maxEventBytes) {
+        case .bytes(let bytes): body = bytes
+        case .refused(let refusal): return .error(refusal.status, code: refusal.code, message: refusal.message)
+        }
+        let facts = RequestFacts(receivedAtMs: receivedAt, clientIP: client, userAgent: request.headers[.userAgent])
+
+        let decoded: Result<EventPayload, EventError>
+        switch IngestBody.frame(body, format: .json) {
+        case .success(let framed) where framed.count == 1 && body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{"):
+            decoded = PayloadDecoding.decode(body, framed)[0]
+        case .success:
+            decoded = .failure(EventError(
+                code: "not_an_object", field: nil,
+                message: "Send one install or open event as a JSON object, such as {\"type\":\"install\",\"id\":\"…\",\"install_referrer\":\"…\"}."))
+        case .failure(let error):
+            decoded = .failure(EventError(code: "invalid_json", field: nil, message: error.message))
+        }
+        let validated = decoded.flatMap { ingest.validator.validate($0, request: facts) }.flatMap { event -> Result<IngestEvent, EventError> in
+            guard event.kind == .install || event.kind == .open else {
+                return .failure(EventError(
+                    code: "invalid_value", field: "type",
+                    message: "Only `install` and `open` events can be resolved (got \(event.kind.rawValue)); send other events to /v1/events."))
+            }
+            var resolving = event
+            resolving.isResolve = true
+            return .success(resolving)
+        }
+        let event: IngestEvent
+        switch validated {
+        case .success(let valid):
+            event = valid
+        case .failure(let problem):
+            let record = ingest.quarantined(body, index: nil, problem, request: facts, forwardedFor: forwardedFor)
+            let stored = await ingest.store(IngestWork(events: [], quarantine: [record]))
+            if let failure = stored.failure { return failure.response }
+            ingest.metrics.rejected.increment()
+            return .json(EventErrorResponse(error: problem), status: .badRequest)
+        }
+
+        let stored = await ingest.store(IngestWork(events: [event], quarantine: []))
+        guard let outcomes = stored.outcomes else { return stored.failure!.response }
+        _ = ingest.count([event], outcomes, rejected: 0)
+        do {
+            let seq: Int64?
+            switch outcomes.first {
+            case .stored(let storedSeq): seq = storedSeq
+            default: seq = try await database.storedSeq(ofEventId: event.id)
+            }
+            guard let seq else { throw StoreError.closed }
+            switch try await database.attributedEvent(seq: seq, wait: attributionWait) {
+            case .attributed(let attributed):
+                var answer = ResolveAnswer(attributed)
+                // An event first sent to /v1/events and now resolved under its id: no earlier resolve.
+                answer.firstSession = answer.firstSession ?? true
+                resolved.count(answer)
+                return .json(answer, status: .ok)
+            case .pending:
+                resolved.pending.increment()
+                return .error(
+                    .serviceUnavailable, code: "attribution_pending",
+                    message: "The event is stored, but its attribution is not ready yet. Retry the same request (same id) after the Retry-After delay.",
+                    headers: [.retryAfter: "1"])
+            case .notStored:
+                throw StoreError.closed
+            }
+        } catch {
+            return .error(
+                .serviceUnavailable, code: "storage_unavailable",
+                message: "The answer could not be read. Retry the same request (same id) later; the event is stored once whatever happens.",
+                headers: [.retryAfter: "2"])
+        }
+    }
+}
+
+/// Counts of `/v1/resolve` answers by match type, and of refused calls.
+struct ResolveMetrics: Sendable {
+    let byMatch: [MatchType: Counter] = Dictionary(
+        uniqueKeysWithValues: MatchType.allCases.map { ($0, Counter(label: "linkpulse_resolve_answers_total", dimensions: [("match_type", $0.rawValue)])) })
+    let limited = Counter(label: "linkpulse_resolve_rate_limited_total")
+    let pending = Counter(label: "linkpulse_resolve_pending_total")
+
+    func count(_ answer: ResolveAnswer) {
+        byMatch[answer.matchType]?.increment()
+    }
+}
+
+/// `GET /v1/attributions/{event_id}` (read key): how a stored install, open or fallback was
+/// attributed, in the words of `/v1/resolve`'s answer, within moments of its 2xx (the request
+/// waits up to `wait` for the attribution follower, then answers 503 with `Retry-After`).
+struct AttributionController: Sendable {
+    let database: AppDatabase
+    let readKey: String
+    let wait: Duration
+
+    struct Body: Encodable {
+        var eventId: String
+        var type: EventKind
+        var attribution: ResolveAnswer
+
+        enum CodingKeys: String, CodingKey { case eventId = "event_id", type, attribution }
+    }
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.get("v1/attributions/:id") { request, context in await read(request, context: context) }
+    }
+
+    func read(_ request: Request, context: LinkpulseRequestContext) async -> Response {
+        guard AccessKey.check(request, expected: readKey) else {
+            return .error(.unauthorized, code: "unauthorized", message: "Missing or wrong read key. Send it as `Authorization: Bearer KEY`.")
+        }
+        guard let id = context.parameters.get("id"), !id.isEmpty else {
+            return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
+        }
+        do {
+            guard let seq = try await database.storedSeq(ofEventId: id) else {
+                return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
+            }
+            switch try await database.attributedEvent(seq: seq, wait: wait) {
+            case .attributed(let event):
+                return .json(Body(eventId: id, type: event.kind, attribution: ResolveAnswer(event)), status: .ok)
+            case .pending:
+                return .error(
+                    .serviceUnavailable, code: "attribution_pending",
+                    message: "The event is stored but not attributed yet; retry after the Retry-After delay.", headers: [.retryAfter: "1"])
+            case .notStored:
+                return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
+            }
+        } catch {
+            return .error(.serviceUnavailable, code: "storage_unavailable", message: "The store could not be read; retry later.", headers: [.retryAfter: "2"])
+        }
+    }
+}
