@@ -22,8 +22,9 @@ final class WebDriver: @unchecked Sendable {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts chromedriver on a free port and opens a headless browser session.
-    static func start(width: Int = 1440, height: Int = 1000) async throws -> WebDriver {
+    /// Starts chromedriver on a free port and opens a headless browser session (`userAgent`:
+    /// the browser's, instead of headless Chromium's own).
+    static func start(width: Int = 1440, height: Int = 1000, userAgent: String? = nil) async throws -> WebDriver {
         guard let chromedriver, let chromium else {
             throw Failure(description: "chromium and chromium-driver are not installed (ops/install-deps.sh test installs them)")
         }
@@ -35,7 +36,7 @@ final class WebDriver: @unchecked Sendable {
             let driver = WebDriver(process: process, base: "http://127.0.0.1:\(port)")
             do {
                 try await driver.waitUntilReady()
-                try await driver.openSession(chromium: chromium, width: width, height: height)
+                try await driver.openSession(chromium: chromium, width: width, height: height, userAgent: userAgent)
                 return driver
             } catch {
                 lastError = error
@@ -46,8 +47,8 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh browser, which is closed afterwards whatever happens.
-    static func with<T>(width: Int = 1440, height: Int = 1000, _ body: (WebDriver) async throws -> T) async throws -> T {
-        let browser = try await start(width: width, height: height)
+    static func with<T>(width: Int = 1440, height: Int = 1000, userAgent: String? = nil, _ body: (WebDriver) async throws -> T) async throws -> T {
+        let browser = try await start(width: width, height: height, userAgent: userAgent)
         do {
             let result = try await body(browser)
             await browser.quit()
@@ -73,7 +74,7 @@ final class WebDriver: @unchecked Sendable {
         throw Failure(description: "chromedriver did not become ready")
     }
 
-    private func openSession(chromium: String, width: Int, height: Int) async throws {
+    private func openSession(chromium: String, width: Int, height: Int, userAgent: String?) async throws {
         let capabilities: [String: Any] = [
             "capabilities": [
                 "alwaysMatch": [
@@ -81,7 +82,8 @@ final class WebDriver: @unchecked Sendable {
                     "goog:chromeOptions": [
                         "binary": chromium,
                         "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                 "--window-size=\(width),\(height)", "--lang=en-US", "--no-first-run"],
+                                 "--window-size=\(width),\(height)", "--lang=en-US", "--no-first-run"]
+                            + (userAgent.map { ["--user-agent=\($0)"] } ?? []),
                     ],
                     "goog:loggingPrefs": ["browser": "ALL"],
                 ],

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Deferred deep linking benchmark: `POST /v1/resolve` latency at 1 and 64 connections on an
+# installation of N generated events, beside single-event ingest (`POST /v1/events`) measured
+# the same way in the same run (the same writer commits both; a resolve also waits for the
+# attribution follower and reads its answer).
+#
+# Usage: ops/bench/resolve.sh [--events N] [--duration SECONDS] [--keep DIR]
+#   --events N    events generated first (default 10000000: 90 days, 10,000 refs, 100 campaigns)
+#   --keep DIR    generate into DIR once and reuse it (generation takes minutes); each run adds
+#                 the bench's own clicks and resolves to it
+#
+# Before measuring it stores 10,000 clicks with known ids and addresses (ids bc-0…), so that a
+# third of the resolves match by install referrer, a third by fingerprint, a third are organic
+# (ops/bench/resolve.lua). Prints p50/p99 per scenario, the ratio of resolve to ingest, and
+# checks that every answer was a 200.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. ops/bench/lib.sh
+
+EVENTS=10000000; DURATION=15; KEEP=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --events) EVENTS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --keep) KEEP="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+bench_prepare resolve
+bench_need_wrk
+PORT=18093
+if [ ! -f "$DATA/linkpulse.sqlite" ]; then
+  echo "== generating $EVENTS events into $DATA" >&2
+  $BIN generate --data-dir "$DATA" --events "$EVENTS" --days 90 --refs 10000 --campaigns 100 --no-rollup --log-level warning
+fi
+# Resolves come from one address here: the per-address limit is off.
+bench_serve $PORT --resolve-rate 0
+KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
+STORED=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
+echo "== $STORED events stored; storing the bench's 10,000 clicks" >&2
+python3 - "$PORT" "$KEY" <<'PY'
+import json, sys, urllib.request
+port, key = sys.argv[1], sys.argv[2]
+agent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.43 Mobile Safari/537.36"
+for start in range(0, 10000, 1000):
+    clicks = [{"id": f"bc-{n}", "type": "click", "ref": f"bench{n % 100}", "campaign": "bench", "platform": "android",
+               "user_agent": agent, "ip": f"198.18.{n // 250}.{n % 250 + 1}",
+               "url": f"https://go.example/bench{n % 100}?deep_link_value=item-{n}"} for n in range(start, start + 1000)]
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/events", data=json.dumps(clicks).encode(),
+                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    assert urllib.request.urlopen(request).status == 202
+PY
+# Let the follower and the first rollup of the new clicks settle.
+sleep 3
+
+RESULTS=$(mktemp)
+EXTRA_CLEANUP+=("$RESULTS")
+run() {  # name script path connections
+  local threads=2; [ "$4" -lt 2 ] && threads=1
+  local line
+  line=$(BATCH=1 KEY=$KEY CLICKS=10000 wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s "$2" "http://127.0.0.1:$PORT$3" | grep '^RESULT')
+  echo "$1 conns=$4 $line" | tee -a "$RESULTS" >&2
+}
+run ingest ops/bench/events.lua /v1/events 1
+run resolve ops/bench/resolve.lua /v1/resolve 1
+run ingest ops/bench/events.lua /v1/events 64
+run resolve ops/bench/resolve.lua /v1/resolve 64
+
+curl -s "http://127.0.0.1:$PORT/metrics" | grep '^linkpulse_resolve_answers_total' >&2 || true
+python3 - "$RESULTS" "$STORED" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+    rows[(parts[0], int(fields["conns"]))] = fields
+print(f"\nResolve benchmark, {int(sys.argv[2]):,} events stored before the run")
+print(f"{'scenario':<10} {'conns':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'p99 / ingest p99':>17}")
+failed = False
+for (name, conns), f in sorted(rows.items(), key=lambda r: (r[0][1], r[0][0])):
+    errors = int(f["errors"]) + int(f["non2xx"])
+    failed |= errors > 0
+    ratio = ""
+    if name == "resolve" and ("ingest", conns) in rows:
+        ratio = f"{float(f['p99_ms']) / float(rows[('ingest', conns)]['p99_ms']):.2f}"
+    print(f"{name:<10} {conns:>5} {float(f['rps']):>9.0f} {float(f['p50_ms']):>8.2f} {float(f['p99_ms']):>8.2f} {errors:>6} {ratio:>17}")
+print("targets: resolve p99 <= 5 ms at 1 connection, <= 20 ms at 64")
+sys.exit(1 if failed else 0)
+PY
