@@ -82,8 +82,10 @@ extension AppDatabase {
             var processed = 0
             var kept: RecentClicks?
             try db.inTransaction(.deferred) {
-                try db.execute(sql: queries.attribution.lock)
-                let state = try Row.fetchOne(db, sql: queries.attribution.state)
+                // Cached statements: a round runs after every commit, and `advance` reads the
+                // events view, whose compilation alone cost more than a small round.
+                try db.cachedStatement(sql: queries.attribution.lock).execute()
+                let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
                 let watermark: Int64 = state?[1] ?? 0
                 let events = try readUnattributed(db, after: watermark, limit: maxEvents)
                 guard let last = events.last else { return .commit }
@@ -97,7 +99,7 @@ extension AppDatabase {
                         recent: recent, disk: disk))
                 for event in events { try round.add(event, attributor: attributor) }
                 if let spill = round.clicks.recent.spill() { try disk.store(spill) }
-                try db.execute(sql: queries.attribution.advance, arguments: [last.subject.seq])
+                try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
                 round.clicks.recent.throughSeq = last.subject.seq
                 kept = round.clicks.recent
                 processed = events.count
@@ -108,6 +110,9 @@ extension AppDatabase {
             if let kept {
                 recentClicksKept.withLock { $0 = kept }
                 attributionProgress.advance(to: kept.throughSeq)
+            }
+            if ContinuousClock.now - attributionCheckpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
+                try checkpointAttribution(db, schema: "main")
             }
             return processed
         }
@@ -235,7 +240,7 @@ extension AppDatabase {
 
     /// The watermark (second column) of a state query's single row; 0 without a row.
     static func watermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
-        try Row.fetchOne(db, sql: stateSQL).map { $0[1] as Int64 } ?? 0
+        try Row.fetchOne(db.cachedStatement(sql: stateSQL)).map { $0[1] as Int64 } ?? 0
     }
 
     /// Why a derived file's state row (owner database id, watermark and the id of the event

@@ -56,6 +56,8 @@ public final class AppDatabase: Sendable {
     let recentClicksKept = Mutex<RecentClicks?>(nil)
     /// How far attribution has come, for callers waiting for an answer.
     let attributionProgress = AttributionProgress()
+    /// When the attribution file's WAL was last checkpointed (its commits never do it).
+    let attributionCheckpointed = Mutex(ContinuousClock.now)
     let queries: SQLQueries
     let tail: Mutex<IdTail>
     /// The ingest writer's cache of the events' text dictionary (`event_texts`).
@@ -73,7 +75,7 @@ public final class AppDatabase: Sendable {
     /// The thread the attribution follower runs on, woken after each commit, at the rollups'
     /// low priority: under a load that takes every core, ingest comes first (measured: at nice 5
     /// it cost batched ingest a quarter of its throughput) and attribution catches up after.
-    let attributionThread = StoreThread(name: "linkpulse.attribution", nice: 10)
+    let attributionThread = StoreThread(name: "linkpulse.attribution", nice: 0)
     /// Attribution rounds asked for by commits (a commit during a round queues the next one).
     let attributionRequests: CoalescedWork
     /// Rollup runs asked for by the timer (a tick during a run adds nothing).
@@ -123,7 +125,8 @@ public final class AppDatabase: Sendable {
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The attribution file next: the rollup job and every events connection attach it.
-        let attributionConfig = Self.derivedFileConfiguration(cacheKiB: Self.attributionCacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)])
+        let attributionConfig = Self.derivedFileConfiguration(
+            cacheKiB: Self.attributionCacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], checkpointsElsewhere: true)
         attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
 
@@ -155,6 +158,7 @@ public final class AppDatabase: Sendable {
         checkpointConfig.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
         }
         checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
@@ -178,7 +182,10 @@ public final class AppDatabase: Sendable {
     /// state is rebuilt after a power loss if need be), a WAL truncated back to 64 MiB after
     /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names.
     /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
-    static func derivedFileConfiguration(cacheKiB: Int, attaching files: [(schema: String, path: String)], sketches: Bool = false) -> Configuration {
+    /// With `checkpointsElsewhere`, its commits never checkpoint (see `checkpointAttribution`).
+    static func derivedFileConfiguration(
+        cacheKiB: Int, attaching files: [(schema: String, path: String)], sketches: Bool = false, checkpointsElsewhere: Bool = false
+    ) -> Configuration {
         var config = Configuration()
         config.busyMode = .timeout(120)
         config.prepareDatabase { db in
@@ -186,6 +193,7 @@ public final class AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            if checkpointsElsewhere { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
             for file in files { try db.execute(sql: "ATTACH DATABASE ? AS \(file.schema)", arguments: [file.path]) }
             if sketches { SketchFunctions.register(in: db) }
         }
@@ -227,12 +235,27 @@ public final class AppDatabase: Sendable {
     @discardableResult
     public func checkpoint(restartPages: Int = 8192) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
+            try checkpointAttribution(db, schema: "attr")
             let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
             let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
             if pages > restartPages { walResetWanted.withLock { $0 = true } }
             return (pages, done)
         }
     }
+
+    /// Checkpoints the attribution file's WAL (PASSIVE: never waits for its writer), on `db`
+    /// where it is attached as `schema`. The follower commits after every ingest commit; had
+    /// each commit checkpointed when the WAL filled, every few hundred rounds would have paid
+    /// for writing pages back and a flush (measured: a third of the resolve throughput). The
+    /// daemon's checkpoint job calls it every two seconds; the follower itself only when
+    /// nothing has for `followerAfter` (a command such as `linkpulse rollup` has no job).
+    func checkpointAttribution(_ db: Database, schema: String) throws {
+        _ = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
+        attributionCheckpointed.withLock { $0 = ContinuousClock.now }
+    }
+
+    /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
+    static let followerCheckpointAfter: Duration = .seconds(5)
 
     /// On the writer's connection, between transactions: a passive checkpoint that nothing can
     /// overtake (no other writer exists), after which the next commit starts the WAL over.

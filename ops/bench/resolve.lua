@@ -16,7 +16,7 @@ function init(args)
 end
 
 local function clickAddress(n)
-  return format("198.18.%d.%d", n // 250, n % 250 + 1)
+  return format("198.18.%d.%d", math.floor(n / 250), n % 250 + 1)
 end
 
 function request()
