@@ -47,13 +47,22 @@ extension AppDatabase {
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {
-        attributionRequests.request(once: { [self] in
-            do {
-                try attributeAll()
-            } catch {
-                logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
-            }
-        })
+        attributionRequests.request(once: attributeAllLogged)
+    }
+
+    /// `followCommits` at normal priority, for a caller waiting for an answer (both threads'
+    /// rounds go through the one attribution connection, one at a time).
+    func followCommitsUrgently() {
+        urgentAttributionRequests.request(once: attributeAllLogged)
+    }
+
+    /// `attributeAll` for the threads, which have no one to report to.
+    @Sendable func attributeAllLogged() {
+        do {
+            try attributeAll()
+        } catch {
+            logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Forgets every attribution (and the rollups counted from them), so that the follower

@@ -34,8 +34,13 @@ extension AppDatabase {
             return try self.ingestSync(db, work)
         }
         // Attribution follows at once, on its own thread: an install's answer is readable
-        // moments after its acknowledgement.
-        followCommits()
+        // moments after its acknowledgement. A commit with a resolve in it has an app waiting
+        // for that answer: its round runs at normal priority.
+        if work.contains(where: { $0.events.contains(where: \.isResolve) }) {
+            followCommitsUrgently()
+        } else {
+            followCommits()
+        }
         return outcomes
     }
 

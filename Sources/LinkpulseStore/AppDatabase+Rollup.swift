@@ -115,6 +115,7 @@ extension AppDatabase {
     /// call (nothing then reads the events database on its behalf until the next commit).
     public func attributionSettled() async {
         _ = try? await attributionThread.run {}
+        _ = try? await urgentAttributionThread.run {}
     }
 
     /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends

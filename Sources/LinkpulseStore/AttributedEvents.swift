@@ -83,8 +83,8 @@ extension AppDatabase {
             if through >= seq { return .attributed(event) }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .pending }
-            // The follower may have been idle (nothing new to wake it): make sure it runs.
-            followCommits()
+            // A round at normal priority: the follower runs after the load, an app waits now.
+            followCommitsUrgently()
             _ = await attributionProgress.wait(for: seq, timeout: left)
         }
     }
