@@ -4,10 +4,13 @@ import LinkpulseDomain
 import Synchronization
 
 /// How far the attribution follower has come in this process, and the tasks waiting for it to
-/// pass a seq (an app waiting for its answer): woken when a round commits, or at their deadline.
+/// pass a seq (an app waiting for its answer): woken when a round commits, or at their deadline
+/// by one sweeping task that runs only while someone waits (not a timer per waiter: resolves
+/// come thousands a second).
 final class AttributionProgress: Sendable {
     private struct Waiter {
         var seq: Int64
+        var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -15,14 +18,18 @@ final class AttributionProgress: Sendable {
         var through: Int64 = 0
         var nextId = 0
         var waiters: [Int: Waiter] = [:]
+        var sweeping = false
     }
 
     private let state = Mutex(State())
+    /// How often the sweeper looks for waiters past their deadline.
+    static let sweepEvery: Duration = .milliseconds(50)
 
     /// Records that every event through `seq` is attributed, and wakes who waited for it.
     func advance(to seq: Int64) {
         let ready = state.withLock { s -> [Waiter] in
             s.through = max(s.through, seq)
+            guard !s.waiters.isEmpty else { return [] }
             let done = s.waiters.filter { $0.value.seq <= s.through }
             for id in done.keys { s.waiters[id] = nil }
             return Array(done.values)
@@ -37,18 +44,33 @@ final class AttributionProgress: Sendable {
 
     /// Waits until the follower has attributed `seq`, at most `timeout`; false when it had not.
     func wait(for seq: Int64, timeout: Duration) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let id = state.withLock { s -> Int? in
+        let deadline = ContinuousClock.now + timeout
+        return await withCheckedContinuation { continuation in
+            let startSweeper = state.withLock { s -> Bool? in
                 guard s.through < seq else { return nil }
                 s.nextId += 1
-                s.waiters[s.nextId] = Waiter(seq: seq, continuation: continuation)
-                return s.nextId
+                s.waiters[s.nextId] = Waiter(seq: seq, deadline: deadline, continuation: continuation)
+                defer { s.sweeping = true }
+                return !s.sweeping
             }
-            guard let id else { return continuation.resume(returning: true) }
-            Task { [self] in
-                try? await Task.sleep(for: timeout)
-                state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            guard let startSweeper else { return continuation.resume(returning: true) }
+            if startSweeper { Task { [self] in await sweep() } }
+        }
+    }
+
+    /// Wakes waiters past their deadline until none is left.
+    private func sweep() async {
+        while true {
+            try? await Task.sleep(for: Self.sweepEvery)
+            let now = ContinuousClock.now
+            let (expired, done) = state.withLock { s -> ([Waiter], Bool) in
+                let expired = s.waiters.filter { $0.value.deadline <= now }
+                for id in expired.keys { s.waiters[id] = nil }
+                if s.waiters.isEmpty { s.sweeping = false }
+                return (Array(expired.values), s.waiters.isEmpty)
             }
+            for waiter in expired { waiter.continuation.resume(returning: false) }
+            if done { return }
         }
     }
 }
