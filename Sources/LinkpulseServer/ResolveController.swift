@@ -157,12 +157,22 @@ struct AttributionController: Sendable {
     let readKey: String
     let wait: Duration
 
+    /// The answer, with what only the read key may see: the matched click's whole `properties`.
     struct Body: Encodable {
         var eventId: String
         var type: EventKind
         var attribution: ResolveAnswer
+        var clickProperties: [String: PropertyValue]?
 
-        enum CodingKeys: String, CodingKey { case eventId = "event_id", type, attribution }
+        enum CodingKeys: String, CodingKey { case eventId = "event_id", type, attribution, clickProperties = "click_properties" }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(eventId, forKey: .eventId)
+            try c.encode(type, forKey: .type)
+            try c.encode(attribution, forKey: .attribution)
+            try c.encode(clickProperties, forKey: .clickProperties)  // null when none
+        }
     }
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
@@ -182,7 +192,11 @@ struct AttributionController: Sendable {
             }
             switch try await database.attributedEvent(seq: seq, wait: wait) {
             case .attributed(let event):
-                return .json(Body(eventId: id, type: event.kind, attribution: ResolveAnswer(event)), status: .ok)
+                let answer = ResolveAnswer(event)
+                let properties = answer.click?.properties.flatMap {
+                    try? JSONDecoder().decode([String: PropertyValue].self, from: Data($0.utf8))
+                }
+                return .json(Body(eventId: id, type: event.kind, attribution: answer, clickProperties: properties), status: .ok)
             case .pending:
                 return .error(
                     .serviceUnavailable, code: "attribution_pending",

@@ -113,6 +113,14 @@ import Testing
             let attribution = readJSON["attribution"] as? [String: Any] ?? [:]
             #expect(read.status == .ok && readJSON["type"] as? String == "install")
             #expect(attribution["match_type"] as? String == "fingerprint" && attribution["candidates"] as? Int == 1)
+            #expect(readJSON["click_properties"] is NSNull)
+            let byReferrer = try await client.execute(
+                uri: "/v1/attributions/i-referrer", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
+            let referrerJSON = try JSONSerialization.jsonObject(with: Data(buffer: byReferrer.body)) as? [String: Any] ?? [:]
+            let properties = referrerJSON["click_properties"] as? [String: Any] ?? [:]
+            #expect(properties.count == 2 && properties["deep_link_value"] as? String == "shoe-123")
+            #expect((properties["deep_link_sub1"] as? NSNumber)?.intValue == 7)
+            #expect((referrerJSON["attribution"] as? [String: Any])?["first_session"] as? Bool == true)
             let unknown = try await client.execute(
                 uri: "/v1/attributions/nope", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
             #expect(unknown.status == .notFound)
