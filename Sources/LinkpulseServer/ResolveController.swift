@@ -80,7 +80,13 @@ struct ResolveController: Sendable {
         case .failure(let error):
             decoded = .failure(EventError(code: "invalid_json", field: nil, message: error.message))
         }
-        let validated = decoded.flatMap { ingest.validator.validate($0, request: facts) }.flatMap { event -> Result<IngestEvent, EventError> in
+        let validated = decoded.flatMap { payload -> Result<EventPayload, EventError> in
+            // Without an id a retry would be a second install: the app makes one and resends it.
+            guard case .absent = payload.id else { return .success(payload) }
+            return .failure(EventError(
+                code: "missing_field", field: "id",
+                message: "A resolve needs `id`: make one on the device (a UUID) at first launch and send the same one again when retrying, so the install is stored once and answered the same."))
+        }.flatMap { ingest.validator.validate($0, request: facts) }.flatMap { event -> Result<IngestEvent, EventError> in
             guard event.kind == .install || event.kind == .open else {
                 return .failure(EventError(
                     code: "invalid_value", field: "type",

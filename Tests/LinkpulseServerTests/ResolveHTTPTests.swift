@@ -176,6 +176,10 @@ import Testing
             #expect((source.json["error"] as? [String: Any])?["field"] as? String == "click_id_source")
             let lonely = try await Self.resolve(Self.install("i-y", at: 0, ["click_id_source": "pasteboard"]), client)
             #expect((lonely.json["error"] as? [String: Any])?["field"] as? String == "click_id")
+            var anonymous = Self.install("i-none", at: 0)
+            anonymous["id"] = nil
+            let noId = try await Self.resolve(anonymous, client)
+            #expect(noId.status == .badRequest && (noId.json["error"] as? [String: Any])?["field"] as? String == "id")
             let unauthorized = try await Self.resolve(Self.install("i-z", at: 0), client, key: "wrong")
             #expect(unauthorized.status == .unauthorized)
             let batch = try await client.execute(
@@ -186,7 +190,7 @@ import Testing
             let bot = try await Self.resolve(Self.install("i-bot", at: 0, ["user_agent": "curl/8.5.0", "click_id": "c-x"]), client)
             #expect(bot.status == .ok && bot.json["matched"] as? Bool == false)
         }
-        #expect(try installation.count("SELECT count(*) FROM quarantine") == 4)
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 5)
         #expect(try installation.count("SELECT count(*) FROM events WHERE resolve = 1") == 1)
     }
 
