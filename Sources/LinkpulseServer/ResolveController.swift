@@ -37,9 +37,21 @@ struct ResolveController: Sendable {
         group.on("", method: .options) { _, _ in Response(status: .noContent) }
     }
 
-    /// An event-level error, as `/v1/events` reports it per event: what, which field, how to fix.
+    /// An event-level error, as `/v1/events` reports it per event: what, which field (`null`
+    /// for the event as a whole), how to fix.
     struct EventErrorResponse: Encodable {
         var error: EventError
+
+        enum Keys: String, CodingKey { case error }
+        enum DetailKeys: String, CodingKey { case code, field, message }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            var detail = c.nestedContainer(keyedBy: DetailKeys.self, forKey: .error)
+            try detail.encode(error.code, forKey: .code)
+            try detail.encode(error.field, forKey: .field)
+            try detail.encode(error.message, forKey: .message)
+        }
     }
 
     @Sendable func resolve(_ request: Request, context: LinkpulseRequestContext) async -> Response {

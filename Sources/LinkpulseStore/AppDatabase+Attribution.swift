@@ -92,6 +92,7 @@ extension AppDatabase {
         try attributionQueue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?
+            var upToDate: Int64?
             try db.inTransaction(.deferred) {
                 // Cached statements: a round runs after every commit, and `advance` reads the
                 // events view, whose compilation alone cost more than a small round.
@@ -99,7 +100,11 @@ extension AppDatabase {
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
                 let watermark: Int64 = state?[1] ?? 0
                 let events = try readUnattributed(db, after: watermark, limit: maxEvents)
-                guard let last = events.last else { return .commit }
+                guard let last = events.last else {
+                    // Perhaps another process attributed them: whoever waits is served.
+                    upToDate = watermark
+                    return .commit
+                }
                 let disk = try DiskClicks(db: db, queries: queries.attribution)
                 let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
                 var round = try AttributionRound(
@@ -122,6 +127,7 @@ extension AppDatabase {
                 recentClicksKept.withLock { $0 = kept }
                 attributionProgress.advance(to: kept.throughSeq)
             }
+            if let upToDate { attributionProgress.advance(to: upToDate) }
             if ContinuousClock.now - attributionCheckpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
                 try checkpointAttribution(db, schema: "main")
             }

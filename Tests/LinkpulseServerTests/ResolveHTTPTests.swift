@@ -186,6 +186,8 @@ import Testing
                 uri: "/v1/resolve", method: .post, headers: [.authorization: "Bearer \(TestInstallation.ingestKey)"],
                 body: ByteBuffer(string: "[{\"type\":\"install\"}]"))
             #expect(batch.status == .badRequest)
+            let batchError = (try JSONSerialization.jsonObject(with: Data(buffer: batch.body)) as? [String: Any])?["error"] as? [String: Any]
+            #expect(batchError?["code"] as? String == "not_an_object" && batchError?["field"] is NSNull)
             // A bot is stored as one and never matched.
             let bot = try await Self.resolve(Self.install("i-bot", at: 0, ["user_agent": "curl/8.5.0", "click_id": "c-x"]), client)
             #expect(bot.status == .ok && bot.json["matched"] as? Bool == false)
