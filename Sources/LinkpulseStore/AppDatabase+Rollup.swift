@@ -61,6 +61,9 @@ extension AppDatabase {
 
     /// `rollUpAll`, stopping after the first pass that ends past `budget`; also says whether
     /// it stopped so with events left.
+    /// How long the follower may stand still with events waiting before a timer pass wakes it.
+    static let followerStalledAfter: Duration = .seconds(5)
+
     func rollUpRun(batch: Int, budget: Duration?, attributing: Bool = true) throws -> (count: Int, stoppedEarly: Bool) {
         let start = ContinuousClock.now
         var total = 0
@@ -160,15 +163,22 @@ extension AppDatabase {
     /// Only attributed events are counted. With `attributing`, the pass attributes its worth
     /// first if the follower has not (bounded, so a pass never chases events stored after it
     /// began): for callers that must count everything stored (the command line, the admin
-    /// endpoint). The daemon's timer passes only wake the follower and count what it has
-    /// attributed: a round run here, on the low-priority rollup thread, held the attribution
-    /// connection while starved of CPU, and an app waiting for its answer waited for it
-    /// (resolve p99 300–600 ms in some runs).
+    /// endpoint). The daemon's timer passes count what the follower has attributed, and wake
+    /// it only when it has not moved for `followerStalledAfter` while events wait (events
+    /// stored by another process wake no one else): a low-priority round, run here or by the
+    /// follower, holds the attribution connection while starved of CPU, and an app waiting
+    /// for its answer waits for it (resolve p99 300–600 ms in some runs).
     public func rollUp(maxEvents: Int = 200_000, attributing: Bool = true) throws -> Int {
         if attributing {
             try attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
         } else {
-            followCommits()
+            let through = attributionProgress.through
+            let now = ContinuousClock.now
+            let stalled = attributionLastMoved.withLock { last in
+                if last.through != through { last = (through, now) }
+                return now - last.at > Self.followerStalledAfter
+            }
+            if stalled, through < (try maxSeq()) { followCommits() }
         }
         return try rollupQueue.inDatabase { db in
             var processed = 0

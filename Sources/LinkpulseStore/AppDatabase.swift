@@ -56,6 +56,9 @@ public final class AppDatabase: Sendable {
     let recentClicksKept = Mutex<RecentClicks?>(nil)
     /// How far attribution has come, for callers waiting for an answer.
     let attributionProgress = AttributionProgress()
+    /// How far attribution had come when a timer pass last saw it move, and when (see
+    /// `rollUp(maxEvents:attributing:)`).
+    let attributionLastMoved = Mutex((through: Int64(-1), at: ContinuousClock.now))
     /// When the attribution file's WAL was last checkpointed (its commits never do it).
     let attributionCheckpointed = Mutex(ContinuousClock.now)
     let queries: SQLQueries

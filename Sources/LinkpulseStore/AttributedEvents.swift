@@ -37,6 +37,9 @@ final class AttributionProgress: Sendable {
         for waiter in ready { waiter.continuation.resume(returning: true) }
     }
 
+    /// The seq through which this process has seen every event attributed.
+    var through: Int64 { state.withLock { $0.through } }
+
     /// Starts over at `seq` (the attribution was reset).
     func restart(at seq: Int64) {
         state.withLock { $0.through = seq }

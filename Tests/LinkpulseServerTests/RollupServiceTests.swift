@@ -34,6 +34,26 @@ import Testing
         #expect(try installation.database.rolledThroughSeq() == 20)
     }
 
+    /// Events nobody woke the follower for (stored by another process, or here: attribution
+    /// started over) are attributed and counted by the timer alone: a pass that finds the
+    /// follower standing still with events waiting wakes it.
+    @Test func theTimerWakesAFollowerThatStandsStillWithEventsWaiting() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let outcome = try await installation.storeGeneratedTraffic(events: 1_000, days: 1, refs: 10, campaigns: 2, seed: 9)
+        await installation.database.attributionSettled()
+        try installation.database.resetAttribution()
+        #expect(try installation.database.attributedThroughSeq() == 0)
+        let app = installation.application(settings: ServerSettings(port: 0, rollupInterval: .milliseconds(500)))
+        try await app.test(.router) { _ in
+            for _ in 0..<120 where try installation.database.rolledThroughSeq() < Int64(outcome.stored) {
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        #expect(try installation.database.attributedThroughSeq() == Int64(outcome.stored))
+        #expect(try installation.database.rolledThroughSeq() == Int64(outcome.stored))
+    }
+
     /// One request (one timer tick) works a backlog off however many parts its budget cuts it
     /// into: the next part follows at once, not at the next tick.
     @Test func aRunBehindAfterItsBudgetGoesOnWithoutAnotherTick() async throws {
