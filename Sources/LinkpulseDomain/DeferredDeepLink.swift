@@ -57,7 +57,7 @@ public struct DeepLinkContent: Sendable, Equatable {
     ///   - url: the click's `url`, if any.
     public init(properties: String?, url: String?) {
         let stored = Self.properties(properties)
-        let query = Self.query(url)
+        let query = url.flatMap(LinkURL.init)?.query ?? [:]
         fields = Self.keys.compactMap { key in
             guard let value = stored[key.parameter] ?? query[key.parameter], !value.isEmpty else { return nil }
             return (key.answer, value)
@@ -82,16 +82,6 @@ public struct DeepLinkContent: Sendable, Equatable {
             }
         }
         return texts
-    }
-
-    /// The URL's query parameters, decoded (the first of a repeated name wins).
-    static func query(_ url: String?) -> [String: String] {
-        guard let url, let items = URLComponents(string: url)?.queryItems else { return [:] }
-        var values: [String: String] = [:]
-        for item in items where values[item.name] == nil {
-            if let value = item.value { values[item.name] = value }
-        }
-        return values
     }
 }
 

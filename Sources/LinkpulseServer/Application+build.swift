@@ -237,6 +237,13 @@ extension Response {
         .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer; try again shortly.", headers: [.retryAfter: "5"])
     }
 
+    /// The ingest endpoints' answer to a missing or wrong ingest key.
+    static var unauthorizedIngest: Response {
+        .error(
+            .unauthorized, code: "unauthorized",
+            message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
+    }
+
     static var unauthorizedRead: Response {
         .error(
             .unauthorized, code: "unauthorized",

@@ -72,11 +72,7 @@ struct IngestController: Sendable {
 
     @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = now()
-        guard AccessKey.check(request, expected: ingestKey) else {
-            return .error(
-                .unauthorized, code: "unauthorized",
-                message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
-        }
+        guard AccessKey.check(request, expected: ingestKey) else { return .unauthorizedIngest }
         var request = request
         let body: [UInt8]
         switch await readBody(&request) {

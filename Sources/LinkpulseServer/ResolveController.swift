@@ -56,11 +56,7 @@ struct ResolveController: Sendable {
 
     @Sendable func resolve(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = ingest.now()
-        guard AccessKey.check(request, expected: ingest.ingestKey) else {
-            return .error(
-                .unauthorized, code: "unauthorized",
-                message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
-        }
+        guard AccessKey.check(request, expected: ingest.ingestKey) else { return .unauthorizedIngest }
         let forwardedFor = ingest.forwardedAddresses(request)
         let client = ingest.clientIP(context: context, forwardedFor: forwardedFor)
         var wait: Int?
@@ -198,9 +194,7 @@ struct AttributionController: Sendable {
     }
 
     func read(_ request: Request, context: LinkpulseRequestContext) async -> Response {
-        guard AccessKey.check(request, expected: readKey) else {
-            return .error(.unauthorized, code: "unauthorized", message: "Missing or wrong read key. Send it as `Authorization: Bearer KEY`.")
-        }
+        guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
         guard let id = context.parameters.get("id"), !id.isEmpty else {
             return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
         }

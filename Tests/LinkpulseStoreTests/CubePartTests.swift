@@ -101,6 +101,26 @@ import Testing
         #expect(Self.read([3] + bytes.dropFirst()).isEmpty)  // another format
     }
 
+    /// Parts written before installs by install referrer had their lane (format 1, nine
+    /// counts an entry) are still read, with that count 0: no rebuild at the upgrade.
+    @Test func partsOfTheNineLaneFormatAreStillRead() {
+        let key = CubeKey(tuple: 9, platform: .android, isBot: false)
+        var entry: [UInt8] = []
+        for lane in 0..<9 { CubePart.appendVarint(UInt64(lane + 1), to: &entry) }
+        entry.append(0)  // no visitors
+        var group: [UInt8] = []
+        CubePart.appendVarint(key.packed, to: &group)
+        CubePart.appendVarint(UInt64(entry.count), to: &group)
+        group += entry
+        var bytes: [UInt8] = []
+        for n in [1, 1, 1, UInt64(key.tuple), UInt64(group.count)] { CubePart.appendVarint(n, to: &bytes) }  // format, count, groups, index
+        bytes += group
+        let read = Self.read(bytes)
+        #expect(read.map(\.0) == [key])
+        #expect((0..<10).map { read.first?.1[$0] } == [1, 2, 3, 4, 5, 6, 7, 8, 9, 0])
+        #expect(read.first.map { ConversionCounts(vector: $0.1).installsInstallReferrer } == 0)
+    }
+
     @Test func aFilteredReadSkipsGroupsWithoutItsTuples() {
         var v = CountsVector()
         v[0] = 1
