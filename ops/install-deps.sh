@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
 # the SQLite and zlib headers and the time zone database (build), and for the test suite Chromium
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
-# Segment and RudderStack SDKs in .build/sdk-venv (the Segment-compatible ingest is tested with them).
+# Segment and RudderStack SDKs in .build/sdk-venv (the Segment-compatible ingest is tested with them),
+# and systemd's systemd-analyze (the unit in ops/systemd is verified).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
@@ -10,6 +11,8 @@ want=(libsqlite3-dev zlib1g-dev pkg-config tzdata)
 if [ "${1:-build}" = "test" ]; then
   # The dashboard's browser tests drive headless Chromium through chromedriver.
   want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
+  # The systemd unit in ops/systemd is checked with systemd-analyze verify.
+  want+=(systemd)
 fi
 
 # The SDKs' Python environment, pinned, inside the build folder (never in git).

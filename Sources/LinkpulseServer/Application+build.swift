@@ -35,6 +35,10 @@ public struct ServerSettings: Sendable {
     /// `/v1/resolve` calls a second each client address may make (0: no limit), and at once.
     public var resolveRate: Double
     public var resolveBurst: Int
+    /// How far behind the stored events the stats may be before `/readyz` says not ready.
+    public var maxRollupLag: Duration
+    /// How often the disk watch reads file sizes and free space (see `DiskWatchJob`).
+    public var diskWatchInterval: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -42,8 +46,11 @@ public struct ServerSettings: Sendable {
         rollupInterval: Duration = .seconds(10), defaultTimeZone: String = "UTC",
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
         exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
-        segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50
+        segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
+        maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1)
     ) {
+        self.maxRollupLag = maxRollupLag
+        self.diskWatchInterval = diskWatchInterval
         self.segmentMapping = segmentMapping
         self.resolveRate = resolveRate
         self.resolveBurst = resolveBurst
@@ -69,6 +76,8 @@ public struct AppDependencies: Sendable {
     public var secrets: InstallationSecrets
     public var queue: IngestQueue
     public var metrics: IngestMetrics
+    /// Free disk space as the disk watch last saw it, and the floor ingest keeps.
+    public var storage: StorageGuard
     /// Where `/metrics` reads from; nil serves no `/metrics` route.
     public var prometheus: PrometheusCollectorRegistry?
     /// The current time in UTC milliseconds.
@@ -77,7 +86,8 @@ public struct AppDependencies: Sendable {
 
     public init(
         database: AppDatabase, secrets: InstallationSecrets, queue: IngestQueue = IngestQueue(),
-        metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry? = nil,
+        metrics: IngestMetrics = IngestMetrics(), storage: StorageGuard = StorageGuard(),
+        prometheus: PrometheusCollectorRegistry? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
         logger: Logger = Logger(label: "linkpulse")
     ) {
@@ -86,6 +96,7 @@ public struct AppDependencies: Sendable {
         self.secrets = secrets
         self.queue = queue
         self.metrics = metrics
+        self.storage = storage
         self.prometheus = prometheus
         self.now = now
     }
@@ -100,6 +111,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
         ingestKey: deps.secrets.ingestKey,
         trustProxy: settings.trustProxy,
         metrics: deps.metrics,
+        storage: deps.storage,
         now: deps.now
     )
     ingest.addRoutes(to: router)
@@ -107,8 +119,9 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     ResolveController(ingest: ingest, database: deps.database, rate: settings.resolveRate, burst: settings.resolveBurst)
         .addRoutes(to: router)
     AttributionController(database: deps.database, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
-    HealthController(database: deps.database).addRoutes(to: router)
     let freshness = RollupFreshness(database: deps.database, now: deps.now)
+    HealthController(database: deps.database, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
+        .addRoutes(to: router)
     AdminController(
         database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger),
         freshness: freshness
@@ -138,6 +151,7 @@ public func buildApplication(
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
+        TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
         TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
     if !settings.exportJobs.isEmpty {
@@ -168,9 +182,27 @@ public func exportScheduler(_ deps: AppDependencies, settings: ServerSettings, l
         exporter: CSVExporter(stats: stats, database: deps.database), database: deps.database, now: deps.now, logger: logger)
 }
 
-/// `GET /healthz`: 200 `{"status":"ok"}` once the database answers, else 503.
+/// `GET /healthz`: the process is alive (200 `{"status":"ok"}` once the database answers a
+/// read, else 503). `GET /readyz`: it should be sent traffic: the events database answers and
+/// is writable (its file, and the last commit did not fail), the disk is above
+/// `--min-free-disk`, and the stats are less than `--max-rollup-lag` behind. 200
+/// `{"status":"ready","checks":{…}}`, else 503 `{"status":"not_ready",…}` with `Retry-After`;
+/// each check says `ok` and what it saw. Neither needs a key (load balancers and systemd
+/// probe them); neither says more than the state of the process.
 struct HealthController: Sendable {
     let database: AppDatabase
+    let storage: StorageGuard
+    let freshness: RollupFreshness
+    let maxRollupLag: Duration
+
+    struct Readiness: Codable, Equatable {
+        struct Check: Codable, Equatable {
+            var ok: Bool
+            var detail: String
+        }
+        var status: String
+        var checks: [String: Check]
+    }
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("healthz") { _, _ -> Response in
@@ -179,6 +211,36 @@ struct HealthController: Sendable {
             }
             return .databaseUnavailable
         }
+        router.get("readyz") { _, _ -> Response in
+            let readiness = await readiness()
+            let ready = readiness.status == "ready"
+            return .json(readiness, status: ready ? .ok : .serviceUnavailable, headers: ready ? [:] : [.retryAfter: "5"])
+        }
+    }
+
+    func readiness() async -> Readiness {
+        var checks: [String: Readiness.Check] = [:]
+        let answers = await database.isHealthy()
+        let (writable, failing) = (database.eventsFileWritable, database.ingestFailing)
+        checks["database"] = .init(
+            ok: answers && writable && !failing,
+            detail: !answers ? "the events database does not answer a read"
+                : !writable ? "the events database file is not writable"
+                : failing ? "the last commit failed (see the log)" : "answers and takes commits")
+        if let disk = storage.reading {
+            checks["disk"] = .init(
+                ok: !disk.low, detail: "\(disk.freeBytes) bytes free, \(disk.requiredBytes) required (--min-free-disk)")
+        } else {
+            checks["disk"] = .init(ok: true, detail: "not measured yet")
+        }
+        let limit = Double(maxRollupLag.nanoseconds) / 1e9
+        if let status = try? await freshness.read() {
+            checks["rollup_lag"] = .init(
+                ok: status.lagSeconds <= limit, detail: "\(status.lagSeconds) s behind, at most \(limit) s (--max-rollup-lag)")
+        } else {
+            checks["rollup_lag"] = .init(ok: false, detail: "the rollup progress could not be read")
+        }
+        return Readiness(status: checks.values.allSatisfy(\.ok) ? "ready" : "not_ready", checks: checks)
     }
 }
 

@@ -60,6 +60,8 @@ struct IngestController: Sendable {
     let ingestKey: String
     let trustProxy: Bool
     let metrics: IngestMetrics
+    /// Refuses work while the data directory's filesystem is short of space.
+    let storage: StorageGuard
     /// The current time in UTC milliseconds (a parameter so tests can pin it).
     let now: @Sendable () -> Int64
 
@@ -150,9 +152,15 @@ struct IngestController: Sendable {
         return (outcomes.count - duplicates, duplicates)
     }
 
-    /// Hands work to the writer; a full queue or a failed commit becomes a `StoreFailure` (a
-    /// 503 with Retry-After).
+    /// Hands work to the writer; a disk short of space, a full queue or a failed commit becomes
+    /// a `StoreFailure` (a 503 with Retry-After).
     func store(_ work: IngestWork) async -> (outcomes: [StoredOutcome]?, failure: StoreFailure?) {
+        if storage.isLow {
+            metrics.insufficientStorage.increment()
+            return (nil, StoreFailure(
+                code: "insufficient_storage", retryAfter: 5,
+                message: "The server's disk is nearly full; nothing of this request was stored. Retry after the Retry-After delay: ingest resumes by itself once there is room."))
+        }
         do {
             return (try await queue.submit(work), nil)
         } catch IngestQueue.Failure.full {

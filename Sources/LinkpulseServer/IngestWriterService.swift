@@ -59,6 +59,8 @@ public struct IngestMetrics: Sendable {
     let rejected = Counter(label: "linkpulse_ingest_events_total", dimensions: [("outcome", "rejected")])
     let bots = Counter(label: "linkpulse_ingest_bot_events_total")
     let overloaded = Counter(label: "linkpulse_ingest_overloaded_requests_total")
+    /// Requests refused because the disk was short of space (see `StorageGuard`).
+    let insufficientStorage = Counter(label: "linkpulse_ingest_insufficient_storage_requests_total")
     let commitFailures = Counter(label: "linkpulse_ingest_commit_failures_total")
     let commitDuration = Metrics.Timer(label: "linkpulse_ingest_commit_duration_seconds", preferredDisplayUnit: .seconds)
     let commitSize = Recorder(label: "linkpulse_ingest_commit_events", aggregate: true)

@@ -60,16 +60,7 @@ public struct InstallationSecrets: Sendable, Codable, Equatable {
                 hashSecret: randomHex(bytes: 32))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            // Written under a temporary name, fsynced and renamed: never half a file.
-            let temporary = directory.appending(path: fileName + ".tmp")
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: try encoder.encode(stored), attributes: [.posixPermissions: 0o600])
-            let handle = try FileHandle(forWritingTo: temporary)
-            try handle.synchronize()
-            try handle.close()
-            guard rename(temporary.path, file.path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
-            }
+            try write(encoder.encode(stored), directory: directory)
             logger.notice(
                 "generated access keys; they are kept in the data directory",
                 metadata: [
@@ -81,6 +72,23 @@ public struct InstallationSecrets: Sendable, Codable, Equatable {
         if let ingestKey, !ingestKey.isEmpty { stored.ingestKey = ingestKey }
         if let readKey, !readKey.isEmpty { stored.readKey = readKey }
         return stored
+    }
+
+    /// Writes `data` as the secrets file of `directory` (mode 0600): under a temporary name,
+    /// flushed and renamed, so there is never half a file. `linkpulse restore` writes the
+    /// file a backup carries this way.
+    public static func write(_ data: Data, directory: URL) throws {
+        let file = directory.appending(path: fileName)
+        let temporary = directory.appending(path: fileName + ".tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        }
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.synchronize()
+        try handle.close()
+        guard rename(temporary.path, file.path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
     }
 
     static func randomHex(bytes count: Int) -> String {

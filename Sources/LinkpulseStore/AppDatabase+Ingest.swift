@@ -29,9 +29,16 @@ extension AppDatabase {
     ///
     /// Only the ingest writer may call this (writes are serialised by the pool anyway).
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
-        let outcomes = try await pool.writeWithoutTransaction { db in
-            self.resetWALIfWanted(db)
-            return try self.ingestSync(db, work)
+        let outcomes: [[StoredOutcome]]
+        do {
+            outcomes = try await pool.writeWithoutTransaction { db in
+                self.resetWALIfWanted(db)
+                return try self.ingestSync(db, work)
+            }
+            lastIngestFailed.withLock { $0 = false }
+        } catch {
+            lastIngestFailed.withLock { $0 = true }
+            throw error
         }
         // Attribution follows at once, on its own thread: an install's answer is readable
         // moments after its acknowledgement. A commit with a resolve in it has an app waiting

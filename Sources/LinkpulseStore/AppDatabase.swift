@@ -34,6 +34,8 @@ public final class AppDatabase: Sendable {
     public static let rollupFileName = "linkpulse-rollups.sqlite"
     public static let attributionFileName = "linkpulse-attribution.sqlite"
 
+    /// The data directory the files live in.
+    public let directory: URL
     let pool: DatabasePool
     let idIndex: DatabaseQueue
     /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
@@ -110,6 +112,7 @@ public final class AppDatabase: Sendable {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.logger = logger
+        self.directory = directory
         let queries = try SQLQueries.load()
         self.queries = queries
 
@@ -228,6 +231,21 @@ public final class AppDatabase: Sendable {
     public func isHealthy() async -> Bool {
         let sql = queries.installation.health
         return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
+    }
+
+    /// Whether the last ingest commit failed (cleared by the next one that succeeds).
+    public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
+    let lastIngestFailed = Mutex(false)
+
+    /// The sizes of the installation's files and the free space beside them.
+    public func diskUsage() throws -> DiskUsage {
+        try DiskUsage.read(directory: directory)
+    }
+
+    /// Whether the events database file can still be written (a filesystem remounted
+    /// read-only, or permissions changed under the daemon, say no).
+    public var eventsFileWritable: Bool {
+        access(directory.appending(path: Self.eventsFileName).path, W_OK) == 0
     }
 
     /// The highest seq stored (0 when empty).

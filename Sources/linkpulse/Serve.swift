@@ -45,6 +45,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Resolve calls a client address may make at once after a quiet spell (LINKPULSE_RESOLVE_BURST).")
     var resolveBurst: Int = Environment.int("resolve-burst") ?? 50
 
+    @Option(help: "Free space the data directory's filesystem keeps: below it ingest answers 503 insufficient_storage until there is room. A size (1GiB, 500MB), a share (5%), or both: the smaller applies; 0 turns it off (LINKPULSE_MIN_FREE_DISK).")
+    var minFreeDisk: String = Environment.string("min-free-disk") ?? "1GiB,5%"
+
+    @Option(help: "How far behind the stored events the stats may be before /readyz answers 503, e.g. 5m (LINKPULSE_MAX_ROLLUP_LAG).")
+    var maxRollupLag: String = Environment.string("max-rollup-lag") ?? "5m"
+
     @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")
     var timezone: String = Environment.string("timezone") ?? "UTC"
 
@@ -110,6 +116,12 @@ struct Serve: AsyncParsableCommand {
         guard ZoneClock(identifier: timezone) != nil else {
             throw ValidationError("--timezone must be an IANA time zone name such as UTC or Asia/Kolkata, not \"\(timezone)\".")
         }
+        guard FreeSpaceMinimum(parsing: minFreeDisk) != nil else {
+            throw ValidationError("--min-free-disk must be a size such as 1GiB or 500MB, a share such as 5%, both as 1GiB,5%, or 0; not \"\(minFreeDisk)\".")
+        }
+        guard let lag = DurationText.milliseconds(maxRollupLag), lag >= 1000 else {
+            throw ValidationError("--max-rollup-lag must be a duration of at least 1s, such as 5m.")
+        }
         guard let interval = DurationText.milliseconds(rollupInterval), interval >= 100 else {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
@@ -150,7 +162,8 @@ struct Serve: AsyncParsableCommand {
         if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, logger: logger) }
 
         let deps = AppDependencies(
-            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity), prometheus: registry,
+            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity),
+            storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard), prometheus: registry,
             logger: logger)
         let settings = ServerSettings(
             host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
@@ -160,7 +173,8 @@ struct Serve: AsyncParsableCommand {
             exportJobs: try exportJobs(),
             exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
-            segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst)
+            segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
+            maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

@@ -231,4 +231,37 @@ import Testing
             #expect(text.contains(installation.hasher.ipHash("203.0.113.7")))
         }
     }
+
+    @Test func readinessSaysWhenTheStatsFallTooFarBehind() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let clock = Locked<Int64>(1_795_255_620_000)
+        let deps = installation.dependencies(now: { clock.withLock { $0 } })
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), maxRollupLag: .seconds(60))
+        try await installation.application(deps, settings: settings).test(.router) { client in
+            let idle = try await client.execute(uri: "/readyz", method: .get)
+            #expect(idle.status == .ok, "\(String(buffer: idle.body))")
+            #expect(String(buffer: idle.body).contains(#""status":"ready""#))
+
+            _ = try await client.postEvents(#"{"id":"r1","type":"click","ref":"r"}"#)
+            clock.withLock { $0 += 61_000 }
+            let behind = try await client.execute(uri: "/readyz", method: .get)
+            #expect(behind.status == .serviceUnavailable && behind.headers[.retryAfter] != nil)
+            let answer = try JSONDecoder().decode(HealthReadiness.self, from: Data(buffer: behind.body))
+            #expect(answer.status == "not_ready" && answer.checks["rollup_lag"]?.ok == false && answer.checks["database"]?.ok == true)
+
+            _ = try await client.execute(uri: "/v1/admin/rollup", method: .post, headers: [.authorization: "Bearer \(TestInstallation.readKey)"])
+            #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
+        }
+    }
+}
+
+/// The answer of `/readyz`.
+struct HealthReadiness: Decodable {
+    struct Check: Decodable {
+        var ok: Bool
+        var detail: String
+    }
+    var status: String
+    var checks: [String: Check]
 }
