@@ -259,28 +259,33 @@ struct SmallFilesystem {
     }
 }
 
-/// The unit in `ops/systemd/` as systemd itself reads it.
+/// The units in `ops/systemd/` as systemd itself reads them.
 struct SystemdUnitTests {
     static let analyze = "/usr/bin/systemd-analyze"
-    static var unit: URL {
+    static let units = ["linkpulse.service", "linkpulse-backup.service", "linkpulse-backup.timer"]
+    static var folder: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appending(path: "ops/systemd/linkpulse.service")
+            .appending(path: "ops/systemd")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: analyze), "skipped: systemd-analyze is not installed (ops/install-deps.sh test installs it)"))
-    func theUnitPassesSystemdAnalyzeVerify() throws {
-        let text = try String(contentsOf: Self.unit, encoding: .utf8)
+    func theUnitsPassSystemdAnalyzeVerify() throws {
+        let daemon = try String(contentsOf: Self.folder.appending(path: "linkpulse.service"), encoding: .utf8)
         for setting in ["User=linkpulse", "StateDirectory=linkpulse", "ProtectSystem=strict", "NoNewPrivileges=yes", "PrivateTmp=yes", "CapabilityBoundingSet=\n"] {
-            #expect(text.contains(setting), "\(setting)")
+            #expect(daemon.contains(setting), "\(setting)")
         }
         // verify checks that ExecStart exists: point it at this build's binary.
-        let folder = FileManager.default.temporaryDirectory.appending(path: "linkpulse-unit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let copy = folder.appending(path: "linkpulse.service")
-        try text.replacingOccurrences(of: "/usr/local/bin/linkpulse", with: DaemonProcess.binary.path).write(to: copy, atomically: true, encoding: .utf8)
-        let log = folder.appending(path: "verify.log")
-        let child = try ChildProcess(executable: Self.analyze, arguments: ["verify", copy.path], output: log.path)
+        let copies = FileManager.default.temporaryDirectory.appending(path: "linkpulse-units-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: copies) }
+        for unit in Self.units {
+            let text = try String(contentsOf: Self.folder.appending(path: unit), encoding: .utf8)
+            try text.replacingOccurrences(of: "/usr/local/bin/linkpulse", with: DaemonProcess.binary.path)
+                .write(to: copies.appending(path: unit), atomically: true, encoding: .utf8)
+        }
+        let log = copies.appending(path: "verify.log")
+        let child = try ChildProcess(
+            executable: Self.analyze, arguments: ["verify"] + Self.units.map { copies.appending(path: $0).path }, output: log.path)
         let status = child.status(wait: true)
         let output = DaemonProcess.read(log)
         #expect(status == 0 && output.isEmpty, "\(output)")
