@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Reads docs/openapi.yaml, the API's one description, to serve it as /openapi.json.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: an independent RFC 4180 reader to check the CSV exports against.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
@@ -66,7 +68,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+                .product(name: "Yams", package: "Yams"),
+            ],
+            plugins: ["EmbedTextPlugin"]
         ),
         .executableTarget(
             name: "linkpulse",

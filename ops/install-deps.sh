@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
 # the SQLite and zlib headers and the time zone database (build), and for the test suite Chromium
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
-# Segment and RudderStack SDKs in .build/sdk-venv (the Segment-compatible ingest is tested with them),
+# Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
+# tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
 # and systemd's systemd-analyze (the unit in ops/systemd is verified).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
@@ -19,11 +20,12 @@ fi
 sdk_venv() {
   [ "${1:-build}" = "test" ] || return 0
   local venv=.build/sdk-venv
-  "$venv/bin/python" -c "import segment.analytics, rudderstack.analytics" 2>/dev/null && return 0
-  echo "Installing the Segment and RudderStack Python SDKs into $venv" >&2
+  "$venv/bin/python" -c "import segment.analytics, rudderstack.analytics, schemathesis" 2>/dev/null && return 0
+  echo "Installing the Segment and RudderStack Python SDKs and schemathesis into $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check segment-analytics-python==2.4.0 rudder-sdk-python==2.1.9
+  "$venv/bin/pip" install -q --disable-pip-version-check segment-analytics-python==2.4.0 rudder-sdk-python==2.1.9 \
+    schemathesis==4.32.5
 }
 
 missing=()

@@ -4,14 +4,18 @@ import PackagePlugin
 /// Embeds text files into the target as `EmbeddedText.files` (relative path → contents), so the
 /// `linkpulse` binary carries its SQL and data files and runs from any directory.
 ///
-/// What a target embeds: every file under its own `Embedded/` folder, and, for the store target,
-/// every file under the package's `queries/` folder.
+/// What a target embeds: every file under its own `Embedded/` folder; for the store target,
+/// every file under the package's `queries/` folder; for the server target, the OpenAPI
+/// document `docs/openapi.yaml` (as `openapi.yaml`).
 @main
 struct EmbedTextPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
         var roots: [URL] = [target.directoryURL.appending(path: "Embedded")]
         if target.name == "LinkpulseStore" {
             roots.append(context.package.directoryURL.appending(path: "queries"))
+        }
+        if target.name == "LinkpulseServer" {
+            roots.append(context.package.directoryURL.appending(path: "docs/openapi.yaml"))
         }
         let inputs = roots.flatMap(Self.files(under:))
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedText.swift")
@@ -27,6 +31,7 @@ struct EmbedTextPlugin: BuildToolPlugin {
     }
 
     static func files(under root: URL) -> [URL] {
+        if (try? root.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true { return [root] }
         guard let walker = FileManager.default.enumerator(
             at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]
         ) else { return [] }

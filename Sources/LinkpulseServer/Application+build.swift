@@ -134,9 +134,11 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     ).addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
         .addRoutes(to: router)
+    OpenAPIController().addRoutes(to: router)
     if let registry = deps.prometheus {
         MetricsController(registry: registry, freshness: freshness).addRoutes(to: router)
     }
+    router.add(middleware: MethodNotAllowedMiddleware())
     return router
 }
 

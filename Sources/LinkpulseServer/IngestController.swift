@@ -75,18 +75,19 @@ struct IngestController: Sendable {
     @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = now()
         guard AccessKey.check(request, expected: ingestKey) else { return .unauthorizedIngest }
-        var request = request
-        let body: [UInt8]
-        switch await readBody(&request) {
-        case .bytes(let bytes): body = bytes
-        case .refused(let refusal): return .error(refusal.status, code: refusal.code, message: refusal.message)
-        }
-
         let forwardedFor = forwardedAddresses(request)
         let facts = RequestFacts(
             receivedAtMs: receivedAt,
             clientIP: clientIP(context: context, forwardedFor: forwardedFor),
             userAgent: request.headers[.userAgent])
+        var request = request
+        let body: [UInt8]
+        switch await readBody(&request) {
+        case .bytes(let bytes): body = bytes
+        case .refused(let refusal):
+            if let failure = await keepUndecodable(refusal, request: facts, forwardedFor: forwardedFor) { return failure.response }
+            return .error(refusal.status, code: refusal.code, message: refusal.message)
+        }
         let format = Self.format(of: request)
 
         let framed: [FramedEvent]
@@ -141,6 +142,17 @@ struct IngestController: Sendable {
         return await store(IngestWork(events: [], quarantine: [record])).failure
     }
 
+    /// Keeps a body that did not decode (broken gzip or deflate: bad input) in quarantine,
+    /// base64-encoded since its bytes are not text, before it is answered 400; the failure
+    /// when it could not be kept. Refusals that read nothing of the body (413 over the limits,
+    /// 415 an unknown encoding) keep nothing.
+    func keepUndecodable(_ refusal: BodyRefusal, request facts: RequestFacts, forwardedFor: [String]) async -> StoreFailure? {
+        guard let raw = refusal.undecodable else { return nil }
+        let text = "base64:" + Data(raw.prefix(QuarantinedEvent.maxRawBytes)).base64EncodedString()
+        let problem = EventError(code: refusal.code, field: nil, message: refusal.message)
+        return await keepRefused(Array(text.utf8), problem, request: facts, forwardedFor: forwardedFor)
+    }
+
     /// Counts a stored request in the ingest metrics; returns how many of its events were
     /// newly stored and how many were duplicates.
     func count(_ events: [IngestEvent], _ outcomes: [StoredOutcome], rejected: Int) -> (accepted: Int, duplicates: Int) {
@@ -189,6 +201,8 @@ struct IngestController: Sendable {
         var status: HTTPResponse.Status
         var code: String
         var message: String
+        /// The body as received, when it was read but did not decode.
+        var undecodable: [UInt8]? = nil
     }
 
     func readBody(_ request: inout Request) async -> BodyRead {
@@ -221,7 +235,7 @@ struct IngestController: Sendable {
         } catch {
             return .refused(BodyRefusal(
                 status: .badRequest, code: "invalid_encoding",
-                message: "The body is not valid \(encoding) data; compress the whole body or drop Content-Encoding."))
+                message: "The body is not valid \(encoding) data; compress the whole body or drop Content-Encoding.", undecodable: raw))
         }
     }
 

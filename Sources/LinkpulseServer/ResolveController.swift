@@ -73,7 +73,10 @@ struct ResolveController: Sendable {
         let body: [UInt8]
         switch await IngestController.readBody(&request, limit: IngestLimits.maxEventBytes) {
         case .bytes(let bytes): body = bytes
-        case .refused(let refusal): return .error(refusal.status, code: refusal.code, message: refusal.message)
+        case .refused(let refusal):
+            let facts = RequestFacts(receivedAtMs: receivedAt, clientIP: client, userAgent: request.headers[.userAgent])
+            if let failure = await ingest.keepUndecodable(refusal, request: facts, forwardedFor: forwardedFor) { return failure.response }
+            return .error(refusal.status, code: refusal.code, message: refusal.message)
         }
         let facts = RequestFacts(receivedAtMs: receivedAt, clientIP: client, userAgent: request.headers[.userAgent])
 

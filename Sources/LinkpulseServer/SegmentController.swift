@@ -49,7 +49,16 @@ struct SegmentController: Sendable {
         let body: [UInt8]
         switch await IngestController.readBody(&request, limit: Self.maxRequestBytes) {
         case .bytes(let bytes): body = bytes
-        case .refused(let refusal): return Self.error(refusal.status, code: refusal.code, message: refusal.message)
+        case .refused(let refusal):
+            // Kept only from a sender whose key is in its headers (the body cannot be read for one).
+            if Self.writeKey(in: request).map({ constantTimeEquals($0, ingest.ingestKey) }) == true
+                || AccessKey.check(request, expected: ingest.ingestKey) {
+                let forwardedFor = ingest.forwardedAddresses(request)
+                let facts = RequestFacts(
+                    receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor), userAgent: nil)
+                if let failure = await ingest.keepUndecodable(refusal, request: facts, forwardedFor: forwardedFor) { return Self.error(failure) }
+            }
+            return Self.error(refusal.status, code: refusal.code, message: refusal.message)
         }
         let framing = IngestBody.frame(body, format: .json)
         let read: SegmentBody? = if case .success(let framed) = framing { SegmentBody.read(body, framed: framed) } else { nil }

@@ -2,7 +2,8 @@ import Foundation
 
 // embed-text OUTPUT ROOT...
 // Writes a Swift file declaring `enum EmbeddedText` whose `files` maps each file's path,
-// relative to its root, to its UTF-8 contents. Files are sorted so the output is stable.
+// relative to its root, to its UTF-8 contents (a ROOT that is a file is embedded under its
+// own name). Files are sorted so the output is stable.
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let outputPath = arguments.first else {
@@ -13,6 +14,14 @@ guard let outputPath = arguments.first else {
 var entries: [(key: String, text: String)] = []
 for rootPath in arguments.dropFirst() {
     let root = URL(fileURLWithPath: rootPath).standardizedFileURL
+    if (try? root.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+        guard let text = try? String(contentsOf: root, encoding: .utf8) else {
+            FileHandle.standardError.write(Data("embed-text: \(root.path) is not UTF-8\n".utf8))
+            exit(1)
+        }
+        entries.append((root.lastPathComponent, text))
+        continue
+    }
     guard let walker = FileManager.default.enumerator(
         at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]
     ) else { continue }
