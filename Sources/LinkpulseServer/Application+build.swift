@@ -39,6 +39,9 @@ public struct ServerSettings: Sendable {
     public var maxRollupLag: Duration
     /// How often the disk watch reads file sizes and free space (see `DiskWatchJob`).
     public var diskWatchInterval: Duration
+    /// Days a quarantined body is kept (0: forever), and how often old ones are looked for.
+    public var quarantineRetentionDays: Int
+    public var retentionInterval: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -47,8 +50,11 @@ public struct ServerSettings: Sendable {
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
         exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
         segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
-        maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1)
+        maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
+        quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60)
     ) {
+        self.quarantineRetentionDays = quarantineRetentionDays
+        self.retentionInterval = retentionInterval
         self.maxRollupLag = maxRollupLag
         self.diskWatchInterval = diskWatchInterval
         self.segmentMapping = segmentMapping
@@ -154,6 +160,9 @@ public func buildApplication(
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
         TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
+        TimerService(
+            job: RetentionJob(database: deps.database, quarantineDays: settings.quarantineRetentionDays, now: deps.now, logger: logger),
+            every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
     if !settings.exportJobs.isEmpty {

@@ -57,6 +57,33 @@ public struct CheckpointJob: TimerJob {
     }
 }
 
+/// Deletes what is kept only for a while: quarantined bodies older than
+/// `--quarantine-retention-days`, in small batches off the ingest path (each batch is one
+/// short write transaction; ingest commits between them).
+public struct RetentionJob: TimerJob {
+    public let name = "retention"
+    let database: AppDatabase
+    /// Days a quarantined body is kept; 0 keeps them forever.
+    let quarantineDays: Int
+    let now: @Sendable () -> Int64
+    let logger: Logger
+    let deletedQuarantine = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "quarantine")])
+
+    public init(database: AppDatabase, quarantineDays: Int, now: @escaping @Sendable () -> Int64, logger: Logger) {
+        self.database = database
+        self.quarantineDays = quarantineDays
+        self.now = now
+        self.logger = logger
+    }
+
+    public func run() throws {
+        guard quarantineDays > 0 else { return }
+        let deleted = try database.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
+        deletedQuarantine.increment(by: deleted)
+        if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
+    }
+}
+
 /// Rolls new events up into the conversion rollups. The timer only triggers: the passes run
 /// on the store's rollup thread at low priority (under full ingest load the writer and the
 /// handlers come first), a run working a backlog off without pause (in parts of one

@@ -48,6 +48,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Free space the data directory's filesystem keeps: below it ingest answers 503 insufficient_storage until there is room. A size (1GiB, 500MB), a share (5%), or both: the smaller applies; 0 turns it off (LINKPULSE_MIN_FREE_DISK).")
     var minFreeDisk: String = Environment.string("min-free-disk") ?? "1GiB,5%"
 
+    @Option(help: "Days a quarantined body is kept before it is deleted; 0 keeps them forever (LINKPULSE_QUARANTINE_RETENTION_DAYS).")
+    var quarantineRetentionDays: Int = Environment.int("quarantine-retention-days") ?? 30
+
     @Option(help: "How far behind the stored events the stats may be before /readyz answers 503, e.g. 5m (LINKPULSE_MAX_ROLLUP_LAG).")
     var maxRollupLag: String = Environment.string("max-rollup-lag") ?? "5m"
 
@@ -126,7 +129,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
         try Environment.validate(
-            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst"], bools: ["trust-proxy"],
+            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst", "quarantine-retention-days"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full or normal.")
@@ -139,6 +142,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard resolveRate.isFinite, resolveRate >= 0 else { throw ValidationError("--resolve-rate must be 0 (off) or a positive number of calls a second.") }
         guard resolveBurst > 0 else { throw ValidationError("--resolve-burst must be positive.") }
+        guard quarantineRetentionDays >= 0 else { throw ValidationError("--quarantine-retention-days must be 0 (keep forever) or a number of days.") }
     }
 
     func run() async throws {
@@ -174,7 +178,8 @@ struct Serve: AsyncParsableCommand {
             exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
             segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
-            maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
+            maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
+            quarantineRetentionDays: quarantineRetentionDays)
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

@@ -232,6 +232,29 @@ import Testing
         }
     }
 
+    @Test func quarantinedBodiesAreDeletedAfterTheirRetention() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let day: Int64 = 86_400_000
+        let clock = Locked<Int64>(1_795_255_620_000)
+        let deps = installation.dependencies(now: { clock.withLock { $0 } })
+        try await installation.application(deps).test(.router) { client in
+            _ = try await client.postEvents(#"[{"type":"teleport","id":"old"}]"#)
+            clock.withLock { $0 += 20 * day }
+            _ = try await client.postEvents(#"[{"type":"warp","id":"new"}]"#)
+        }
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 2)
+        let job = RetentionJob(database: installation.database, quarantineDays: 30, now: { clock.withLock { $0 } }, logger: installation.logger)
+        try job.run()
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 2, "neither is 30 days old yet")
+        clock.withLock { $0 += 11 * day }
+        try job.run()
+        #expect(try installation.count("SELECT count(*) FROM quarantine WHERE raw_text LIKE '%warp%'") == 1)
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 1, "the 31-day-old body is gone")
+        try RetentionJob(database: installation.database, quarantineDays: 0, now: { clock.withLock { $0 } + 1000 * day }, logger: installation.logger).run()
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 1, "0 keeps them forever")
+    }
+
     @Test func readinessSaysWhenTheStatsFallTooFarBehind() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }

@@ -12,7 +12,7 @@
 # GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
 # load and its trend (least-squares slope over the load, s per minute); the backlog (events
 # stored, not yet counted); how long after the load stopped every stored event was counted;
-# the daemon's peak RSS; and the targets (lag p99 <= 2 x interval, no upward trend, caught up
+# the daemon's peak RSS; the largest WAL file's peak size; and the targets (lag p99 <= 2 x interval, no upward trend, caught up
 # <= 1 interval after the load). Samples are kept in this/soak.csv (and baseline/soak.csv) in the
 # work directory with --keep.
 set -euo pipefail
@@ -48,16 +48,18 @@ LP_PID=$!
 for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 
 SAMPLES="$DATA/soak.csv"
-echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb,attribution_backlog" > "$SAMPLES"
+echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb,attribution_backlog,wal_bytes" > "$SAMPLES"
 sample() {  # phase t0
-  local status rss
+  local status rss wal
   status=$(curl -sf "http://127.0.0.1:$PORT/v1/admin/rollup" -H "Authorization: Bearer $READ_KEY" || echo '{}')
   rss=$(awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null || echo 0)
+  # The largest of the four WAL files right now.
+  wal=$(stat -c %s "$DATA"/*.sqlite-wal 2>/dev/null | sort -n | tail -1)
   python3 -c "
 import json, sys, time
 s = json.loads(sys.argv[1] or '{}')
-print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]},{s.get('attribution_backlog_events', '')}\")
-" "$status" "$1" "$2" "$rss" >> "$SAMPLES"
+print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]},{s.get('attribution_backlog_events', '')},{sys.argv[5]}\")
+" "$status" "$1" "$2" "$rss" "${wal:-0}" >> "$SAMPLES"
 }
 
 echo "== $LABEL: $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
@@ -119,6 +121,8 @@ elif after:
     print(f"   NOT caught up {float(after[-1]['t']) - duration:.0f} s after the load: {int(after[-1]['backlog_events']):,} events left")
 rss = [int(r["rss_kb"] or 0) for r in rows]
 print(f"   peak RSS of the daemon: {max(rss) / 1024:.0f} MB")
+wal = [int(r["wal_bytes"] or 0) for r in rows]
+print(f"   largest WAL file: peak {max(wal) / 2**20:.1f} MiB, at the end {wal[-1] / 2**20:.1f} MiB (target <= 64 MiB)")
 PY
 kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
 LP_PID=""
