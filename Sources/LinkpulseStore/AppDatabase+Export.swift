@@ -197,7 +197,7 @@ extension AppDatabase {
     /// Records, in one transaction, that `file` is in place and its period is done.
     public func recordExport(_ file: ExportFileRecord) async throws {
         let statements = queries.export
-        try await pool.write { db in
+        try await writeEvents { db in
             try db.execute(sql: statements.insertFile, arguments: [
                 file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, file.rows, file.bytes, file.createdAtMs,
             ])
@@ -220,6 +220,6 @@ extension AppDatabase {
     /// Forgets a file retention removed.
     public func forgetExportFile(name: String) async throws {
         let sql = queries.export.deleteFile
-        try await pool.write { db in try db.execute(sql: sql, arguments: [name]) }
+        try await writeEvents { db in try db.execute(sql: sql, arguments: [name]) }
     }
 }

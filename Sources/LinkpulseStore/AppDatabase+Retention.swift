@@ -9,7 +9,7 @@ extension AppDatabase {
         let sql = try SQLQueries.text("retention/delete_old_quarantine.sql")
         var total = 0
         while true {
-            let deleted = try pool.write { db -> Int in
+            let deleted = try writeEvents { db -> Int in
                 try db.execute(sql: sql, arguments: [beforeMs, batch])
                 return db.changesCount
             }

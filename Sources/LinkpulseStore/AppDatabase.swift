@@ -233,6 +233,28 @@ public final class AppDatabase: Sendable {
         return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
     }
 
+    /// One write transaction on the events database that locks only what it writes (BEGIN
+    /// DEFERRED). GRDB's `write` begins IMMEDIATE, which on these connections takes the write
+    /// lock of every attached file too (id index, attribution, rollups), and so waits out, and
+    /// after the busy timeout fails beside, a long attribution round or rollup pass.
+    func writeEvents<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in try Self.deferred(db, body) }
+    }
+
+    /// `writeEvents`, awaited off the cooperative pool.
+    func writeEvents<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { db in try Self.deferred(db, body) }
+    }
+
+    static func deferred<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(.deferred) {
+            result = try body(db)
+            return .commit
+        }
+        return result!
+    }
+
     /// Whether the last ingest commit failed (cleared by the next one that succeeds).
     public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
     let lastIngestFailed = Mutex(false)
