@@ -75,6 +75,8 @@ struct IngestController: Sendable {
     @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = now()
         guard AccessKey.check(request, expected: ingestKey) else { return .unauthorizedIngest }
+        guard queue.admit() else { return overloaded().response }
+        defer { queue.leave() }
         let forwardedFor = forwardedAddresses(request)
         let facts = RequestFacts(
             receivedAtMs: receivedAt,
@@ -176,10 +178,7 @@ struct IngestController: Sendable {
         do {
             return (try await queue.submit(work), nil)
         } catch IngestQueue.Failure.full {
-            metrics.overloaded.increment()
-            return (nil, StoreFailure(
-                code: "overloaded", retryAfter: 1,
-                message: "The server is busy writing earlier events. Retry this request after the Retry-After delay; nothing of it was stored."))
+            return (nil, overloaded())
         } catch IngestQueue.Failure.closed {
             return (nil, StoreFailure(
                 code: "shutting_down", retryAfter: 2, message: "The server is restarting. Retry this request shortly; nothing of it was stored."))
@@ -188,6 +187,15 @@ struct IngestController: Sendable {
                 code: "storage_unavailable", retryAfter: 5,
                 message: "The events could not be written to disk. Retry this request later; nothing of it was stored."))
         }
+    }
+
+    /// The answer to a request the daemon has no room for now (queue full, or too many
+    /// requests in flight), counted.
+    func overloaded() -> StoreFailure {
+        metrics.overloaded.increment()
+        return StoreFailure(
+            code: "overloaded", retryAfter: 1,
+            message: "The server is busy writing earlier events. Retry this request after the Retry-After delay; nothing of it was stored.")
     }
 
     /// The body, inflated when compressed, or why the request ends here.

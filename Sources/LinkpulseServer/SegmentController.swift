@@ -45,6 +45,8 @@ struct SegmentController: Sendable {
     /// One request: `endpoint` is the type a single-message endpoint implies, nil for `/v1/batch`.
     func handle(_ request: Request, context: LinkpulseRequestContext, endpoint: SegmentMessageType?) async -> Response {
         let receivedAt = ingest.now()
+        guard ingest.queue.admit() else { return Self.error(ingest.overloaded()) }
+        defer { ingest.queue.leave() }
         var request = request
         let body: [UInt8]
         switch await IngestController.readBody(&request, limit: Self.maxRequestBytes) {

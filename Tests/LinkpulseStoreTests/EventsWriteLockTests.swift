@@ -31,12 +31,12 @@ import Testing
             released.signal()
         }
         locked.wait()
-        let start = ContinuousClock.now
+        // Each would wait out the 10 s busy timeout and throw "database is locked" if it
+        // asked for the derived files' locks (the holder only lets go at the end).
         #expect(try database.pruneQuarantine(receivedBeforeMs: 0) == 0)
         try await database.recordExport(ExportFileRecord(
             name: "x.csv", job: "x", periodStartMs: 0, periodEndMs: 1, periodLabel: "x", rows: 0, bytes: 0, createdAtMs: 1))
         try await database.forgetExportFile(name: "x.csv")
-        #expect(ContinuousClock.now - start < .seconds(5), "no wait for the derived files' locks")
         release.signal()
         released.wait()
         try holder.close()
