@@ -20,6 +20,7 @@ import Testing
         let daemon = try DaemonProcess(
             dataDirectory: folder.appending(path: "data"), arguments: ["--ingest-key", ingestKey, "--read-key", readKey],
             environment: ["LINKPULSE_LOG_LEVEL": "notice"])
+        defer { daemon.kill9() }  // a failed expectation must not leave it running
         // The document the daemon serves is docs/openapi.yaml, read by a YAML parser of its own.
         let served = try await LiveHTTP.send(HTTPClient.shared, daemon.baseURL + "/openapi.json", method: .GET)
         #expect(served.status == 200 && served.body.hasPrefix(#"{"components":"#))

@@ -80,6 +80,7 @@ enum LiveHTTP {
         let (data, restored, file) = (root.appending(path: "data"), root.appending(path: "restored"), root.appending(path: "linkpulse.backup"))
         let http = HTTPClient.shared
         let daemon = try DaemonProcess(data: data)
+        defer { daemon.kill9() }  // a failed expectation must not leave it running
         let keys = try LiveHTTP.keys(data)
 
         // Ingest runs throughout the backup, one batch after the other.
@@ -124,6 +125,7 @@ enum LiveHTTP {
 
         // The restored installation rebuilds its derived state and counts every event once.
         let again = try DaemonProcess(data: restored)
+        defer { again.kill9() }
         let rollup = try await LiveHTTP.send(http, again.baseURL + "/v1/admin/rollup", key: keys.read)
         #expect(rollup.status == 200, "\(rollup.body)")
         let summary = try await LiveHTTP.send(http, again.baseURL + "/v1/stats/summary", method: .GET, key: keys.read)
@@ -207,6 +209,7 @@ struct SmallFilesystem {
         let http = HTTPClient.shared
         let daemon = try DaemonProcess(
             dataDirectory: data, arguments: ["--min-free-disk", "24MiB"], environment: ["LINKPULSE_LOG_LEVEL": "info"])
+        defer { daemon.kill9() }  // a failed expectation must not leave it running
         let keys = try LiveHTTP.keys(data)
         // About 4 MB above the floor: a few seconds of batches fill it.
         try filesystem.fill(leaving: 28 << 20, name: "filler")
