@@ -41,8 +41,8 @@ public struct FreeSpaceMinimum: Sendable, Equatable, CustomStringConvertible {
         self.init(bytes: bytes, percent: percent)
     }
 
-    /// A size with an optional unit, in bytes.
-    static func size(_ text: String) -> Int64? {
+    /// A size with an optional unit, in bytes (the units of `init(parsing:)`); nil for anything else.
+    public static func size(_ text: String) -> Int64? {
         let digits = text.prefix { $0.isNumber || $0 == "." }
         guard let number = Double(digits), number.isFinite, number >= 0 else { return nil }
         let (kib, mib, gib, tib) = (1024.0, 1048576.0, 1073741824.0, 1099511627776.0)

@@ -75,8 +75,6 @@ struct IngestController: Sendable {
     @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = now()
         guard AccessKey.check(request, expected: ingestKey) else { return .unauthorizedIngest }
-        guard queue.admit() else { return overloaded().response }
-        defer { queue.leave() }
         let forwardedFor = forwardedAddresses(request)
         let facts = RequestFacts(
             receivedAtMs: receivedAt,
@@ -90,6 +88,10 @@ struct IngestController: Sendable {
             if let failure = await keepUndecodable(refusal, request: facts, forwardedFor: forwardedFor) { return failure.response }
             return .error(refusal.status, code: refusal.code, message: refusal.message)
         }
+        // Read (I/O, which a slow client makes long) before a place is taken; parsed, validated
+        // and stored (the CPU and the writer) only with one.
+        guard queue.admit(bytes: body.count) else { return overloaded().response }
+        defer { queue.leave(bytes: body.count) }
         let format = Self.format(of: request)
 
         let framed: [FramedEvent]

@@ -35,34 +35,39 @@ public final class IngestQueue: Sendable {
 
     /// Most events (valid plus quarantined) that may wait for the writer at once.
     public let capacity: Int
-    /// Most ingest requests handled at once, from reading the body to the answer.
-    public let requestLimit: Int
+    /// Most request-body bytes parsed, validated or waiting for the writer at once.
+    public let inFlightByteLimit: Int
     private let state = Mutex(State())
-    private let requestsInFlight = Atomic<Int>(0)
+    private let bytesInFlight = Atomic<Int>(0)
 
     /// - Parameters:
     ///   - capacity: most events that may wait for the writer.
-    ///   - requestLimit: most ingest requests handled at once (see `admit()`).
-    public init(capacity: Int = 20_000, requestLimit: Int = 64) {
+    ///   - inFlightByteLimit: most body bytes in ingest's hands at once (see `admit(bytes:)`).
+    public init(capacity: Int = 20_000, inFlightByteLimit: Int = 2 << 20) {
         self.capacity = capacity
-        self.requestLimit = requestLimit
+        self.inFlightByteLimit = inFlightByteLimit
     }
 
-    /// Takes a place for one ingest request before its body is read, or says there is none:
-    /// past `requestLimit` requests in flight the handler answers 503 at once, without
-    /// reading, inflating or validating anything. Under overload the CPU then goes to the
+    /// Takes a place for one ingest request once its body is read, or says there is none:
+    /// past `inFlightByteLimit` bytes of bodies being parsed, validated or stored, the handler
+    /// answers 503 at once, without parsing anything. Under overload the CPU then goes to the
     /// requests that will be stored, and their latency stays bounded (measured: without it,
-    /// batches at 1.3x capacity were acknowledged after 1.2 s at the median, ops/bench/overload.sh).
-    /// Every `true` must be paired with one `leave()`.
-    public func admit() -> Bool {
-        if requestsInFlight.add(1, ordering: .relaxed).newValue <= requestLimit { return true }
-        requestsInFlight.subtract(1, ordering: .relaxed)
+    /// batches at 1.3x capacity were acknowledged after 1.2 s at the median,
+    /// ops/bench/overload.sh). Bytes, not requests: 2 MiB is some 7,000 single events (a burst
+    /// of them is taken) but only some 75 batches of 100 (tens of milliseconds of the writer).
+    /// The body is read first, so a slow client (a phone on a poor network) never holds a place
+    /// while it uploads. A request alone is always taken, however large. Every `true` must be
+    /// paired with one `leave(bytes:)` of the same size.
+    public func admit(bytes: Int) -> Bool {
+        let total = bytesInFlight.add(bytes, ordering: .relaxed).newValue
+        if total <= inFlightByteLimit || total == bytes { return true }
+        bytesInFlight.subtract(bytes, ordering: .relaxed)
         return false
     }
 
-    /// Gives back the place `admit()` took.
-    public func leave() {
-        requestsInFlight.subtract(1, ordering: .relaxed)
+    /// Gives back the place `admit(bytes:)` took.
+    public func leave(bytes: Int) {
+        bytesInFlight.subtract(bytes, ordering: .relaxed)
     }
 
     /// How many events wait for the writer now.

@@ -45,8 +45,6 @@ struct SegmentController: Sendable {
     /// One request: `endpoint` is the type a single-message endpoint implies, nil for `/v1/batch`.
     func handle(_ request: Request, context: LinkpulseRequestContext, endpoint: SegmentMessageType?) async -> Response {
         let receivedAt = ingest.now()
-        guard ingest.queue.admit() else { return Self.error(ingest.overloaded()) }
-        defer { ingest.queue.leave() }
         var request = request
         let body: [UInt8]
         switch await IngestController.readBody(&request, limit: Self.maxRequestBytes) {
@@ -62,6 +60,8 @@ struct SegmentController: Sendable {
             }
             return Self.error(refusal.status, code: refusal.code, message: refusal.message)
         }
+        guard ingest.queue.admit(bytes: body.count) else { return Self.error(ingest.overloaded()) }
+        defer { ingest.queue.leave(bytes: body.count) }
         let framing = IngestBody.frame(body, format: .json)
         let read: SegmentBody? = if case .success(let framed) = framing { SegmentBody.read(body, framed: framed) } else { nil }
         let envelope = read?.envelope

@@ -36,8 +36,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most events that may wait for the writer before ingest answers 503 (LINKPULSE_QUEUE_CAPACITY).")
     var queueCapacity: Int = Environment.int("queue-capacity") ?? 20_000
 
-    @Option(help: "Most ingest requests handled at once; past it ingest answers 503 at once, without reading the body (LINKPULSE_MAX_INGEST_REQUESTS).")
-    var maxIngestRequests: Int = Environment.int("max-ingest-requests") ?? 64
+    @Option(help: "Most request-body bytes ingest parses, validates or stores at once, e.g. 2MiB; past it ingest answers 503 without parsing the body (LINKPULSE_MAX_INGEST_INFLIGHT).")
+    var maxIngestInflight: String = Environment.string("max-ingest-inflight") ?? "2MiB"
 
     @Option(help: "New event ids held in memory before they are merged into the id index (LINKPULSE_ID_MERGE_THRESHOLD).")
     var idMergeThreshold: Int = Environment.int("id-merge-threshold") ?? 100_000
@@ -132,14 +132,16 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
         try Environment.validate(
-            ints: ["port", "queue-capacity", "max-ingest-requests", "id-merge-threshold", "resolve-burst", "quarantine-retention-days"], bools: ["trust-proxy"],
+            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst", "quarantine-retention-days"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full or normal.")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
         guard queueCapacity > 0 else { throw ValidationError("--queue-capacity must be positive.") }
-        guard maxIngestRequests > 0 else { throw ValidationError("--max-ingest-requests must be positive.") }
+        guard let inflight = FreeSpaceMinimum.size(maxIngestInflight), inflight > 0 else {
+            throw ValidationError("--max-ingest-inflight must be a size such as 2MiB or 500KB, not \"\(maxIngestInflight)\".")
+        }
         guard idMergeThreshold > 0 else { throw ValidationError("--id-merge-threshold must be positive.") }
         if let text = Environment.string("resolve-rate"), Double(text) == nil {
             throw ValidationError("LINKPULSE_RESOLVE_RATE must be a number of calls a second, such as 1 or 0.5 (0 turns the limit off).")
@@ -170,7 +172,7 @@ struct Serve: AsyncParsableCommand {
         if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, logger: logger) }
 
         let deps = AppDependencies(
-            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity, requestLimit: maxIngestRequests),
+            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
             storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard), prometheus: registry,
             logger: logger)
         let settings = ServerSettings(
