@@ -17,6 +17,42 @@ import Testing
             quarantine: [])
     }
 
+    @Test func admissionCountsBodyBytesAndAlwaysTakesARequestAlone() {
+        let queue = IngestQueue(capacity: 100, inFlightByteLimit: 1_000)
+        #expect(queue.admit(bytes: 600))
+        #expect(queue.admit(bytes: 400), "up to the limit")
+        #expect(!queue.admit(bytes: 1), "past it")
+        queue.leave(bytes: 600)
+        #expect(queue.admit(bytes: 300))
+        #expect(!queue.admit(bytes: 301))
+        queue.leave(bytes: 400)
+        queue.leave(bytes: 300)
+        #expect(queue.admit(bytes: 5_000), "a request alone is taken, however large")
+        #expect(!queue.admit(bytes: 1))
+        queue.leave(bytes: 5_000)
+        #expect(queue.admit(bytes: 1_000))
+    }
+
+    @Test func ingestPastTheInFlightBytesAnswers503WithoutParsing() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        // A limit no body fits beside another: with one request held in flight, a second is refused.
+        let queue = IngestQueue(capacity: 50_000, inFlightByteLimit: 10)
+        var deps = installation.dependencies()
+        deps.queue = queue
+        #expect(queue.admit(bytes: 10), "a request already in flight")
+        try await installation.application(deps).test(.router) { client in
+            let refused = try await client.postEvents(#"{"id":"a1","type":"click","ref":"r"}"#)
+            #expect(refused.status == .serviceUnavailable && refused.headers[.retryAfter] == "1")
+            #expect(String(buffer: refused.body).contains(#""code":"overloaded""#))
+            queue.leave(bytes: 10)
+            let taken = try await client.postEvents(#"{"id":"a1","type":"click","ref":"r"}"#)
+            #expect(taken.status == .accepted)
+        }
+        #expect(try installation.count("SELECT count(*) FROM events") == 1)
+        #expect(try installation.count("SELECT count(*) FROM quarantine") == 0, "nothing of the refused request was kept")
+    }
+
     @Test func refusesWhenFullAndDrainsWhenClosed() async throws {
         let queue = IngestQueue(capacity: 3)
         let first = Task { try await queue.submit(work(2)) }
