@@ -191,8 +191,8 @@ struct IngestController: Sendable {
         }
     }
 
-    /// The answer to a request the daemon has no room for now (queue full, or too many
-    /// requests in flight), counted.
+    /// The answer to a request the daemon has no room for now (the writer's queue is full, or
+    /// more than the in-flight byte limit is in hand), counted.
     func overloaded() -> StoreFailure {
         metrics.overloaded.increment()
         return StoreFailure(
