@@ -51,8 +51,7 @@ struct SegmentController: Sendable {
         case .bytes(let bytes): body = bytes
         case .refused(let refusal):
             // Kept only from a sender whose key is in its headers (the body cannot be read for one).
-            if Self.writeKey(in: request).map({ constantTimeEquals($0, ingest.ingestKey) }) == true
-                || AccessKey.check(request, expected: ingest.ingestKey) {
+            if headerKeyMatches(request) {
                 let forwardedFor = ingest.forwardedAddresses(request)
                 let facts = RequestFacts(
                     receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor), userAgent: nil)
@@ -65,10 +64,7 @@ struct SegmentController: Sendable {
         let framing = IngestBody.frame(body, format: .json)
         let read: SegmentBody? = if case .success(let framed) = framing { SegmentBody.read(body, framed: framed) } else { nil }
         let envelope = read?.envelope
-        guard Self.writeKey(in: request).map({ constantTimeEquals($0, ingest.ingestKey) }) == true
-            || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true
-            || AccessKey.check(request, expected: ingest.ingestKey)
-        else {
+        guard headerKeyMatches(request) || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true else {
             return Self.error(
                 .unauthorized, code: "unauthorized",
                 message: "Missing or wrong write key. Configure the SDK with the Linkpulse ingest key as its write key (HTTP Basic user name, empty password).")
@@ -152,6 +148,13 @@ struct SegmentController: Sendable {
     }
 
     /// The user name of `Authorization: Basic …` (Segment's write key; the password is empty).
+    /// Whether the request's headers carry the ingest key: as HTTP Basic user name (what the
+    /// SDKs send) or as `/v1/events` takes it.
+    func headerKeyMatches(_ request: Request) -> Bool {
+        Self.writeKey(in: request).map { constantTimeEquals($0, ingest.ingestKey) } == true
+            || AccessKey.check(request, expected: ingest.ingestKey)
+    }
+
     static func writeKey(in request: Request) -> String? {
         guard let authorization = request.headers[.authorization] else { return nil }
         let parts = authorization.split(separator: " ", maxSplits: 1)

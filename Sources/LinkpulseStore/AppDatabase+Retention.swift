@@ -6,7 +6,7 @@ extension AppDatabase {
     /// `batch` rows (ingest commits between them); returns how many went. Synchronous: run it
     /// from a timer's queue, never from the cooperative pool.
     public func pruneQuarantine(receivedBeforeMs beforeMs: Int64, batch: Int = 2_000) throws -> Int {
-        let sql = try SQLQueries.text("retention/delete_old_quarantine.sql")
+        let sql = queries.deleteOldQuarantine
         var total = 0
         while true {
             let deleted = try writeEvents { db -> Int in

@@ -15,6 +15,8 @@ struct SQLQueries: Sendable {
     let insertEventId: String
     let textId, insertText: String
     let recentQuarantine: String
+    /// One batch of the quarantine's retention (`retention/delete_old_quarantine.sql`).
+    let deleteOldQuarantine: String
     /// One event with its attribution, for answers to apps (`answer/attributed_event.sql`).
     let attributedEvent: String
     let truncateWAL: String
@@ -45,6 +47,7 @@ struct SQLQueries: Sendable {
             textId: try text("ingest/text_id.sql"),
             insertText: try text("ingest/insert_text.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
+            deleteOldQuarantine: try text("retention/delete_old_quarantine.sql"),
             attributedEvent: try text("answer/attributed_event.sql"),
             truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
@@ -135,7 +138,7 @@ struct SQLQueries: Sendable {
 
     /// Compiles the statements that run against the events database (with `ids` attached).
     func prepareEventStatements(_ db: Database) throws {
-        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine, attributedEvent,
+        for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine, deleteOldQuarantine, attributedEvent,
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]

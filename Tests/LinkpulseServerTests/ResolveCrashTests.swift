@@ -7,14 +7,8 @@ import Testing
 /// first launch: the acknowledged click survives, and the answers after restarts stay the same.
 @Suite(.serialized) struct ResolveCrashTests {
     static func post(_ http: HTTPClient, _ url: String, key: String, _ body: String) async throws -> (status: Int, body: String) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        let response = try await http.execute(request, timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), String(buffer: bytes))
+        let answer = try await LiveHTTP.send(http, url, key: key, body: body)
+        return (answer.status, answer.body)
     }
 
     @Test func aClickAcknowledgedBeforeAKillIsFoundByTheResolveAfterIt() async throws {
