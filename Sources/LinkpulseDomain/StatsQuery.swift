@@ -7,6 +7,25 @@ public struct ParameterError: Error, Sendable, Equatable {
         self.parameter = parameter
         self.message = message
     }
+
+    /// A stats edge finer than the rollups' 15 minutes before the raw-event horizon
+    /// (`horizonMs`, UTC ms), where retention has deleted the raw events that would answer it.
+    public static func finerThanKept(_ parameter: String, horizonMs: Int64) -> ParameterError {
+        ParameterError(
+            parameter,
+            "`\(parameter)` is not on a 15-minute boundary and falls before \(Timestamp.formatUTC(horizonMs)), before which "
+                + "raw events are deleted (--retention-days) and only rollups are kept; their finest grain is 15 minutes "
+                + "(UTC :00, :15, :30 and :45). Move `\(parameter)` to a quarter hour.")
+    }
+
+    /// A raw-event export (`events.csv`) that starts before the raw-event horizon.
+    public static func rawEventsExpired(_ parameter: String, horizonMs: Int64) -> ParameterError {
+        ParameterError(
+            parameter,
+            "`\(parameter)` is before \(Timestamp.formatUTC(horizonMs)): raw events that happened earlier are deleted "
+                + "(--retention-days). events.csv can return events from that instant on; the stats and their CSV "
+                + "exports still cover earlier ranges from the rollups.")
+    }
 }
 
 /// The dimensions a breakdown can group by (an allow-list: names never reach SQL).

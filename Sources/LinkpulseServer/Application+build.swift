@@ -42,6 +42,8 @@ public struct ServerSettings: Sendable {
     /// Days a quarantined body is kept (0: forever), and how often old ones are looked for.
     public var quarantineRetentionDays: Int
     public var retentionInterval: Duration
+    /// How long raw events are kept (`--retention-days`; by default forever).
+    public var rawEventRetention: RawEventRetention
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -51,8 +53,10 @@ public struct ServerSettings: Sendable {
         exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
         segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
         maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
-        quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60)
+        quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
+        rawEventRetention: RawEventRetention = RawEventRetention(days: 0)
     ) {
+        self.rawEventRetention = rawEventRetention
         self.quarantineRetentionDays = quarantineRetentionDays
         self.retentionInterval = retentionInterval
         self.maxRollupLag = maxRollupLag
@@ -161,7 +165,10 @@ public func buildApplication(
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
         TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
         TimerService(
-            job: RetentionJob(database: deps.database, quarantineDays: settings.quarantineRetentionDays, now: deps.now, logger: logger),
+            job: RetentionJob(
+                database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
+                rawEventExports: settings.exportJobs.filter { if case .events = $0.content { true } else { false } }.map(\.name),
+                now: deps.now, logger: logger),
             every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
@@ -308,6 +315,11 @@ extension Response {
     /// 503 with `Retry-After`: the database did not answer (busy, locked, disk trouble).
     static var databaseUnavailable: Response {
         .error(.serviceUnavailable, code: "database_unavailable", message: "The database does not answer; try again shortly.", headers: [.retryAfter: "5"])
+    }
+
+    /// 400 `invalid_parameter` naming the query parameter to change and how.
+    static func badParameter(_ error: ParameterError) -> Response {
+        .error(.badRequest, code: "invalid_parameter", message: error.message, parameter: error.parameter)
     }
 
     /// The ingest endpoints' answer to a missing or wrong ingest key.

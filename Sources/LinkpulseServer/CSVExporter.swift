@@ -68,7 +68,7 @@ public struct CSVExporter: Sendable {
     /// Reads the first page of a raw-event export.
     public func startEvents(_ query: StatsQuery) async throws -> StartedEvents {
         let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
-        let first = try await database.rawEventsPage(range, cursor: try database.rawEventCursor(), limit: Self.eventsPerPage)
+        let first = try await database.rawEventsPage(range, cursor: try database.rawEventCursor(for: range), limit: Self.eventsPerPage)
         return StartedEvents(query: query, range: range, first: first)
     }
 

@@ -66,7 +66,7 @@ struct ExportController: Sendable {
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             content = try parse(parameters, query)
         } catch {
-            return .error(.badRequest, code: "invalid_parameter", message: error.message, parameter: error.parameter)
+            return .badParameter(error)
         }
         let gzip = request.headers[.acceptEncoding]?.lowercased().contains("gzip") == true
         var headers: HTTPFields = [
@@ -84,6 +84,8 @@ struct ExportController: Sendable {
                 var bytes: [UInt8] = []
                 _ = try await exporter.write(content, gzip: gzip) { chunk in bytes += chunk }
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            } catch let error as ParameterError {
+                return .badParameter(error)
             } catch {
                 return .databaseUnavailable
             }
@@ -94,6 +96,8 @@ struct ExportController: Sendable {
         let started: CSVExporter.StartedEvents
         do {
             started = try await exporter.startEvents(query)
+        } catch let error as ParameterError {
+            return .badParameter(error)
         } catch {
             return .databaseUnavailable
         }

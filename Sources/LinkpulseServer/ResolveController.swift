@@ -142,6 +142,11 @@ struct ResolveController: Sendable {
                     .serviceUnavailable, code: "attribution_pending",
                     message: "The event is stored, but its attribution is not ready yet. Retry the same request (same id) after the Retry-After delay.",
                     headers: [.retryAfter: "1"])
+            case .expired:
+                return .error(
+                    .gone, code: "expired",
+                    message: "This id was stored longer ago than the installation keeps raw events (--retention-days): its answer is no longer kept. Send a new event with a new id.",
+                    parameter: "id")
             case .notStored:
                 throw StoreError.closed
             }
@@ -218,6 +223,8 @@ struct AttributionController: Sendable {
                     message: "The event is stored but not attributed yet; retry after the Retry-After delay.", headers: [.retryAfter: "1"])
             case .notStored:
                 return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
+            case .expired:
+                return .error(.notFound, code: "expired", message: "The event stored under this id is older than the installation keeps raw events (--retention-days).")
             }
         } catch {
             return .error(.serviceUnavailable, code: "storage_unavailable", message: "The store could not be read; retry later.", headers: [.retryAfter: "2"])

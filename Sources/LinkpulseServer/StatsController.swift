@@ -40,7 +40,7 @@ struct StatsController: Sendable {
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             return .json(try await body(parameters, query), status: .ok, compressingFor: request)
         } catch let error as ParameterError {
-            return .error(.badRequest, code: "invalid_parameter", message: error.message, parameter: error.parameter)
+            return .badParameter(error)
         } catch {
             return .databaseUnavailable
         }

@@ -1,5 +1,6 @@
 import CSystemTuning
 import Foundation
+import LinkpulseDomain
 import LinkpulseStore
 import Logging
 import Metrics
@@ -65,22 +66,45 @@ public struct RetentionJob: TimerJob {
     let database: AppDatabase
     /// Days a quarantined body is kept; 0 keeps them forever.
     let quarantineDays: Int
+    /// How long raw events are kept.
+    let rawEvents: RawEventRetention
+    /// The scheduled jobs that export raw events: retention waits for their periods.
+    let rawEventExports: [String]
     let now: @Sendable () -> Int64
     let logger: Logger
     let deletedQuarantine = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "quarantine")])
+    let deletedEvents = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "events")])
+    let horizon = Gauge(label: "linkpulse_retention_raw_horizon_seconds")
 
-    public init(database: AppDatabase, quarantineDays: Int, now: @escaping @Sendable () -> Int64, logger: Logger) {
+    public init(
+        database: AppDatabase, quarantineDays: Int, rawEvents: RawEventRetention = RawEventRetention(days: 0),
+        rawEventExports: [String] = [], now: @escaping @Sendable () -> Int64, logger: Logger
+    ) {
         self.database = database
         self.quarantineDays = quarantineDays
+        self.rawEvents = rawEvents
+        self.rawEventExports = rawEventExports
         self.now = now
         self.logger = logger
     }
 
     public func run() throws {
-        guard quarantineDays > 0 else { return }
-        let deleted = try database.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
-        deletedQuarantine.increment(by: deleted)
-        if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
+        if quarantineDays > 0 {
+            let deleted = try database.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
+            deletedQuarantine.increment(by: deleted)
+            if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
+        }
+        let pending = try rawEventExports.compactMap { try database.nextExportPeriodStart(job: $0) }.min()
+        guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return }
+        let outcome = try database.pruneRawEvents(before: wanted)
+        deletedEvents.increment(by: outcome.deletedEvents)
+        horizon.record(Double(outcome.horizonMs) / 1000)
+        if outcome.deletedEvents > 0 {
+            logger.info("deleted raw events past their retention", metadata: [
+                "events": "\(outcome.deletedEvents)", "horizon": "\(Timestamp.formatUTC(outcome.horizonMs))",
+                "clicks_kept_for_later_events": "\(outcome.keptClicks)", "pages_released": "\(outcome.releasedPages)",
+            ])
+        }
     }
 }
 

@@ -70,6 +70,7 @@ extension AppDatabase {
     /// Forgets every attribution (and the rollups counted from them), so that the follower
     /// replays the events in store order (`linkpulse rollup --rebuild --reattribute`).
     public func resetAttribution() throws {
+        try refuseRecountAfterRetention("attributing every raw event again")
         let databaseId = try self.databaseId()
         try attributionQueue.inDatabase { db in
             try db.inTransaction(.deferred) {
@@ -107,12 +108,14 @@ extension AppDatabase {
                 }
                 let disk = try DiskClicks(db: db, queries: queries.attribution)
                 let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
+                // Read after the lock: a retention run that moved the horizon waits for this round.
+                let rawHorizon = try Int64.fetchOne(db.cachedStatement(sql: queries.attribution.rawHorizon)) ?? Int64.min
                 var round = try AttributionRound(
                     db: db, queries: queries.attribution,
                     clicks: StoredClicks(
                         byId: try resolveClickIds(db, in: events),
                         wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
-                        recent: recent, disk: disk))
+                        recent: recent, disk: disk, keptFromMs: rawHorizon))
                 for event in events { try round.add(event, attributor: attributor) }
                 if let spill = round.clicks.recent.spill() { try disk.store(spill) }
                 try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
@@ -387,7 +390,9 @@ struct DiskClicks {
 
 /// The clicks attribution may match, as `Attributor` looks them up: those named by id in the
 /// round, and the click indexes (memory from the horizon on, disk before it). Clicks of the
-/// round are indexed as they are read, so later events of the round see them.
+/// round are indexed as they are read, so later events of the round see them. Clicks that
+/// happened before the raw-event horizon (`keptFromMs`) are never matched: retention deletes
+/// their rows.
 struct StoredClicks: ClickLookup {
     /// The clicks stored before the round that its events name by id.
     let byId: [String: KnownClick]
@@ -397,22 +402,28 @@ struct StoredClicks: ClickLookup {
     let wanted: Set<StoredIdKey>
     var recent: RecentClicks
     let disk: DiskClicks
+    /// The raw-event horizon, UTC ms (`Int64.min` while nothing was deleted).
+    let keptFromMs: Int64
 
-    init(byId: [String: KnownClick], wanted: Set<StoredIdKey>, recent: RecentClicks, disk: DiskClicks) {
-        self.byId = byId; self.wanted = wanted; self.recent = recent; self.disk = disk
+    init(byId: [String: KnownClick], wanted: Set<StoredIdKey>, recent: RecentClicks, disk: DiskClicks, keptFromMs: Int64 = .min) {
+        self.byId = byId; self.wanted = wanted; self.recent = recent; self.disk = disk; self.keptFromMs = keptFromMs
     }
 
     func click(id: String) -> KnownClick? {
-        byId[id] ?? (ofRound.isEmpty ? nil : ofRound[StoredIdKey(id)])
+        guard let click = byId[id] ?? (ofRound.isEmpty ? nil : ofRound[StoredIdKey(id)]) else { return nil }
+        return click.occurredAtMs >= keptFromMs ? click : nil
     }
 
     func newestClick(ref: String, atOrBefore atMs: Int64) throws -> KnownClick? {
         // Memory first: every click there is later than every click on disk.
-        guard let entry = try recent.newest(ref: ref, atOrBefore: atMs) ?? disk.newest(ref: ref, atOrBefore: atMs) else { return nil }
+        guard let entry = try recent.newest(ref: ref, atOrBefore: atMs) ?? disk.newest(ref: ref, atOrBefore: atMs),
+              entry.ms >= keptFromMs else { return nil }
         return KnownClick(seq: entry.seq, occurredAtMs: entry.ms, dimensions: try disk.link(ofClick: entry.seq))
     }
 
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick] {
+        let fromMs = max(fromMs, keptFromMs)
+        guard fromMs <= throughMs else { return [] }
         var found = recent.clicks(with: fingerprint, from: fromMs, through: throughMs)
         if fromMs < recent.horizonMs {
             found += try disk.clicks(with: fingerprint, from: fromMs, through: min(throughMs, recent.horizonMs - 1))

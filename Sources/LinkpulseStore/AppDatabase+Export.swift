@@ -129,9 +129,11 @@ public struct ExportFileRecord: Sendable, Equatable {
 }
 
 extension AppDatabase {
-    /// Starts a raw-event export at the newest event stored so far.
-    public func rawEventCursor() throws -> RawEventCursor {
-        RawEventCursor(snapshotSeq: try maxSeq())
+    /// Starts a raw-event export of `query` at the newest event stored so far; throws
+    /// `ParameterError` (naming `from`) when it starts before the raw-event horizon.
+    public func rawEventCursor(for query: RawEventQuery) throws -> RawEventCursor {
+        if let horizon = rawHorizonMs, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
+        return RawEventCursor(snapshotSeq: try maxSeq())
     }
 
     /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to
@@ -192,6 +194,13 @@ extension AppDatabase {
         return try await pool.read { db in
             try Row.fetchOne(db, sql: sql, arguments: [job]).map { ($0[0], $0[1]) }
         }
+    }
+
+    /// Where the next period of the scheduled export `job` begins (the end of the last one it
+    /// finished), UTC ms; nil if it never finished one. Synchronous, for the retention job.
+    public func nextExportPeriodStart(job: String) throws -> Int64? {
+        let sql = queries.export.jobLastPeriod
+        return try pool.read { db in try Row.fetchOne(db, sql: sql, arguments: [job]).map { $0[1] } }
     }
 
     /// Records, in one transaction, that `file` is in place and its period is done.

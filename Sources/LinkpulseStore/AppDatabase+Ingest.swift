@@ -117,7 +117,11 @@ extension AppDatabase {
     }
 
     /// The seq of the event stored with exactly this id, or nil: candidates by key from the
-    /// in-memory tail and the on-disk id index, confirmed by comparing the stored id.
+    /// in-memory tail and the on-disk id index, confirmed by comparing the stored id. Once
+    /// retention has deleted raw events, a candidate whose row is gone counts as this id (its
+    /// id can no longer be compared): an event resent after its raw row expired stays counted
+    /// once. The price is a 64-bit key collision with an expired id (one new event in 2·10^10
+    /// when a billion ids have expired), which is then taken for a duplicate.
     func storedSeq(_ db: Database, id: String, key: Int64, _ lookups: IdLookups) throws -> Int64? {
         var candidates = tail.withLock { $0.seqs(for: key) }
         if filter.withLock({ $0.mayContain(key) }) {
@@ -125,10 +129,15 @@ extension AppDatabase {
             try indexed.bind(1, key)
             try indexed.forEachInt64 { candidates.append($0) }
         }
+        let expiredMayMatch = rawHorizon.withLock { $0 != nil }
         for seq in candidates {
             let stored = HotStatement(lookups.stored, in: db)
             try stored.bind(1, seq)
-            if try stored.firstText() == id { return seq }
+            switch try stored.firstText() {
+            case id?: return seq
+            case nil where expiredMayMatch: return seq
+            default: continue
+            }
         }
         return nil
     }

@@ -1,5 +1,18 @@
 import Foundation
 import GRDB
+import LinkpulseDomain
+
+/// What one run of raw-event retention did.
+public struct RawRetentionOutcome: Sendable, Equatable {
+    /// The raw-event horizon after the run, UTC ms: events before it may be gone.
+    public var horizonMs: Int64
+    /// Raw events deleted.
+    public var deletedEvents = 0
+    /// Clicks before the horizon kept because an event still kept is counted under their link.
+    public var keptClicks = 0
+    /// Pages the events database gave back to the filesystem.
+    public var releasedPages = 0
+}
 
 extension AppDatabase {
     /// Deletes quarantined bodies received before `beforeMs`, in transactions of at most
@@ -16,5 +29,182 @@ extension AppDatabase {
             total += deleted
             if deleted < batch { return total }
         }
+    }
+
+    /// The raw-event horizon, UTC ms: raw events that happened before it may have been deleted
+    /// by retention (their rollups are kept). Nil while retention has deleted nothing.
+    public var rawHorizonMs: Int64? { rawHorizon.withLock { $0 } }
+
+    /// Deletes the raw events that happened before `horizonMs` and are counted in the rollups,
+    /// in transactions of at most `batch` events (ingest commits between them), and gives the
+    /// space back. Synchronous: run it from a timer's queue, never from the cooperative pool.
+    ///
+    /// In order, so that no reader ever counts from a half-deleted range:
+    /// 1. the horizon is recorded (it never moves back): stats refuse raw edges before it, and
+    ///    the attribution follower stops matching clicks before it;
+    /// 2. the follower's round in progress, which may still have matched such a click, ends;
+    /// 3. batch by batch, oldest first, below the rollups', attribution's and id index's
+    ///    watermarks (an id still only in the writer's memory must reach the index before its
+    ///    row can go, or a resend would be taken for new): the attributions of the batch's events go, then the events, except the
+    ///    clicks an event still kept was attributed to (their link is read from their row;
+    ///    they go with the last such event);
+    /// 4. the on-disk click indexes drop what is before the horizon, and free pages past a
+    ///    reserve are released (new installations are created with incremental auto-vacuum;
+    ///    older ones reuse the free pages instead, so their file stops growing).
+    public func pruneRawEvents(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionOutcome {
+        let retention = queries.retention
+        let horizon = try writeEvents { db -> Int64 in
+            try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
+            return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
+        }
+        rawHorizon.withLock { $0 = horizon }
+        try attributionQueue.inDatabase { db in
+            try db.execute(sql: retention.attributionByClick)
+            try db.inTransaction(.deferred) {
+                try db.cachedStatement(sql: queries.attribution.lock).execute()
+                return .commit
+            }
+        }
+        var outcome = RawRetentionOutcome(horizonMs: horizon)
+        let below = try pool.read { db -> Int64 in
+            let row = try Row.fetchOne(db, sql: retention.watermarks)
+            return min(row?[0] ?? 0, row?[1] ?? 0)
+        }
+        let belowSeq = min(below, indexedThrough.withLock { $0 })
+        var cursor = (ms: Int64.min, seq: Int64.min)
+        var keptClicks: [Int64] = []
+        while true {
+            let expired = try pool.read { db in
+                try ExpiredEvent.fetch(db, sql: retention.expiredEvents, after: cursor, horizon: horizon, below: belowSeq, limit: batch)
+            }
+            guard let last = expired.last else { break }
+            cursor = (last.occurredAtMs, last.seq)
+            try attributionQueue.inDatabase { db in
+                try db.inTransaction(.deferred) {
+                    let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
+                    let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
+                    for event in expired {
+                        if event.isClick {
+                            guard let ref = event.ref else { continue }
+                            try unindex.bind(1, ref)
+                            try unindex.bind(2, event.occurredAtMs)
+                            try unindex.bind(3, event.seq)
+                            try unindex.run()
+                        } else {
+                            try forget.bind(1, event.seq)
+                            try forget.run()
+                        }
+                    }
+                    return .commit
+                }
+            }
+            let (deleted, kept) = try writeEvents { db -> (Int, [Int64]) in
+                let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
+                let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
+                var deleted = 0
+                var kept: [Int64] = []
+                for event in expired {
+                    if event.isClick {
+                        try matched.bind(1, event.seq)
+                        if try matched.firstInt64() != nil {
+                            kept.append(event.seq)
+                            continue
+                        }
+                    }
+                    try delete.bind(1, event.seq)
+                    try delete.run()
+                    deleted += 1
+                }
+                return (deleted, kept)
+            }
+            outcome.deletedEvents += deleted
+            keptClicks += kept
+            if expired.count < batch { break }
+        }
+        // A click kept only for events deleted in a later batch of this run goes now.
+        if !keptClicks.isEmpty {
+            let released = try writeEvents { db -> Int in
+                let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
+                let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
+                var released = 0
+                for seq in keptClicks {
+                    try matched.bind(1, seq)
+                    guard try matched.firstInt64() == nil else { continue }
+                    try delete.bind(1, seq)
+                    try delete.run()
+                    released += 1
+                }
+                return released
+            }
+            outcome.deletedEvents += released
+            outcome.keptClicks = keptClicks.count - released
+        }
+        let hour = TimeGrain.floor(horizon, TimeGrain.hourMs) / TimeGrain.hourMs
+        while try attributionQueue.inDatabase({ db -> Int in
+            try db.execute(sql: retention.deleteOldFingerprintClicks, arguments: [hour, batch])
+            return db.changesCount
+        }) == batch {}
+        if outcome.deletedEvents > 0 { outcome.releasedPages = try releaseFreePages() }
+        return outcome
+    }
+
+    /// Free pages the events database keeps for new events instead of giving them back.
+    public static let freePageReserveBytes = 64 << 20
+
+    /// Gives the events database's free pages beyond `reserveBytes` back to the filesystem, a
+    /// few megabytes per transaction (incremental auto-vacuum); returns how many pages went (0
+    /// for a database made before incremental auto-vacuum, whose free pages are reused instead).
+    @discardableResult
+    public func releaseFreePages(reserveBytes: Int = freePageReserveBytes, step: Int = 2_048) throws -> Int {
+        let sql = queries.retention.freelist
+        var released = 0
+        while true {
+            let row = try pool.read { db in try Row.fetchOne(db, sql: sql) }
+            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[1] ?? 4096, row?[2] ?? 0)
+            let surplus = free - reserveBytes / max(pageSize, 512)
+            guard mode == 2, surplus > 0 else { return released }
+            let pages = min(surplus, step)
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA main.incremental_vacuum(\(pages))") }
+            released += pages
+        }
+    }
+
+    /// Loads the raw-event horizon (at open).
+    func loadRawHorizon() throws {
+        let sql = queries.retention.rawHorizon
+        let horizon = try pool.read { db in try Int64.fetchOne(db, sql: sql) }
+        rawHorizon.withLock { $0 = horizon }
+    }
+
+    /// Refuses work that would count the events again from what is left of them (a rollup
+    /// rebuild, a replay of attribution) once retention has deleted raw events: their counts
+    /// live only in the rollups now.
+    func refuseRecountAfterRetention(_ what: String) throws {
+        guard let horizon = rawHorizonMs else { return }
+        throw StoreError.rawEventsDeleted(what: what, horizonMs: horizon)
+    }
+}
+
+/// A raw event retention may delete.
+struct ExpiredEvent {
+    var seq: Int64
+    var occurredAtMs: Int64
+    var isClick: Bool
+    var ref: String?
+
+    static func fetch(
+        _ db: Database, sql: String, after cursor: (ms: Int64, seq: Int64), horizon: Int64, below: Int64, limit: Int
+    ) throws -> [ExpiredEvent] {
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        try s.bind(1, cursor.ms)
+        try s.bind(2, cursor.seq)
+        try s.bind(3, horizon)
+        try s.bind(4, below)
+        try s.bind(5, Int64(limit))
+        var found: [ExpiredEvent] = []
+        while try s.step() {
+            found.append(ExpiredEvent(seq: s.int64(0), occurredAtMs: s.int64(1), isClick: s.int64(2) == 0, ref: s.text(3)))
+        }
+        return found
     }
 }

@@ -141,6 +141,7 @@ extension AppDatabase {
     /// their stored attribution (`linkpulse rollup --rebuild`, and at open when the rollup file
     /// does not belong to the events database).
     public func resetRollups() throws {
+        try refuseRecountAfterRetention("counting the rollups again from the raw events")
         let databaseId = try self.databaseId()
         try rollupQueue.inDatabase { db in
             try db.inTransaction(.deferred) {

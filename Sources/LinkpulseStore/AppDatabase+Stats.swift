@@ -60,6 +60,7 @@ extension AppDatabase {
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let plan = StatsPlan(query: query, grouping: grouping)
+        if let horizon = rawHorizonMs { try plan.refuseRawEdges(before: horizon) }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
         let linkTuples = self.linkTuples
@@ -488,6 +489,14 @@ struct StatsPlan: Sendable {
             default:
                 pieces.append(piece)
             }
+        }
+    }
+
+    /// Throws when a piece must be read from raw events that happened before `horizonMs`
+    /// (retention has deleted them), naming the edge: never counted from what is left.
+    func refuseRawEdges(before horizonMs: Int64) throws(ParameterError) {
+        for case .raw(let from, _) in pieces where from < horizonMs {
+            throw ParameterError.finerThanKept(from == query.fromMs ? "from" : "to", horizonMs: horizonMs)
         }
     }
 

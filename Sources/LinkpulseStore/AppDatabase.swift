@@ -127,6 +127,7 @@ public final class AppDatabase: Sendable {
         urgentAttributionRequests = CoalescedWork(on: urgentAttributionThread, coversRunning: false)
         rollupRequests = CoalescedWork(on: rollupThread, coversRunning: true)
 
+        try Self.createEventsFileIfNew(at: eventsPath)
         // The id index file first: every events connection attaches it.
         var idConfig = Configuration()
         idConfig.busyMode = .timeout(10)
@@ -182,9 +183,25 @@ public final class AppDatabase: Sendable {
         mergeRound = Mutex(nil)
         walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
+        try loadRawHorizon()
         try prepareIdIndex(tailLimit: tailLimit)
         try prepareAttribution()
         try prepareRollups()
+    }
+
+    /// Creates a new events database with incremental auto-vacuum, so that retention can give
+    /// the space of deleted events back (see `releaseFreePages`). It has to be set before the
+    /// file's first page is written, which turning WAL on already does. A file that exists
+    /// with content is left as it is.
+    static func createEventsFileIfNew(at path: String) throws {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard size == nil || size == 0 else { return }
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+        }
+        try queue.close()
     }
 
     /// The attribution connection's page cache in the daemon.
@@ -258,6 +275,8 @@ public final class AppDatabase: Sendable {
     /// Whether the last ingest commit failed (cleared by the next one that succeeds).
     public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
     let lastIngestFailed = Mutex(false)
+    /// The raw-event horizon (see `rawHorizonMs`), as last recorded.
+    let rawHorizon = Mutex<Int64?>(nil)
 
     /// The sizes of the installation's files and the free space beside them.
     public func diskUsage() throws -> DiskUsage {

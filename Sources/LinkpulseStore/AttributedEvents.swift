@@ -82,6 +82,8 @@ final class AttributionProgress: Sendable {
 public enum AttributedEventRead: Sendable, Equatable {
     /// No event is stored under that seq or id.
     case notStored
+    /// The event was stored, but retention has deleted its raw row since (and its attribution).
+    case expired
     /// The event is stored, but the follower had not attributed it within the wait.
     case pending
     case attributed(AttributedEvent)
@@ -104,7 +106,10 @@ extension AppDatabase {
     public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
         let deadline = ContinuousClock.now + wait
         while true {
-            guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
+            guard let (event, through) = try await readAttributedEvent(seq: seq) else {
+                // A seq the id index knows whose row is gone was deleted by retention.
+                return rawHorizonMs == nil ? .notStored : .expired
+            }
             if through >= seq { return .attributed(event) }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .pending }

@@ -17,6 +17,7 @@ struct SQLQueries: Sendable {
     let recentQuarantine: String
     /// One batch of the quarantine's retention (`retention/delete_old_quarantine.sql`).
     let deleteOldQuarantine: String
+    let retention: RetentionQueries
     /// One event with its attribution, for answers to apps (`answer/attributed_event.sql`).
     let attributedEvent: String
     let truncateWAL: String
@@ -48,6 +49,18 @@ struct SQLQueries: Sendable {
             insertText: try text("ingest/insert_text.sql"),
             recentQuarantine: try text("ingest/recent_quarantine.sql"),
             deleteOldQuarantine: try text("retention/delete_old_quarantine.sql"),
+            retention: RetentionQueries(
+                rawHorizon: try text("retention/raw_horizon.sql"),
+                setRawHorizon: try text("retention/set_raw_horizon.sql"),
+                watermarks: try text("retention/watermarks.sql"),
+                expiredEvents: try text("retention/expired_events.sql"),
+                clickStillMatched: try text("retention/click_still_matched.sql"),
+                deleteEvent: try text("retention/delete_event.sql"),
+                freelist: try text("retention/freelist.sql"),
+                attributionByClick: try text("retention/attribution_by_click.sql"),
+                deleteAttribution: try text("retention/delete_attribution.sql"),
+                deleteRefClick: try text("retention/delete_ref_click.sql"),
+                deleteOldFingerprintClicks: try text("retention/delete_old_fingerprint_clicks.sql")),
             attributedEvent: try text("answer/attributed_event.sql"),
             truncateWAL: try text("truncate_wal.sql"),
             attribution: AttributionQueries(
@@ -66,7 +79,8 @@ struct SQLQueries: Sendable {
                 clickBySeq: try text("attribution/click_by_seq.sql"),
                 clickLink: try text("attribution/click_link.sql"),
                 recentClicks: try text("attribution/recent_clicks.sql"),
-                setHorizon: try text("attribution/set_horizon.sql")),
+                setHorizon: try text("attribution/set_horizon.sql"),
+                rawHorizon: try text("attribution/raw_horizon.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -142,7 +156,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + installation.all + [rollup.progress] {
+                    + export.all + installation.all + retention.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -150,7 +164,7 @@ struct SQLQueries: Sendable {
     /// Compiles the attribution follower's statements on its connection (`reset` has several
     /// statements and runs rarely).
     func prepareAttributionStatements(_ db: Database) throws {
-        for sql in attribution.preparable + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq] {
+        for sql in attribution.preparable + retention.ofAttribution + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -167,12 +181,25 @@ struct SQLQueries: Sendable {
 /// main, the events database and the id index attached).
 struct AttributionQueries: Sendable {
     let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
-    let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon: String
+    let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon]
     }
+}
+
+/// Raw-event retention's statements: those of the events database (run by its writer and
+/// readers, the derived files attached) and those of the attribution file (run on the
+/// follower's connection, between its rounds).
+struct RetentionQueries: Sendable {
+    let rawHorizon, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist: String
+    let attributionByClick, deleteAttribution, deleteRefClick, deleteOldFingerprintClicks: String
+
+    /// The statements of the events database, compiled at start-up.
+    var ofEvents: [String] { [rawHorizon, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist] }
+    /// The statements of the attribution file compiled at start-up (the index is made once).
+    var ofAttribution: [String] { [deleteAttribution, deleteRefClick, deleteOldFingerprintClicks] }
 }
 
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
@@ -222,11 +249,18 @@ public enum StoreError: Error, CustomStringConvertible {
     case missingQuery(String)
     /// The store is closing: no new work is taken.
     case closed
+    /// Retention has deleted raw events before `horizonMs` (UTC ms), so `what` (a rebuild, a
+    /// replay, a derived file started over) would count less than the rollups hold.
+    case rawEventsDeleted(what: String, horizonMs: Int64)
 
     public var description: String {
         switch self {
         case .missingQuery(let name): "queries/\(name) is missing from this build"
         case .closed: "the store is closing"
+        case .rawEventsDeleted(let what, let horizon):
+            "\(what) is refused: retention (--retention-days) has deleted the raw events before \(Timestamp.formatUTC(horizon)), "
+                + "whose counts are now kept only in the rollups; restore the derived files (linkpulse-rollups.sqlite, "
+                + "linkpulse-attribution.sqlite) from the backup taken with them, or start over from an empty data directory"
         }
     }
 }

@@ -51,6 +51,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Free space the data directory's filesystem keeps: below it ingest answers 503 insufficient_storage until there is room. A size (1GiB, 500MB), a share (5%), or both: the smaller applies; 0 turns it off (LINKPULSE_MIN_FREE_DISK).")
     var minFreeDisk: String = Environment.string("min-free-disk") ?? "1GiB,5%"
 
+    @Option(help: "Days raw events are kept: older ones are deleted once counted, and the rollups keep their numbers (stats stay exact to 15 minutes before that; events.csv and --rebuild need the raw events). 0, the default, keeps them forever (LINKPULSE_RETENTION_DAYS).")
+    var retentionDays: Int = Environment.int("retention-days") ?? 0
+
     @Option(help: "Days a quarantined body is kept before it is deleted; 0 keeps them forever (LINKPULSE_QUARANTINE_RETENTION_DAYS).")
     var quarantineRetentionDays: Int = Environment.int("quarantine-retention-days") ?? 30
 
@@ -149,6 +152,7 @@ struct Serve: AsyncParsableCommand {
         guard resolveRate.isFinite, resolveRate >= 0 else { throw ValidationError("--resolve-rate must be 0 (off) or a positive number of calls a second.") }
         guard resolveBurst > 0 else { throw ValidationError("--resolve-burst must be positive.") }
         guard quarantineRetentionDays >= 0 else { throw ValidationError("--quarantine-retention-days must be 0 (keep forever) or a number of days.") }
+        guard retentionDays >= 0 else { throw ValidationError("--retention-days must be 0 (keep raw events forever) or a number of days.") }
     }
 
     func run() async throws {
@@ -185,7 +189,7 @@ struct Serve: AsyncParsableCommand {
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
             segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
             maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
-            quarantineRetentionDays: quarantineRetentionDays)
+            quarantineRetentionDays: quarantineRetentionDays, rawEventRetention: RawEventRetention(days: retentionDays))
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

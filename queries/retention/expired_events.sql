@@ -1,0 +1,9 @@
+-- expired_events: the next raw events retention may delete, oldest first: happened before the
+-- horizon, below the derived files' watermarks, after the keyset cursor (occurred_at_ms, seq).
+-- Columns: seq, occurred_at_ms, type code (0 click), ref.
+-- Run on the events database. Parameters (positional): after_ms, after_seq, horizon_ms,
+-- below_seq, limit. Idempotent: yes (read-only).
+SELECT seq, occurred_at_ms, type, ref FROM event_rows INDEXED BY events_by_time
+WHERE occurred_at_ms >= ?1 AND (occurred_at_ms > ?1 OR seq > ?2)
+  AND occurred_at_ms < ?3 AND seq < ?4
+ORDER BY occurred_at_ms, seq LIMIT ?5
