@@ -44,7 +44,7 @@ extension AppDatabase {
     ///    the attribution follower stops matching clicks before it;
     /// 2. the follower's round in progress, which may still have matched such a click, ends;
     /// 3. batch by batch, oldest first, below the rollups', attribution's and id index's
-    ///    watermarks (an id still only in the writer's memory must reach the index before its
+    ///    watermarks and a running backup's hold (an id still only in the writer's memory must reach the index before its
     ///    row can go, or a resend would be taken for new): the attributions of the batch's events go, then the events, except the
     ///    clicks an event still kept was attributed to (their link is read from their row;
     ///    they go with the last such event);
@@ -66,9 +66,10 @@ extension AppDatabase {
             }
         }
         var outcome = RawRetentionOutcome(horizonMs: horizon)
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
         let below = try pool.read { db -> Int64 in
-            let row = try Row.fetchOne(db, sql: retention.watermarks)
-            return min(row?[0] ?? 0, row?[1] ?? 0)
+            let row = try Row.fetchOne(db, sql: retention.watermarks, arguments: [nowMs])
+            return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
         }
         let belowSeq = min(below, indexedThrough.withLock { $0 })
         var cursor = (ms: Int64.min, seq: Int64.min)

@@ -9,7 +9,28 @@ import GRDB
 /// hashing secret). The derived files (id index, attribution, rollups) are not in it: a
 /// restored installation rebuilds them from the events at its first start, under a new
 /// database id, so no derived state of another moment is ever counted against it.
+///
+/// Once retention has deleted raw events, the rollups hold the only complete counts, so the
+/// backup carries the derived files too, as files beside it (`FILE.rollups`,
+/// `FILE.attribution`, `FILE.ids`), copied before the events (see
+/// `queries/backup/derived_watermark.sql`); the restore keeps the database id and puts them back.
 public enum StoreBackup {
+    /// The derived files a backup may carry: the suffix of the file beside the backup, the
+    /// schema the copy attaches it as, and its name in a data directory. In copy order.
+    static let derivedFiles: [(suffix: String, schema: String, fileName: String)] = [
+        ("rollups", "agg", AppDatabase.rollupFileName),
+        ("attribution", "attr", AppDatabase.attributionFileName),
+        ("ids", "ids", AppDatabase.idIndexFileName),
+    ]
+
+    /// Where the derived file of `suffix` of the backup `file` is.
+    public static func derivedFile(_ file: URL, suffix: String) -> URL {
+        file.deletingLastPathComponent().appending(path: "\(file.lastPathComponent).\(suffix)")
+    }
+
+    /// How long a backup's hold on retention lasts if the backup dies without lifting it.
+    static let retentionHoldMs: Int64 = 24 * 3_600_000
+
     /// The backup format this build writes and reads.
     public static let format = 1
 
@@ -31,6 +52,7 @@ public enum StoreBackup {
         case unsupportedFormat(String)
         case damaged(String, String)
         case notEmpty(String)
+        case missingPart(String)
 
         public var description: String {
             switch self {
@@ -39,6 +61,7 @@ public enum StoreBackup {
             case .unsupportedFormat(let found): "backup format \(found) is not one this build reads (it reads \(StoreBackup.format))"
             case .damaged(let path, let report): "\(path) failed SQLite's integrity check: \(report)"
             case .notEmpty(let path): "\(path) is not empty; restore into an empty directory, or pass --force to replace the installation in it"
+            case .missingPart(let path): "\(path) is missing or unreadable: this backup carries its derived files beside it (retention has deleted raw events), and needs them all"
             }
         }
     }
@@ -61,8 +84,31 @@ public enum StoreBackup {
         var config = Configuration()
         config.busyMode = .timeout(30)
         let source = try DatabaseQueue(path: events.path, configuration: config)
-        try source.writeWithoutTransaction { db in try db.execute(sql: queries.copyInto, arguments: [partial.path]) }
-        try source.close()
+        defer { try? source.close() }
+        let carriesDerived = try source.inDatabase { db in try Int64.fetchOne(db, sql: queries.rawHorizon) } != nil
+        var sidecars: [(suffix: String, partial: URL, final: URL)] = []
+        defer { if !done { for side in sidecars { try? FileManager.default.removeItem(at: side.partial) } } }
+        if carriesDerived {
+            try source.inDatabase { db in
+                for derived in derivedFiles {
+                    try db.execute(sql: "ATTACH DATABASE ? AS \(derived.schema)", arguments: [directory.appending(path: derived.fileName).path])
+                }
+                let hold = try Int64.fetchOne(db, sql: queries.derivedWatermark) ?? 0
+                try db.execute(sql: queries.holdRetention, arguments: [hold, nowMs + retentionHoldMs])
+            }
+            defer { _ = try? source.inDatabase { db in try db.execute(sql: queries.releaseRetention) } }
+            for derived in derivedFiles {
+                let final = derivedFile(file, suffix: derived.suffix)
+                let side = final.deletingLastPathComponent().appending(path: ".\(final.lastPathComponent).partial-\(getpid())")
+                try? FileManager.default.removeItem(at: side)
+                sidecars.append((derived.suffix, side, final))
+                let sql = queries.copySchemaInto.replacingOccurrences(of: "SCHEMA", with: derived.schema)
+                try source.inDatabase { db in try db.execute(sql: sql, arguments: [side.path]) }
+            }
+            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: [partial.path]) }
+        } else {
+            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: [partial.path]) }
+        }
 
         let copy = try DatabaseQueue(path: partial.path)
         let summary = try copy.writeWithoutTransaction { db -> Summary in
@@ -75,7 +121,7 @@ public enum StoreBackup {
                     ("format", "\(format)"), ("created_at_ms", "\(nowMs)"), ("events", "\(summary.events)"),
                     ("quarantined", "\(summary.quarantined)"), ("max_seq", "\(summary.maxSeq)"),
                     ("secrets", String(decoding: secrets, as: UTF8.self)),
-                ]
+                ] + (carriesDerived ? [("derived", sidecars.map(\.suffix).joined(separator: ","))] : [])
                 for (name, value) in facts { try db.execute(sql: queries.insertManifest, arguments: [name, value]) }
                 return .commit
             }
@@ -83,10 +129,18 @@ public enum StoreBackup {
             return summary
         }
         try copy.close()
+        for side in sidecars {
+            let derived = try DatabaseQueue(path: side.partial.path)
+            try derived.inDatabase { db in try checkIntegrity(db, queries, path: side.partial.path) }
+            try derived.close()
+        }
 
-        try Durably.flush(partial)
-        guard chmod(partial.path, 0o600) == 0, rename(partial.path, file.path) == 0 else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        // The derived files first: the backup file names them, and is the last to appear.
+        for (path, final) in sidecars.map({ ($0.partial, $0.final) }) + [(partial, file)] {
+            try Durably.flush(path)
+            guard chmod(path.path, 0o600) == 0, rename(path.path, final.path) == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
         }
         done = true
         try Durably.flush(file.deletingLastPathComponent())
@@ -100,6 +154,8 @@ public enum StoreBackup {
         public var summary: Summary
         /// The secrets file it carries, byte for byte.
         public var secrets: Data
+        /// The derived files beside it (suffixes of `derivedFiles`), when it carries them.
+        public var derived: [String] = []
     }
 
     /// Reads and checks a backup file without changing it.
@@ -121,11 +177,19 @@ public enum StoreBackup {
             for row in rows { facts[row[0]] = row[1] }
             guard facts["format"] == "\(format)" else { throw Failure.unsupportedFormat(facts["format"] ?? "(none)") }
             try checkIntegrity(db, queries, path: file.path)
+            let derived = facts["derived"].map { $0.split(separator: ",").map(String.init) } ?? []
+            for suffix in derived {
+                guard derivedFiles.contains(where: { $0.suffix == suffix }) else { throw Failure.unsupportedFormat("with derived file \(suffix)") }
+                let side = derivedFile(file, suffix: suffix)
+                guard let queue = try? DatabaseQueue(path: side.path, configuration: config) else { throw Failure.missingPart(side.path) }
+                try queue.read { db in try checkIntegrity(db, queries, path: side.path) }
+                try queue.close()
+            }
             let summary = Summary(
                 events: Int64(facts["events"] ?? "") ?? 0, quarantined: Int64(facts["quarantined"] ?? "") ?? 0,
                 maxSeq: Int64(facts["max_seq"] ?? "") ?? 0, bytes: DiskUsage.size(file),
                 createdAtMs: Int64(facts["created_at_ms"] ?? "") ?? 0)
-            return Contents(summary: summary, secrets: Data((facts["secrets"] ?? "").utf8))
+            return Contents(summary: summary, secrets: Data((facts["secrets"] ?? "").utf8), derived: derived)
         }
     }
 
@@ -146,22 +210,35 @@ public enum StoreBackup {
                 try? manager.removeItem(at: path)
             }
         }
-        let events = directory.appending(path: AppDatabase.eventsFileName)
-        let partial = directory.appending(path: ".\(AppDatabase.eventsFileName).restoring")
-        try? manager.removeItem(at: partial)
-        try manager.copyItem(at: file, to: partial)
-        let restored = try DatabaseQueue(path: partial.path)
-        try restored.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try db.execute(sql: queries.makeRestored)
-                return .commit
+        // The derived files first, the events database last: a directory with an events
+        // database is a complete installation.
+        for derived in derivedFiles where contents.derived.contains(derived.suffix) {
+            try place(derivedFile(file, suffix: derived.suffix), as: derived.fileName, in: directory)
+        }
+        let makeRestored = contents.derived.isEmpty ? queries.makeRestored : queries.makeRestoredWithDerived
+        try place(file, as: AppDatabase.eventsFileName, in: directory) { restored in
+            try restored.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try db.execute(sql: makeRestored)
+                    return .commit
+                }
             }
         }
-        try restored.close()
-        try Durably.flush(partial)
-        guard rename(partial.path, events.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         try Durably.flush(directory)
         return contents
+    }
+
+    /// Copies `source` into `directory` as `name` under a temporary name, lets `adjust` change
+    /// the copy, flushes it and renames it into place.
+    static func place(_ source: URL, as name: String, in directory: URL, adjust: (DatabaseQueue) throws -> Void = { _ in }) throws {
+        let partial = directory.appending(path: ".\(name).restoring")
+        try? FileManager.default.removeItem(at: partial)
+        try FileManager.default.copyItem(at: source, to: partial)
+        let restored = try DatabaseQueue(path: partial.path)
+        try adjust(restored)
+        try restored.close()
+        try Durably.flush(partial)
+        guard rename(partial.path, directory.appending(path: name).path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     static func checkIntegrity(_ db: Database, _ queries: BackupQueries, path: String) throws {
@@ -173,6 +250,7 @@ public enum StoreBackup {
 /// The backup statements (`queries/backup/`).
 struct BackupQueries {
     let copyInto, createManifest, insertManifest, manifest, counts, integrityCheck, makeRestored: String
+    let rawHorizon, derivedWatermark, holdRetention, releaseRetention, copySchemaInto, makeRestoredWithDerived: String
 
     static func load() throws -> BackupQueries {
         BackupQueries(
@@ -182,7 +260,13 @@ struct BackupQueries {
             manifest: try SQLQueries.text("backup/manifest.sql"),
             counts: try SQLQueries.text("backup/counts.sql"),
             integrityCheck: try SQLQueries.text("backup/integrity_check.sql"),
-            makeRestored: try SQLQueries.text("backup/make_restored.sql"))
+            makeRestored: try SQLQueries.text("backup/make_restored.sql"),
+            rawHorizon: try SQLQueries.text("retention/raw_horizon.sql"),
+            derivedWatermark: try SQLQueries.text("backup/derived_watermark.sql"),
+            holdRetention: try SQLQueries.text("backup/hold_retention.sql"),
+            releaseRetention: try SQLQueries.text("backup/release_retention.sql"),
+            copySchemaInto: try SQLQueries.text("backup/copy_schema_into.sql"),
+            makeRestoredWithDerived: try SQLQueries.text("backup/make_restored_with_derived.sql"))
     }
 }
 

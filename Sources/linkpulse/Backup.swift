@@ -32,11 +32,18 @@ struct Backup: ParsableCommand {
         let summary = try StoreBackup.backup(
             directory: directory, secrets: secrets, to: URL(fileURLWithPath: out),
             nowMs: Int64(started.timeIntervalSince1970 * 1000))
+        let derived = try StoreBackup.inspect(URL(fileURLWithPath: out)).derived
         print("""
             backup written to \(out): \(summary.events) events (through seq \(summary.maxSeq)), \
             \(summary.quarantined) quarantined, \(summary.bytes) bytes, integrity ok, \
             in \(String(format: "%.1f", Date().timeIntervalSince(started))) s
             """)
+        if !derived.isEmpty {
+            print("""
+                retention has deleted raw events, so the rollups, attribution and id index are copied beside it \
+                (\(derived.map { "\(out).\($0)" }.joined(separator: ", "))): keep them with it
+                """)
+        }
     }
 }
 
@@ -48,7 +55,9 @@ struct Restore: ParsableCommand {
             The directory must be empty, or --force replaces the installation in it (its \
             databases and secrets; other files such as exports stay). The restored events get \
             a new database id, so the id index, attribution and rollups are rebuilt from them \
-            when serve starts: every restored event is counted once.
+            when serve starts: every restored event is counted once. A backup taken after \
+            retention deleted raw events carries those files beside it (FILE.rollups, \
+            FILE.attribution, FILE.ids); they are restored with it and counting goes on from them.
             """)
 
     @Argument(help: "The backup file.")
@@ -73,7 +82,9 @@ struct Restore: ParsableCommand {
         print("""
             restored \(restored.summary.events) events and \(restored.summary.quarantined) quarantined bodies \
             (backup of \(created.formatted(.iso8601))) into \(directory.path); \
-            start serve to rebuild the id index, attribution and rollups
+            \(restored.derived.isEmpty
+                ? "start serve to rebuild the id index, attribution and rollups"
+                : "with its rollups, attribution and id index; start serve to go on from them")
             """)
     }
 }

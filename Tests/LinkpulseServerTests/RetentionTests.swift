@@ -171,6 +171,60 @@ import Testing
     }
 }
 
+extension RetentionTests {
+    /// After retention, a backup (the real command, beside the open database) carries the
+    /// derived files, and the restored installation answers exactly what the original did.
+    @Test func aBackupAfterRetentionCarriesTheRollupsAndRestoresEveryAnswer() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let root = FileManager.default.temporaryDirectory.appending(path: "linkpulse-retained-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (file, restored) = (root.appending(path: "retained.backup"), root.appending(path: "restored"))
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try InstallationSecrets.write(try JSONEncoder().encode(TestInstallation.secrets), directory: installation.directory)
+        _ = try await installation.storeGeneratedTraffic(events: 20_000, days: 40, refs: 40, campaigns: 4, seed: 16)
+        let database = installation.database
+        try database.attributeAll()
+        try database.rollUpAll()
+        _ = try database.mergeIdIndex()
+        let outcome = try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
+        #expect(outcome.deletedEvents > 5_000)
+        let clock = Locked<Int64>(TestInstallation.generatedTrafficEnd + Self.hour)
+        let answered = Locked<[String: String]>([:])
+        try await installation.application(installation.dependencies(now: { clock.withLock { $0 } })).test(.router) { client in
+            let answers = try await wholeDayAnswers(client)
+            answered.withLock { $0 = answers }
+        }
+        let original = answered.withLock { $0 }
+
+        let backup = try LiveHTTP.command(["backup", "--data-dir", installation.directory.path, "--out", file.path])
+        #expect(backup.status == 0 && backup.output.contains("keep them with it"), "\(backup.output)")
+        #expect(try installation.count("SELECT count(*) FROM installation WHERE name LIKE 'retention_hold%'") == 0, "the hold is lifted")
+        for suffix in ["rollups", "attribution", "ids"] {
+            #expect(FileManager.default.fileExists(atPath: StoreBackup.derivedFile(file, suffix: suffix).path), "\(suffix)")
+        }
+        let restore = try LiveHTTP.command(["restore", file.path, "--data-dir", restored.path])
+        #expect(restore.status == 0 && restore.output.contains("go on from them"), "\(restore.output)")
+
+        // Opening it must not start anything over (that would be refused: raw events are gone).
+        let copy = try AppDatabase(directory: restored, logger: installation.logger)
+        defer { try? copy.close() }
+        #expect(copy.rawHorizonMs == Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
+        var deps = AppDependencies(database: copy, secrets: TestInstallation.secrets, queue: IngestQueue(capacity: 1_000))
+        deps.now = { clock.withLock { $0 } }
+        try await buildApplication(deps, settings: ServerSettings(port: 0, rollupInterval: .seconds(3600)), logger: installation.logger)
+            .test(.router) { client in
+                let answers = try await wholeDayAnswers(client)
+                for (path, answer) in original { #expect(answers[path] == answer, "\(path) differs after the restore") }
+            }
+
+        // Without its derived files the backup is refused: the counts before the horizon are in them.
+        try FileManager.default.removeItem(at: StoreBackup.derivedFile(file, suffix: "rollups"))
+        let incomplete = try LiveHTTP.command(["restore", file.path, "--data-dir", root.appending(path: "again").path])
+        #expect(incomplete.status != 0 && incomplete.output.contains("needs them all"), "\(incomplete.output)")
+    }
+}
+
 extension TestInstallation {
     /// `count(_:)` with the attribution file attached as `attr`.
     func count(_ sql: String, attachingAttribution: Bool) throws -> Int {
