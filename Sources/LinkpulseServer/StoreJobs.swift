@@ -75,6 +75,8 @@ public struct RetentionJob: TimerJob {
     let deletedQuarantine = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "quarantine")])
     let deletedEvents = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "events")])
     let horizon = Gauge(label: "linkpulse_retention_raw_horizon_seconds")
+    /// How long each raw-event run took, deletion and space release included.
+    let took = Metrics.Timer(label: "linkpulse_retention_raw_run_duration_seconds", preferredDisplayUnit: .seconds)
 
     public init(
         database: AppDatabase, quarantineDays: Int, rawEvents: RawEventRetention = RawEventRetention(days: 0),
@@ -96,7 +98,9 @@ public struct RetentionJob: TimerJob {
         }
         let pending = try rawEventExports.compactMap { try database.nextExportPeriodStart(job: $0) }.min()
         guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return }
+        let start = ContinuousClock.now
         let outcome = try database.pruneRawEvents(before: wanted)
+        took.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         deletedEvents.increment(by: outcome.deletedEvents)
         horizon.record(Double(outcome.horizonMs) / 1000)
         if outcome.deletedEvents > 0 {

@@ -21,7 +21,7 @@ extension AppDatabase {
             total += processed
             // A short round read every event stored when it began: no empty round (a write
             // transaction of its own) just to find that out. Later commits ask for their own.
-            if processed < batch { return total }
+            if processed < batch || closing.withLock({ $0 }) { return total }
         }
     }
 

@@ -70,7 +70,7 @@ extension AppDatabase {
         while true {
             let processed = try rollUp(maxEvents: batch, attributing: attributing)
             total += processed
-            if processed == 0 { return (total, false) }
+            if processed == 0 || closing.withLock({ $0 }) { return (total, false) }
             if let budget, ContinuousClock.now - start > budget { return (total, true) }
         }
     }
@@ -130,6 +130,8 @@ extension AppDatabase {
         let target = try maxSeq()
         var total = 0
         while try rolledThroughSeq() < target {
+            // An export must not be written from rollups that stopped short.
+            if closing.withLock({ $0 }) { throw StoreError.closed }
             let processed = try rollUp(maxEvents: batch)
             total += processed
             if processed == 0 { break }

@@ -333,8 +333,13 @@ public final class AppDatabase: Sendable {
         _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
     }
 
+    /// Set when `close` begins: the attribution follower and the rollup passes stop between
+    /// two rounds instead of working a backlog off first (it waits for them at the next start).
+    let closing = Mutex(false)
+
     /// Closes every connection. The object must not be used afterwards.
     public func close() throws {
+        closing.withLock { $0 = true }
         attributionThread.stop()
         urgentAttributionThread.stop()
         rollupThread.stop()

@@ -252,11 +252,15 @@ public enum StoreError: Error, CustomStringConvertible {
     /// Retention has deleted raw events before `horizonMs` (UTC ms), so `what` (a rebuild, a
     /// replay, a derived file started over) would count less than the rollups hold.
     case rawEventsDeleted(what: String, horizonMs: Int64)
+    /// Another daemon (process `holder`, when known) serves this data directory.
+    case directoryInUse(String, holder: String?)
 
     public var description: String {
         switch self {
         case .missingQuery(let name): "queries/\(name) is missing from this build"
         case .closed: "the store is closing"
+        case .directoryInUse(let path, let holder):
+            "another linkpulse serve\(holder.map { " (process \($0))" } ?? "") is using \(path); stop it first, or give this one its own --data-dir"
         case .rawEventsDeleted(let what, let horizon):
             "\(what) is refused: retention (--retention-days) has deleted the raw events before \(Timestamp.formatUTC(horizon)), "
                 + "whose counts are now kept only in the rollups; restore the derived files (linkpulse-rollups.sqlite, "

@@ -197,11 +197,13 @@ public enum StoreBackup {
     /// under a temporary name and renamed into place, and returns the backup's contents (the
     /// caller writes the secrets file). An existing installation is refused unless `replace`,
     /// which removes its databases (every file SQLite keeps for them) first; other files of
-    /// the directory (the export folder) are left alone. Never run it under a running daemon.
+    /// the directory (the export folder) are left alone. Refused while a daemon serves the
+    /// directory (`DataDirectoryLock`).
     public static func restore(_ file: URL, into directory: URL, replace: Bool, otherFiles: [String]) throws -> Contents {
         let contents = try inspect(file)
         let queries = try BackupQueries.load()
         let manager = FileManager.default
+        if DataDirectoryLock.isHeld(in: directory) { throw StoreError.directoryInUse(directory.path, holder: nil) }
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let present = try manager.contentsOfDirectory(atPath: directory.path)
         if !present.isEmpty {

@@ -54,6 +54,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Days raw events are kept: older ones are deleted once counted, and the rollups keep their numbers (stats stay exact to 15 minutes before that; events.csv and --rebuild need the raw events). 0, the default, keeps them forever (LINKPULSE_RETENTION_DAYS).")
     var retentionDays: Int = Environment.int("retention-days") ?? 0
 
+    @Option(help: "How often retention looks for raw events and quarantined bodies past their time, e.g. 1m (LINKPULSE_RETENTION_INTERVAL).")
+    var retentionInterval: String = Environment.string("retention-interval") ?? "1m"
+
     @Option(help: "Days a quarantined body is kept before it is deleted; 0 keeps them forever (LINKPULSE_QUARANTINE_RETENTION_DAYS).")
     var quarantineRetentionDays: Int = Environment.int("quarantine-retention-days") ?? 30
 
@@ -134,8 +137,11 @@ struct Serve: AsyncParsableCommand {
         guard let interval = DurationText.milliseconds(rollupInterval), interval >= 100 else {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
+        guard let every = DurationText.milliseconds(retentionInterval), every >= 1000 else {
+            throw ValidationError("--retention-interval must be a duration of at least 1s, such as 1m.")
+        }
         try Environment.validate(
-            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst", "quarantine-retention-days"], bools: ["trust-proxy"],
+            ints: ["port", "queue-capacity", "id-merge-threshold", "resolve-burst", "quarantine-retention-days", "retention-days"], bools: ["trust-proxy"],
             choices: ["durability": Durability.allCases.map(\.rawValue)])
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be full or normal.")
@@ -165,6 +171,8 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
         let dataURL = demo ? storage.dataURL.appending(path: "demo") : storage.dataURL
+        let claim = try DataDirectoryLock(directory: dataURL)
+        defer { withExtendedLifetime(claim) {} }
         let secrets = try InstallationSecrets.loadOrCreate(
             directory: dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
         let durability = Durability(rawValue: durability) ?? .full
@@ -189,7 +197,9 @@ struct Serve: AsyncParsableCommand {
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
             segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
             maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
-            quarantineRetentionDays: quarantineRetentionDays, rawEventRetention: RawEventRetention(days: retentionDays))
+            quarantineRetentionDays: quarantineRetentionDays,
+            retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
+            rawEventRetention: RawEventRetention(days: retentionDays))
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

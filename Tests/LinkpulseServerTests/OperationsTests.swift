@@ -150,6 +150,24 @@ enum LiveHTTP {
         #expect(result.status != 0 && result.output.contains("not a Linkpulse backup"), "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: root.appending(path: "d/linkpulse.sqlite").path))
     }
+
+    @Test func aSecondDaemonAndARestoreAreRefusedWhileADaemonServesTheDirectory() async throws {
+        let root = FileManager.default.temporaryDirectory.appending(path: "linkpulse-claimed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let data = root.appending(path: "data")
+        let daemon = try DaemonProcess(data: data)
+        defer { daemon.kill9() }
+        let second = try LiveHTTP.command(["serve", "--data-dir", data.path, "--port", "0"])
+        #expect(second.status != 0 && second.output.contains("another linkpulse serve"), "\(second.output)")
+        #expect(second.output.contains("process \(daemon.process.pid)"), "names the daemon that holds it: \(second.output)")
+        let file = root.appending(path: "copy.backup")
+        #expect(try LiveHTTP.command(["backup", "--data-dir", data.path, "--out", file.path]).status == 0, "a backup is fine beside it")
+        let restore = try LiveHTTP.command(["restore", file.path, "--data-dir", data.path, "--force"])
+        #expect(restore.status != 0 && restore.output.contains("another linkpulse serve"), "\(restore.output)")
+        #expect(daemon.terminate() == 0)
+        // Released with the process: the directory can be served, and restored into, again.
+        #expect(try LiveHTTP.command(["restore", file.path, "--data-dir", data.path, "--force"]).status == 0)
+    }
 }
 
 /// A size-limited tmpfs the test mounts (it needs root, as in CI) and unmounts.

@@ -46,7 +46,6 @@ echo "== installation: $STORED events, events database $(du -m "$DATA/linkpulse.
 load() {  # seconds output
   BATCH=100 KEY=$INGEST_KEY wrk -t1 -c8 -d"$1s" --timeout 10s -s ops/bench/events.lua "http://127.0.0.1:$PORT/v1/events" > "$2" 2>&1
 }
-rate() { awk '/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "rps") printf "%.0f", kv[2] * 100 } }' "$1"; }
 load 10 "$WORK/before.out"
 
 T=$(now); cp "$DATA/linkpulse.sqlite" "$WORK/plain-copy.sqlite"; CP_S=$(since "$T"); rm -f "$WORK/plain-copy.sqlite"
@@ -61,7 +60,7 @@ wait $LOAD_PID || true
 kill "$LP_PID"; wait "$LP_PID" 2>/dev/null || true; LP_PID=""
 
 echo "   backup: $BACKUP_S s, $(du -m "$WORK/linkpulse.backup" | cut -f1) MB (baseline: a plain cp of the events database, $CP_S s: $(python3 -c "print(f'{$BACKUP_S / max($CP_S, 0.01):.1f}')")x)"
-echo "   batched ingest beside it: $(rate "$WORK/before.out") events/s before, $(rate "$WORK/during.out") events/s during the backup"
+echo "   batched ingest beside it: $(bench_batched_rate "$WORK/before.out") events/s before, $(bench_batched_rate "$WORK/during.out") events/s during the backup"
 
 T=$(now)
 $BIN restore "$WORK/linkpulse.backup" --data-dir "$WORK/restored" > /dev/null

@@ -44,3 +44,9 @@ bench_serve() {
   for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.5; done
   READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
 }
+
+# bench_batched_rate FILE: events a second of a wrk run of 100-event batches, from the RESULT
+# line wrk_common.lua prints.
+bench_batched_rate() {
+  awk '/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "rps") printf "%.0f", kv[2] * 100 } }' "$1"
+}
