@@ -162,7 +162,7 @@ public func buildApplication(
     var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
-        TimerService(job: CheckpointJob(database: deps.database), every: .seconds(2), logger: logger),
+        TimerService(job: CheckpointJob(database: deps.database), every: .seconds(1), logger: logger),
         TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
         TimerService(
             job: RetentionJob(

@@ -13,16 +13,31 @@ extension AppDatabase {
     /// Attributes every event stored so far, in rounds of at most `batch` events; returns how
     /// many events it went through (clicks included). Synchronous; the follower thread, the
     /// rollup passes (which count only attributed events) and tests call it.
+    /// With `yielding` (the background follower), each round first steps aside while the WAL
+    /// is being started over (see `WALGate`).
     @discardableResult
-    public func attributeAll(batch: Int = 20_000) throws -> Int {
+    public func attributeAll(batch: Int = 20_000, yielding: Bool = false) throws -> Int {
         var total = 0
         while true {
+            if yielding {
+                walGate.waitWhileClosed(atMost: WALGate.longestWait)
+                try restartAttributionWALIfWanted()
+            }
             let processed = try attributeRound(maxEvents: batch)
             total += processed
             // A short round read every event stored when it began: no empty round (a write
             // transaction of its own) just to find that out. Later commits ask for their own.
             if processed < batch || closing.withLock({ $0 }) { return total }
         }
+    }
+
+    /// Between two rounds of the follower, while a restart of its WAL is wanted: a passive
+    /// checkpoint of its own file that no commit can overtake (it is the only writer); once it
+    /// reaches the end the gate opens, and the next round's commit starts the WAL over.
+    func restartAttributionWALIfWanted() throws {
+        guard attributionGate.restartWanted else { return }
+        let (pages, done) = try attributionQueue.inDatabase { db in try checkpointAttribution(db, schema: "main") }
+        if done >= pages { attributionGate.restartPrepared() }
     }
 
     /// `attributeAll` for the command line, which has the machine to itself: rounds of 200,000
@@ -49,19 +64,20 @@ extension AppDatabase {
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {
-        attributionRequests.request(once: attributeAllLogged)
+        attributionRequests.request(once: { [self] in attributeAllLogged(yielding: true) })
     }
 
     /// `followCommits` at normal priority, for a caller waiting for an answer (both threads'
-    /// rounds go through the one attribution connection, one at a time).
+    /// rounds go through the one attribution connection, one at a time). It never waits for
+    /// the WAL: an app is waiting.
     func followCommitsUrgently() {
-        urgentAttributionRequests.request(once: attributeAllLogged)
+        urgentAttributionRequests.request(once: { [self] in attributeAllLogged(yielding: false) })
     }
 
     /// `attributeAll` for the threads, which have no one to report to.
-    @Sendable func attributeAllLogged() {
+    func attributeAllLogged(yielding: Bool) {
         do {
-            try attributeAll()
+            try attributeAll(yielding: yielding)
         } catch {
             logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
         }

@@ -39,7 +39,8 @@ extension AppDatabase {
     /// in transactions of at most `batch` events (ingest commits between them), and gives the
     /// space back. Synchronous: run it from a timer's queue, never from the cooperative pool.
     ///
-    /// In order, so that no reader ever counts from a half-deleted range:
+    /// Until there is a raw event to delete, nothing is recorded and nothing changes. Then, in
+    /// order, so that no reader ever counts from a half-deleted range:
     /// 1. the horizon is recorded (it never moves back): stats refuse raw edges before it, and
     ///    the attribution follower stops matching clicks before it;
     /// 2. the follower's round in progress, which may still have matched such a click, ends;
@@ -53,6 +54,10 @@ extension AppDatabase {
     ///    older ones reuse the free pages instead, so their file stops growing).
     public func pruneRawEvents(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionOutcome {
         let retention = queries.retention
+        if rawHorizonMs == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
+            // Nothing to delete yet: no horizon, so nothing is refused that still could be answered.
+            return RawRetentionOutcome(horizonMs: horizonMs)
+        }
         let horizon = try writeEvents { db -> Int64 in
             try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
             return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs

@@ -68,6 +68,11 @@ extension AppDatabase {
         let start = ContinuousClock.now
         var total = 0
         while true {
+            // The daemon's timer passes step aside while the WAL is being started over.
+            if !attributing {
+                walGate.waitWhileClosed(atMost: WALGate.longestWait)
+                attributionGate.waitWhileClosed(atMost: WALGate.longestWait)
+            }
             let processed = try rollUp(maxEvents: batch, attributing: attributing)
             total += processed
             if processed == 0 || closing.withLock({ $0 }) { return (total, false) }
@@ -184,21 +189,32 @@ extension AppDatabase {
             if stalled, through < (try maxSeq()) { followCommits() }
         }
         return try rollupQueue.inDatabase { db in
-            var processed = 0
-            try db.inTransaction(.deferred) {
-                // A write first: takes the rollup file's write lock (and only that one) before the
-                // watermark is read, so two passes can never count the same events.
-                try db.execute(sql: queries.rollup.lock)
-                let watermark = try Self.watermark(db, queries.rollup.state)
-                let attributed = try Self.watermark(db, queries.rollup.attributionState)
-                var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
-                guard let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents) else { return .commit }
-                // Counted in this transaction: it always fits.
-                guard try write(counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count), in: db) else { return .rollback }
-                processed = counted.count
-                return .commit
+            while true {
+                // Counted in a read transaction of its own, and written in another that reads
+                // nothing of the events: the events' snapshot is held only while counting, so the
+                // WAL's checkpoint can reach its end between passes (see `WALGate`).
+                var pass: PreparedPass?
+                try db.inTransaction(.deferred) {
+                    let watermark = try Self.watermark(db, queries.rollup.state)
+                    let attributed = try Self.watermark(db, queries.rollup.attributionState)
+                    var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
+                    if let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents) {
+                        pass = counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
+                    }
+                    return .commit
+                }
+                guard let pass else { return 0 }
+                var written = false
+                try db.inTransaction(.deferred) {
+                    // A write first: takes the rollup file's write lock (and only that one), then
+                    // `write` checks that no other pass counted these events meanwhile.
+                    try db.execute(sql: queries.rollup.lock)
+                    written = try write(pass, in: db)
+                    return written ? .commit : .rollback
+                }
+                // Another process's pass came first: count again from its watermark.
+                if written { return pass.count }
             }
-            return processed
         }
     }
 

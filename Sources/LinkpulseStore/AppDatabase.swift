@@ -71,8 +71,12 @@ public final class AppDatabase: Sendable {
     let filter: Mutex<IdFilter>
     /// The id index merge in progress, if any (see `mergeIdIndexStep`).
     let mergeRound: Mutex<MergeRound?>
-    /// Set by `checkpoint` when the WAL should start over; the writer acts on it between commits.
-    let walResetWanted: Mutex<Bool>
+    /// Told by `checkpoint` when the WAL should start over; the ingest writer prepares that
+    /// between commits, and the derived readers wait for it (see `WALGate`).
+    let walGate = WALGate()
+    /// The same for the attribution file's WAL: the follower (its only writer) prepares the
+    /// restart between rounds; the rollup passes, its long readers, wait at it.
+    let attributionGate = WALGate()
     /// The id index's watermark as last written by a merge (merges run one at a time).
     let indexedThrough: Mutex<Int64>
     /// The thread every rollup pass of this process runs on, at low priority (ingest first).
@@ -181,7 +185,6 @@ public final class AppDatabase: Sendable {
         tail = Mutex(IdTail())
         filter = Mutex(IdFilter(capacity: 0))
         mergeRound = Mutex(nil)
-        walResetWanted = Mutex(false)
         indexedThrough = Mutex(0)
         try loadRawHorizon()
         try prepareIdIndex(tailLimit: tailLimit)
@@ -297,17 +300,20 @@ public final class AppDatabase: Sendable {
 
     /// Copies committed pages from the WAL into the database file without blocking the writer
     /// or readers (a passive checkpoint). SQLite only starts a WAL over when a checkpoint has
-    /// reached its end, which a checkpoint running beside constant writes never does; so past
-    /// `restartPages` it asks the writer to finish the job between two commits (see
-    /// `resetWALIfWanted`), where only the last few frames are left to copy. Synchronous; run
-    /// it from the checkpoint timer. Returns the WAL's size in pages and how many were copied.
+    /// reached its end and no reader still reads an older snapshot, which beside constant
+    /// writes and back-to-back derived reads never happens by itself; so past `restartPages`
+    /// it tells the `WALGate`: the writer finishes the job between two commits (see
+    /// `resetWALIfWanted`), where only the last few frames are left to copy, and the derived
+    /// readers step aside while an old snapshot of theirs is in the way. Synchronous; run it from the checkpoint timer. Returns the WAL's size in pages
+    /// and how many were copied.
     @discardableResult
-    public func checkpoint(restartPages: Int = 8192) throws -> (walPages: Int, checkpointed: Int) {
+    public func checkpoint(restartPages: Int = 4096) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
-            try checkpointAttribution(db, schema: "attr")
+            let attribution = try checkpointAttribution(db, schema: "attr")
+            attributionGate.measured(pages: attribution.walPages, checkpointed: attribution.checkpointed, limit: restartPages)
             let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
             let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
-            if pages > restartPages { walResetWanted.withLock { $0 = true } }
+            walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
             return (pages, done)
         }
     }
@@ -316,21 +322,27 @@ public final class AppDatabase: Sendable {
     /// where it is attached as `schema`. The follower commits after every ingest commit; had
     /// each commit checkpointed when the WAL filled, every few hundred rounds would have paid
     /// for writing pages back and a flush (measured: a third of the resolve throughput). The
-    /// daemon's checkpoint job calls it every two seconds; the follower itself only when
+    /// daemon's checkpoint job calls it every second; the follower itself only when
     /// nothing has for `followerAfter` (a command such as `linkpulse rollup` has no job).
-    func checkpointAttribution(_ db: Database, schema: String) throws {
-        _ = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
+    /// Returns the WAL's frames and how many of them are copied back.
+    @discardableResult
+    func checkpointAttribution(_ db: Database, schema: String) throws -> (walPages: Int, checkpointed: Int) {
+        let row = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
         attributionCheckpointed.withLock { $0 = ContinuousClock.now }
+        return (row?[1] ?? 0, row?[2] ?? 0)
     }
 
     /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
     static let followerCheckpointAfter: Duration = .seconds(5)
 
-    /// On the writer's connection, between transactions: a passive checkpoint that nothing can
-    /// overtake (no other writer exists), after which the next commit starts the WAL over.
+    /// On the writer's connection, between transactions, while a restart is wanted: a passive
+    /// checkpoint that no commit can overtake. Once it reaches the WAL's end the gate opens, and
+    /// the commit that follows starts the WAL over (the derived readers that step aside hold
+    /// no older snapshot; readers that begin now read the database file only).
     func resetWALIfWanted(_ db: Database) {
-        guard walResetWanted.withLock({ let wanted = $0; $0 = false; return wanted }) else { return }
-        _ = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
+        guard walGate.restartWanted, let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
+        let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
+        if done >= pages { walGate.restartPrepared() }
     }
 
     /// Set when `close` begins: the attribution follower and the rollup passes stop between
@@ -340,6 +352,8 @@ public final class AppDatabase: Sendable {
     /// Closes every connection. The object must not be used afterwards.
     public func close() throws {
         closing.withLock { $0 = true }
+        walGate.restartPrepared()
+        attributionGate.restartPrepared()
         attributionThread.stop()
         urgentAttributionThread.stop()
         rollupThread.stop()

@@ -51,6 +51,7 @@ struct SQLQueries: Sendable {
             deleteOldQuarantine: try text("retention/delete_old_quarantine.sql"),
             retention: RetentionQueries(
                 rawHorizon: try text("retention/raw_horizon.sql"),
+                anyBefore: try text("retention/any_before.sql"),
                 setRawHorizon: try text("retention/set_raw_horizon.sql"),
                 watermarks: try text("retention/watermarks.sql"),
                 expiredEvents: try text("retention/expired_events.sql"),
@@ -193,11 +194,11 @@ struct AttributionQueries: Sendable {
 /// readers, the derived files attached) and those of the attribution file (run on the
 /// follower's connection, between its rounds).
 struct RetentionQueries: Sendable {
-    let rawHorizon, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist: String
+    let rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist: String
     let attributionByClick, deleteAttribution, deleteRefClick, deleteOldFingerprintClicks: String
 
     /// The statements of the events database, compiled at start-up.
-    var ofEvents: [String] { [rawHorizon, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist] }
+    var ofEvents: [String] { [rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist] }
     /// The statements of the attribution file compiled at start-up (the index is made once).
     var ofAttribution: [String] { [deleteAttribution, deleteRefClick, deleteOldFingerprintClicks] }
 }

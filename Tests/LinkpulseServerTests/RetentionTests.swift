@@ -139,6 +139,10 @@ import Testing
                 event("i-new", "install", at: now - 5 * Self.day + 7 * Self.minute, ip: "198.51.100.4", ["click_id": "c-kept"]),
             ], client)
             #expect(try await AttributionScenarioTests.rollUp(client) == 4)
+            // With nothing old enough to delete, nothing is recorded and nothing is refused.
+            _ = try installation.database.mergeIdIndex()
+            #expect(try installation.database.pruneRawEvents(before: now - 60 * Self.day).deletedEvents == 0)
+            #expect(installation.database.rawHorizonMs == nil)
             // A range whose start is a raw edge after the horizon, counting i-new under c-kept's link.
             let edge = "/v1/stats/breakdown?by=campaign&from=2026-11-15T12:05:00Z&to=2026-11-20T12:00:00Z"
             let before = String(buffer: try await get(client, edge).body)

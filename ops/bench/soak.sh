@@ -48,18 +48,22 @@ LP_PID=$!
 for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 
 SAMPLES="$DATA/soak.csv"
-echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb,attribution_backlog,wal_bytes" > "$SAMPLES"
+echo "t,phase,lag_seconds,backlog_events,stored,counted,rss_kb,attribution_backlog,wal_bytes,wal_events,wal_ids,wal_attribution,wal_rollups" > "$SAMPLES"
 sample() {  # phase t0
   local status rss wal
   status=$(curl -sf "http://127.0.0.1:$PORT/v1/admin/rollup" -H "Authorization: Bearer $READ_KEY" || echo '{}')
   rss=$(awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null || echo 0)
   # The largest of the four WAL files right now.
   wal=$(stat -c %s "$DATA"/*.sqlite-wal 2>/dev/null | sort -n | tail -1)
+  local each=""
+  for f in linkpulse linkpulse-ids linkpulse-attribution linkpulse-rollups; do
+    each="$each,$(stat -c %s "$DATA/$f.sqlite-wal" 2>/dev/null || echo 0)"
+  done
   python3 -c "
 import json, sys, time
 s = json.loads(sys.argv[1] or '{}')
-print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]},{s.get('attribution_backlog_events', '')},{sys.argv[5]}\")
-" "$status" "$1" "$2" "$rss" "${wal:-0}" >> "$SAMPLES"
+print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_seconds', '')},{s.get('backlog_events', '')},{s.get('stored_through_seq', '')},{s.get('counted_through_seq', '')},{sys.argv[4]},{s.get('attribution_backlog_events', '')},{sys.argv[5]}{sys.argv[6]}\")
+" "$status" "$1" "$2" "$rss" "${wal:-0}" "$each" >> "$SAMPLES"
 }
 
 echo "== $LABEL: $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
@@ -122,9 +126,17 @@ elif after:
 rss = [int(r["rss_kb"] or 0) for r in rows]
 print(f"   peak RSS of the daemon: {max(rss) / 1024:.0f} MB")
 wal = [int(r["wal_bytes"] or 0) for r in rows]
-print(f"   largest WAL file: peak {max(wal) / 2**20:.1f} MiB, at the end {wal[-1] / 2**20:.1f} MiB (target <= 64 MiB)")
+during = [int(r["wal_bytes"] or 0) for r in rows if r["phase"] == "load"] or [0]
+print(f"   largest WAL file: peak {max(wal) / 2**20:.1f} MiB (during the load {max(during) / 2**20:.1f} MiB, "
+      f"p50 {pct(during, 50) / 2**20:.1f} MiB), at the end {wal[-1] / 2**20:.1f} MiB (target <= 64 MiB)")
+print("   each WAL's peak during the load / after it: " + ", ".join(
+    f"{name} {max(int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'load') / 2**20:.0f}"
+    f" / {max([int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'after'] or [0]) / 2**20:.0f} MiB"
+    for name in ("events", "ids", "attribution", "rollups")))
 PY
+STOP_T=$(python3 -c 'import time; print(time.time())')
 kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
+echo "   SIGTERM to exit: $(python3 -c "import time; print(f'{time.time() - $STOP_T:.1f}')") s"
 LP_PID=""
 }
 

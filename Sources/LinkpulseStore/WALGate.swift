@@ -1,0 +1,63 @@
+import Foundation
+
+/// How the events database's WAL gets started over under constant load.
+///
+/// SQLite restarts a WAL from its beginning only at a commit that finds every frame copied back
+/// (a checkpoint reached the end) and no reader on an older snapshot. Ingest commits every few
+/// milliseconds and the attribution follower and rollup passes read back to back while a
+/// backlog lasts, so that moment never comes by itself and the WAL grows without end. The
+/// gate makes it: when the checkpoint job finds the WAL past its limit, the file's only writer
+/// (the ingest writer; for the attribution file, the follower) checkpoints to the end between
+/// two commits, after which its next commit starts the WAL over; and while a reader's old
+/// snapshot keeps that checkpoint short, the gate is closed: the derived readers (the
+/// background follower's rounds, the timer's rollup passes) wait at it before their next read. Readers never wait longer than `longestWait`, and readers that must
+/// answer someone (the urgent attribution round of a resolve, stats, exports) never wait.
+final class WALGate: @unchecked Sendable {
+    /// The longest a derived reader waits for the WAL to start over before it reads anyway.
+    static let longestWait: Duration = .seconds(2)
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    /// The WAL is past its limit: its writer should checkpoint to the end between two commits.
+    private var wanted = false
+    /// Readers should wait: the last checkpoint could not reach the end (a reader held an older
+    /// snapshot).
+    private var closed = false
+
+    /// Whether the file's writer should checkpoint to the end before its next commit.
+    var restartWanted: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return wanted
+    }
+
+    /// The checkpoint job's reading of the WAL: `pages` frames, `checkpointed` of them copied
+    /// back. Past `limit` pages a restart is wanted, and readers wait while the copy is short.
+    func measured(pages: Int, checkpointed: Int, limit: Int) {
+        condition.lock()
+        wanted = pages > limit
+        closed = wanted && checkpointed < pages
+        if !closed { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// The writer has checkpointed to the end between two commits: its next commit starts the
+    /// WAL over, and readers go on (those that begin now read the database file only).
+    func restartPrepared() {
+        condition.lock()
+        wanted = false
+        closed = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Returns at once when open; otherwise when it opens, or after `limit`.
+    func waitWhileClosed(atMost limit: Duration) {
+        let deadline = Date().addingTimeInterval(Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while closed {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+}
