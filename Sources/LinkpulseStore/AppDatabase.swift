@@ -340,10 +340,22 @@ public final class AppDatabase: Sendable {
     /// the commit that follows starts the WAL over (the derived readers that step aside hold
     /// no older snapshot; readers that begin now read the database file only).
     func resetWALIfWanted(_ db: Database) {
-        guard walGate.restartWanted, let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
+        guard walGate.restartWanted else { return }
+        // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
+        // it can on ingest's own time: one attempt every few commits' worth of time at most.
+        let now = ContinuousClock.now
+        guard lastRestartAttempt.withLock({ last in
+            guard now - last >= Self.restartAttemptSpacing else { return false }
+            last = now
+            return true
+        }), let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
         let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
         if done >= pages { walGate.restartPrepared() }
     }
+
+    /// When the ingest writer last tried to finish a checkpoint for a WAL restart.
+    let lastRestartAttempt = Mutex(ContinuousClock.now)
+    static let restartAttemptSpacing: Duration = .milliseconds(50)
 
     /// Set when `close` begins: the attribution follower and the rollup passes stop between
     /// two rounds instead of working a backlog off first (it waits for them at the next start).
