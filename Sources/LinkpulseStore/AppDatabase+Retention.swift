@@ -45,10 +45,11 @@ extension AppDatabase {
     ///    the attribution follower stops matching clicks before it;
     /// 2. the follower's round in progress, which may still have matched such a click, ends;
     /// 3. batch by batch, oldest first, below the rollups', attribution's and id index's
-    ///    watermarks and a running backup's hold (an id still only in the writer's memory must reach the index before its
-    ///    row can go, or a resend would be taken for new): the attributions of the batch's events go, then the events, except the
-    ///    clicks an event still kept was attributed to (their link is read from their row;
-    ///    they go with the last such event);
+    ///    watermarks and a running backup's hold (an id still only in the writer's memory must
+    ///    reach the index before its row can go, or a resend would be taken for new): the
+    ///    attributions of the batch's events go, then the events, except the clicks an event
+    ///    still kept was attributed to (their link is read from their row; they go with the
+    ///    last such event);
     /// 4. the on-disk click indexes drop what is before the horizon, and free pages past a
     ///    reserve are released (new installations are created with incremental auto-vacuum;
     ///    older ones reuse the free pages instead, so their file stops growing).
@@ -85,65 +86,17 @@ extension AppDatabase {
             }
             guard let last = expired.last else { break }
             cursor = (last.occurredAtMs, last.seq)
-            try attributionQueue.inDatabase { db in
-                try db.inTransaction(.deferred) {
-                    let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
-                    let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
-                    for event in expired {
-                        if event.isClick {
-                            guard let ref = event.ref else { continue }
-                            try unindex.bind(1, ref)
-                            try unindex.bind(2, event.occurredAtMs)
-                            try unindex.bind(3, event.seq)
-                            try unindex.run()
-                        } else {
-                            try forget.bind(1, event.seq)
-                            try forget.run()
-                        }
-                    }
-                    return .commit
-                }
-            }
-            let (deleted, kept) = try writeEvents { db -> (Int, [Int64]) in
-                let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
-                let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
-                var deleted = 0
-                var kept: [Int64] = []
-                for event in expired {
-                    if event.isClick {
-                        try matched.bind(1, event.seq)
-                        if try matched.firstInt64() != nil {
-                            kept.append(event.seq)
-                            continue
-                        }
-                    }
-                    try delete.bind(1, event.seq)
-                    try delete.run()
-                    deleted += 1
-                }
-                return (deleted, kept)
-            }
+            try forgetAttribution(of: expired)
+            let (deleted, kept) = try deleteUnlessStillMatched(expired.map { ($0.seq, $0.isClick) })
             outcome.deletedEvents += deleted
             keptClicks += kept
             if expired.count < batch { break }
         }
         // A click kept only for events deleted in a later batch of this run goes now.
         if !keptClicks.isEmpty {
-            let released = try writeEvents { db -> Int in
-                let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
-                let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
-                var released = 0
-                for seq in keptClicks {
-                    try matched.bind(1, seq)
-                    guard try matched.firstInt64() == nil else { continue }
-                    try delete.bind(1, seq)
-                    try delete.run()
-                    released += 1
-                }
-                return released
-            }
-            outcome.deletedEvents += released
-            outcome.keptClicks = keptClicks.count - released
+            let (deleted, kept) = try deleteUnlessStillMatched(keptClicks.map { ($0, true) })
+            outcome.deletedEvents += deleted
+            outcome.keptClicks = kept.count
         }
         let hour = TimeGrain.floor(horizon, TimeGrain.hourMs) / TimeGrain.hourMs
         while try attributionQueue.inDatabase({ db -> Int in
@@ -152,6 +105,57 @@ extension AppDatabase {
         }) == batch {}
         if outcome.deletedEvents > 0 { outcome.releasedPages = try releaseFreePages() }
         return outcome
+    }
+
+    /// Takes what the attribution file keeps of expiring events out of it, in one transaction
+    /// of the follower's connection (between its rounds): the attributions of installs, opens
+    /// and fallbacks (they are counted in the rollups), and clicks from the on-disk ref index.
+    func forgetAttribution(of expired: [ExpiredEvent]) throws {
+        let retention = queries.retention
+        try attributionQueue.inDatabase { db in
+            try db.inTransaction(.deferred) {
+                let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
+                let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
+                for event in expired {
+                    if event.isClick {
+                        guard let ref = event.ref else { continue }
+                        try unindex.bind(1, ref)
+                        try unindex.bind(2, event.occurredAtMs)
+                        try unindex.bind(3, event.seq)
+                        try unindex.run()
+                    } else {
+                        try forget.bind(1, event.seq)
+                        try forget.run()
+                    }
+                }
+                return .commit
+            }
+        }
+    }
+
+    /// Deletes these raw events in one transaction, except the clicks an attribution still
+    /// names; returns how many went and the seqs of the clicks kept.
+    func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
+        let retention = queries.retention
+        return try writeEvents { db in
+            let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
+            let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
+            var deleted = 0
+            var kept: [Int64] = []
+            for event in events {
+                if event.isClick {
+                    try matched.bind(1, event.seq)
+                    if try matched.firstInt64() != nil {
+                        kept.append(event.seq)
+                        continue
+                    }
+                }
+                try delete.bind(1, event.seq)
+                try delete.run()
+                deleted += 1
+            }
+            return (deleted, kept)
+        }
     }
 
     /// Free pages the events database keeps for new events instead of giving them back.

@@ -229,6 +229,28 @@ extension RetentionTests {
     }
 }
 
+extension RetentionTests {
+    /// A derived file lost after retention cannot be recounted: the start is refused, saying
+    /// why and what to do, instead of counting less than the rollups held.
+    @Test func aStartThatWouldRecountWhatRetentionDeletedIsRefused() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        _ = try await installation.storeGeneratedTraffic(events: 3_000, days: 40, refs: 10, campaigns: 2, seed: 17)
+        let database = installation.database
+        try database.attributeAll()
+        try database.rollUpAll()
+        _ = try database.mergeIdIndex()
+        #expect(try database.pruneRawEvents(before: TestInstallation.generatedTrafficEnd - 20 * Self.day).deletedEvents > 0)
+        try database.close()
+        try FileManager.default.removeItem(at: installation.directory.appending(path: AppDatabase.rollupFileName))
+        #expect {
+            _ = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        } throws: { error in
+            "\(error)".contains("retention (--retention-days) has deleted the raw events before")
+        }
+    }
+}
+
 extension TestInstallation {
     /// `count(_:)` with the attribution file attached as `attr`.
     func count(_ sql: String, attachingAttribution: Bool) throws -> Int {
