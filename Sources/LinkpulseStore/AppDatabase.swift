@@ -304,8 +304,8 @@ public final class AppDatabase: Sendable {
     /// writes and back-to-back derived reads never happens by itself; so past `restartPages`
     /// it tells the `WALGate`: the writer finishes the job between two commits (see
     /// `resetWALIfWanted`), where only the last few frames are left to copy, and the derived
-    /// readers step aside while an old snapshot of theirs is in the way. Synchronous; run it from the checkpoint timer. Returns the WAL's size in pages
-    /// and how many were copied.
+    /// readers step aside while an old snapshot of theirs is in the way. Synchronous; run it
+    /// from the checkpoint timer. Returns the WAL's size in pages and how many were copied.
     @discardableResult
     public func checkpoint(restartPages: Int = 4096) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
@@ -342,7 +342,7 @@ public final class AppDatabase: Sendable {
     func resetWALIfWanted(_ db: Database) {
         guard walGate.restartWanted else { return }
         // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
-        // it can on ingest's own time: one attempt every few commits' worth of time at most.
+        // it can on ingest's own time: at most one attempt every `restartAttemptSpacing`.
         let now = ContinuousClock.now
         guard lastRestartAttempt.withLock({ last in
             guard now - last >= Self.restartAttemptSpacing else { return false }
