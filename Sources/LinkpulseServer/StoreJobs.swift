@@ -96,6 +96,7 @@ public struct RetentionJob: TimerJob {
             deletedQuarantine.increment(by: deleted)
             if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
         }
+        guard rawEvents.deletes else { return }
         let pending = try rawEventExports.compactMap { try database.nextExportPeriodStart(job: $0) }.min()
         guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return }
         let start = ContinuousClock.now

@@ -63,9 +63,7 @@ extension AppDatabase {
                     added = []
                     var seenInCommit: [String: Int64] = [:]
                     let insert = try db.cachedStatement(sql: queries.insertEvent)
-                    let lookups = IdLookups(
-                        indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
-                        stored: try db.cachedStatement(sql: queries.eventIdAtSeq))
+                    let lookups = try idLookups(db)
                     let quarantine = try db.cachedStatement(sql: queries.insertQuarantine)
                     let dictionaryStatements = try EventDictionary.Statements(db, queries)
                     for request in work {
@@ -110,10 +108,21 @@ extension AppDatabase {
         return outcomes
     }
 
-    /// The two statements of an id lookup, prepared once per commit.
+    /// The two statements of an id lookup, prepared once per commit, and whether retention
+    /// has deleted raw events (read once per commit, not once per event).
     struct IdLookups {
         let indexed: Statement
         let stored: Statement
+        /// A candidate whose row is gone may be this id (see `storedSeq`).
+        let expiredMayMatch: Bool
+    }
+
+    /// `IdLookups` on `db`.
+    func idLookups(_ db: Database) throws -> IdLookups {
+        IdLookups(
+            indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
+            stored: try db.cachedStatement(sql: queries.eventIdAtSeq),
+            expiredMayMatch: rawHorizon.withLock { $0 != nil })
     }
 
     /// The seq of the event stored with exactly this id, or nil: candidates by key from the
@@ -129,13 +138,12 @@ extension AppDatabase {
             try indexed.bind(1, key)
             try indexed.forEachInt64 { candidates.append($0) }
         }
-        let expiredMayMatch = rawHorizon.withLock { $0 != nil }
         for seq in candidates {
             let stored = HotStatement(lookups.stored, in: db)
             try stored.bind(1, seq)
             switch try stored.firstText() {
             case id?: return seq
-            case nil where expiredMayMatch: return seq
+            case nil where lookups.expiredMayMatch: return seq
             default: continue
             }
         }

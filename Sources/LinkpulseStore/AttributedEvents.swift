@@ -94,9 +94,7 @@ extension AppDatabase {
     /// and the id index, as at ingest).
     public func storedSeq(ofEventId id: String) async throws -> Int64? {
         try await pool.read { db in
-            try self.storedSeq(
-                db, id: id, key: EventIdKey.of(id),
-                IdLookups(indexed: try db.cachedStatement(sql: self.queries.indexedSeqsForKey), stored: try db.cachedStatement(sql: self.queries.eventIdAtSeq)))
+            try self.storedSeq(db, id: id, key: EventIdKey.of(id), try self.idLookups(db))
         }
     }
 
