@@ -44,6 +44,8 @@ public struct ServerSettings: Sendable {
     public var retentionInterval: Duration
     /// How long raw events are kept (`--retention-days`; by default forever).
     public var rawEventRetention: RawEventRetention
+    /// When the ingest writer waits for the derived work (`--ingest-pacing`).
+    public var ingestPacing: IngestPacingLimit
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -54,8 +56,9 @@ public struct ServerSettings: Sendable {
         segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
         maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
         quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
-        rawEventRetention: RawEventRetention = RawEventRetention(days: 0)
+        rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard
     ) {
+        self.ingestPacing = ingestPacing
         self.rawEventRetention = rawEventRetention
         self.quarantineRetentionDays = quarantineRetentionDays
         self.retentionInterval = retentionInterval
@@ -76,6 +79,25 @@ public struct ServerSettings: Sendable {
         self.trustProxy = trustProxy
         self.queueCapacity = queueCapacity
         self.idIndexInterval = idIndexInterval
+    }
+}
+
+/// The stats lag past which sustained ingest is paced (`--ingest-pacing`; see `IngestPacing`).
+public enum IngestPacingLimit: Sendable, Equatable {
+    /// One and a half rollup intervals (`auto`, the default).
+    case standard
+    /// Never pace: ingest at full speed, the stats catch up after the load.
+    case off
+    /// A lag of its own.
+    case lag(Duration)
+
+    /// The limit in ms for a rollup interval; nil when off.
+    func lagLimitMs(rollupInterval: Duration) -> Int64? {
+        switch self {
+        case .standard: IngestPacing.standardLagLimitMs(rollupIntervalMs: rollupInterval.nanoseconds / 1_000_000)
+        case .off: nil
+        case .lag(let lag): max(lag.nanoseconds / 1_000_000, 1)
+        }
     }
 }
 
@@ -113,7 +135,9 @@ public struct AppDependencies: Sendable {
 }
 
 /// The router with every route of the daemon.
-public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Router<LinkpulseRequestContext> {
+///
+/// - Parameter pacer: the ingest writer's pacer, when pacing is on: `/v1/admin/rollup` reports it.
+public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer: IngestPacer? = nil) -> Router<LinkpulseRequestContext> {
     let router = Router(context: LinkpulseRequestContext.self)
     let ingest = IngestController(
         queue: deps.queue,
@@ -129,7 +153,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings) -> Ro
     ResolveController(ingest: ingest, database: deps.database, rate: settings.resolveRate, burst: settings.resolveBurst)
         .addRoutes(to: router)
     AttributionController(database: deps.database, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
-    let freshness = RollupFreshness(database: deps.database, now: deps.now)
+    let freshness = RollupFreshness(database: deps.database, pacer: pacer, now: deps.now)
     HealthController(database: deps.database, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
         .addRoutes(to: router)
     AdminController(
@@ -159,8 +183,10 @@ public func buildApplication(
     _ deps: AppDependencies, settings: ServerSettings, logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    let pacer = settings.ingestPacing.lagLimitMs(rollupInterval: settings.rollupInterval)
+        .map { IngestPacer(pacing: IngestPacing(lagLimitMs: $0)) }
     var services: [any Service] = [
-        IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, logger: logger),
+        IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, pacer: pacer, logger: logger),
         TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(1), logger: logger),
         TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
@@ -172,6 +198,10 @@ public func buildApplication(
             every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
+    if let pacer {
+        services.append(TimerService(
+            job: IngestPacingJob(database: deps.database, pacer: pacer, now: deps.now, logger: logger), every: .milliseconds(250), logger: logger))
+    }
     if !settings.exportJobs.isEmpty {
         let scheduler = exportScheduler(deps, settings: settings, logger: logger)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
@@ -180,7 +210,7 @@ public func buildApplication(
         }
     }
     return Application(
-        router: buildRouter(deps, settings: settings),
+        router: buildRouter(deps, settings: settings, pacer: pacer),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
         services: services,
         onServerRunning: { channel in
@@ -362,6 +392,7 @@ struct MetricsController: Sendable {
 /// that waits for the attribution follower rather than the rollup timer).
 struct RollupFreshness: Sendable {
     let database: AppDatabase
+    let pacer: IngestPacer?
     let now: @Sendable () -> Int64
     let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
     let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
@@ -374,11 +405,25 @@ struct RollupFreshness: Sendable {
         var lagSeconds: Double
         var attributedThroughSeq: Int64
         var attributionBacklogEvents: Int64
+        /// Whether ingest is paced now, past which lag, and for how long it has waited in all;
+        /// nil with `--ingest-pacing off`.
+        var ingestPacing: Pacing?
 
         enum CodingKeys: String, CodingKey {
             case storedThroughSeq = "stored_through_seq", countedThroughSeq = "counted_through_seq"
             case backlogEvents = "backlog_events", lagSeconds = "lag_seconds"
             case attributedThroughSeq = "attributed_through_seq", attributionBacklogEvents = "attribution_backlog_events"
+            case ingestPacing = "ingest_pacing"
+        }
+    }
+
+    struct Pacing: Codable {
+        var holding: Bool
+        var lagLimitSeconds: Double
+        var heldSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case holding, lagLimitSeconds = "lag_limit_seconds", heldSeconds = "held_seconds"
         }
     }
 
@@ -388,7 +433,8 @@ struct RollupFreshness: Sendable {
         let status = Status(
             storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
             backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),
-            attributedThroughSeq: progress.attributedThroughSeq, attributionBacklogEvents: progress.attributionBacklog)
+            attributedThroughSeq: progress.attributedThroughSeq, attributionBacklogEvents: progress.attributionBacklog,
+            ingestPacing: pacer.map { Pacing(holding: $0.holding, lagLimitSeconds: Double($0.lagLimitMs) / 1000, heldSeconds: $0.heldTotal.seconds) })
         lag.record(status.lagSeconds)
         backlog.record(Double(status.backlogEvents))
         attributionBacklog.record(Double(status.attributionBacklogEvents))

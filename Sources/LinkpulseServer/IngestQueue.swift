@@ -121,6 +121,16 @@ public final class IngestQueue: Sendable {
         }
     }
 
+    /// Everything pending now, possibly nothing; never waits. Only the writer calls this.
+    public func takeIfAny() -> [Pending] {
+        state.withLock { state in
+            let batch = state.pending
+            state.pending = []
+            state.pendingEvents = 0
+            return batch
+        }
+    }
+
     /// Stops taking new work; what is already queued is still handed to the writer.
     public func close() {
         let writer = state.withLock { state -> CheckedContinuation<Void, Never>? in

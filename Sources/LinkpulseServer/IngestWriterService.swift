@@ -6,27 +6,38 @@ import ServiceLifecycle
 /// The one writer: takes everything the queue holds, commits it in one transaction, and
 /// answers each waiting request. On graceful shutdown it closes the queue, then drains what
 /// was already accepted before returning, so every acknowledged event is on disk.
+///
+/// With a pacer, a commit first waits while the pacer holds (the stats are behind and not
+/// catching up), except a commit carrying a resolve: an app is waiting for that answer.
+/// Requests arriving meanwhile join the commit that follows the wait.
 public struct IngestWriterService: Service {
     let queue: IngestQueue
     let database: AppDatabase
     let metrics: IngestMetrics
+    let pacer: IngestPacer?
     let logger: Logger
 
-    public init(queue: IngestQueue, database: AppDatabase, metrics: IngestMetrics, logger: Logger) {
+    public init(queue: IngestQueue, database: AppDatabase, metrics: IngestMetrics, pacer: IngestPacer? = nil, logger: Logger) {
         self.queue = queue
         self.database = database
         self.metrics = metrics
+        self.pacer = pacer
         self.logger = logger
     }
 
     public func run() async throws {
         await withGracefulShutdownHandler {
-            while let batch = await queue.take() {
+            while var batch = await queue.take() {
+                if let pacer, !batch.contains(where: { $0.work.events.contains(where: \.isResolve) }),
+                   await pacer.waitWhileHolding() > .zero {
+                    batch += queue.takeIfAny()
+                }
                 metrics.queueDepth.record(queue.depth)
                 await commit(batch)
             }
             logger.info("ingest writer drained")
         } onGracefulShutdown: {
+            pacer?.stop()
             queue.close()
         }
     }
@@ -80,4 +91,7 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
+
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double { Double(nanoseconds) / 1e9 }
 }

@@ -337,12 +337,19 @@ extension AppDatabase {
     /// The rollups' progress, read in one snapshot of both files. For `/metrics` and the
     /// admin API; cheap (two index lookups).
     public func rollupProgress() async throws -> RollupProgress {
-        let sql = queries.rollup.progress
-        return try await pool.read { db in
-            let row = try Row.fetchOne(db, sql: sql)
-            return RollupProgress(
-                storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, attributedThroughSeq: row?[3] ?? 0,
-                oldestUncountedReceivedAtMs: row?[2])
-        }
+        try await pool.read { [self] db in try readRollupProgress(db) }
+    }
+
+    /// `rollupProgress()` for a caller on a thread of its own (a timer's queue), never on the
+    /// cooperative pool: it blocks for the read.
+    public func rollupProgressBlocking() throws -> RollupProgress {
+        try pool.read { [self] db in try readRollupProgress(db) }
+    }
+
+    private func readRollupProgress(_ db: Database) throws -> RollupProgress {
+        let row = try Row.fetchOne(db, sql: queries.rollup.progress)
+        return RollupProgress(
+            storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, attributedThroughSeq: row?[3] ?? 0,
+            oldestUncountedReceivedAtMs: row?[2])
     }
 }

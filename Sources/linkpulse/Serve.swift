@@ -63,6 +63,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How far behind the stored events the stats may be before /readyz answers 503, e.g. 5m (LINKPULSE_MAX_ROLLUP_LAG).")
     var maxRollupLag: String = Environment.string("max-rollup-lag") ?? "5m"
 
+    @Option(help: "When sustained ingest waits for the rollups so the stats stay fresh: auto (the default: once the stats are 1.5 rollup intervals behind and not catching up), a lag such as 30s, or off (ingest at full speed; the stats catch up after the load) (LINKPULSE_INGEST_PACING).")
+    var ingestPacing: String = Environment.string("ingest-pacing") ?? "auto"
+
     @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")
     var timezone: String = Environment.string("timezone") ?? "UTC"
 
@@ -137,6 +140,9 @@ struct Serve: AsyncParsableCommand {
         guard let interval = DurationText.milliseconds(rollupInterval), interval >= 100 else {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
+        guard pacingLimit != nil else {
+            throw ValidationError("--ingest-pacing must be auto, off, or a lag of at least 1s such as 30s; not \"\(ingestPacing)\".")
+        }
         guard let every = DurationText.milliseconds(retentionInterval), every >= 1000 else {
             throw ValidationError("--retention-interval must be a duration of at least 1s, such as 1m.")
         }
@@ -159,6 +165,17 @@ struct Serve: AsyncParsableCommand {
         guard resolveBurst > 0 else { throw ValidationError("--resolve-burst must be positive.") }
         guard quarantineRetentionDays >= 0 else { throw ValidationError("--quarantine-retention-days must be 0 (keep forever) or a number of days.") }
         guard retentionDays >= 0 else { throw ValidationError("--retention-days must be 0 (keep raw events forever) or a number of days.") }
+    }
+
+    /// `--ingest-pacing` read: nil when it is none of auto, off or a lag of at least 1 s.
+    var pacingLimit: IngestPacingLimit? {
+        switch ingestPacing.lowercased() {
+        case "auto": return .standard
+        case "off", "0": return .off
+        default:
+            guard let ms = DurationText.milliseconds(ingestPacing), ms >= 1000 else { return nil }
+            return .lag(.milliseconds(ms))
+        }
     }
 
     func run() async throws {
@@ -199,7 +216,7 @@ struct Serve: AsyncParsableCommand {
             maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
             quarantineRetentionDays: quarantineRetentionDays,
             retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
-            rawEventRetention: RawEventRetention(days: retentionDays))
+            rawEventRetention: RawEventRetention(days: retentionDays), ingestPacing: pacingLimit ?? .standard)
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {

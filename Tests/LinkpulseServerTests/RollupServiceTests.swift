@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LinkpulseDomain
@@ -137,5 +138,77 @@ import Testing
             let unauthorized = try await client.execute(uri: "/v1/admin/rollup", method: .get, headers: [:], body: nil)
             #expect(unauthorized.status == .unauthorized)
         }
+    }
+}
+
+/// Ingest paced to the derived work (`--ingest-pacing`), inside the real application: its
+/// pacing job reads the lag through the daemon's clock, its writer waits.
+@Suite struct IngestPacingServiceTests {
+    typealias ManualClock = RollupFreshnessTests.ManualClock
+
+    static func clicks(_ prefix: String, _ count: Int) -> String {
+        "[" + (0..<count).map { #"{"id":"\#(prefix)\#($0)","type":"click","ref":"r","user_agent":"\#(SentEvent.personAgent)"}"# }
+            .joined(separator: ",") + "]"
+    }
+
+    /// Posts a batch and returns its status and how long the answer took.
+    static func timedPost(_ client: some TestClientProtocol, _ body: String) async throws -> (HTTPResponse.Status, Duration) {
+        let start = ContinuousClock.now
+        let response = try await client.postEvents(body)
+        return (response.status, ContinuousClock.now - start)
+    }
+
+    /// The pacer as `/v1/admin/rollup` reports it: (holding, seconds held in all); nil when off.
+    static func pacing(_ client: some TestClientProtocol) async throws -> (holding: Bool, held: Double)? {
+        guard let pacing = try await RollupFreshnessTests.status(client)["ingest_pacing"] as? [String: Any] else { return nil }
+        return (pacing["holding"] as? Bool ?? false, pacing["held_seconds"] as? Double ?? -1)
+    }
+
+    /// Stats 10 s behind (the daemon's clock moved on, no pass ran) with a backlog that did not
+    /// shrink: commits wait (the longest hold, 1 s), a resolve does not, and once a pass has
+    /// counted everything the hold ends. With pacing off, nothing waits. (Waits are read from
+    /// the pacer's own total where a lower bound on a wall-clock time would not do: the suite
+    /// runs tests side by side on two cores.)
+    @Test(arguments: [true, false])
+    func commitsWaitWhileTheStatsAreBehindAndNotCatchingUp(pacing: Bool) async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let clock = ManualClock()
+        let deps = installation.dependencies(now: { clock.now })
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: pacing ? .lag(.seconds(5)) : .off)
+        try await installation.application(deps, settings: settings).test(.router) { client in
+            #expect(try await Self.timedPost(client, Self.clicks("a", 20)).0 == .accepted)
+            try await Task.sleep(for: .milliseconds(400))  // a reading at the first time
+            clock.advance(by: 10_000)
+            // Readings 10 s later: 10 s behind, the same backlog.
+            for _ in 0..<100 where try await Self.pacing(client)?.holding != true && pacing {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await Self.pacing(client)?.holding == (pacing ? true : nil))
+            let (status, took) = try await Self.timedPost(client, Self.clicks("b", 5))
+            #expect(status == .accepted)
+            let heldForB = try await Self.pacing(client)?.held ?? 0
+            if pacing {
+                #expect(took >= .milliseconds(950) && heldForB >= 0.95, "a held commit answered after \(took), held \(heldForB) s")
+            } else {
+                #expect(heldForB == 0)
+            }
+            // A resolve is never held: an app waits for the answer.
+            let resolved = try await ResolveHTTPTests.resolve(
+                ["id": "install-1", "type": "install", "platform": "android", "ip": "198.51.100.7", "user_agent": SentEvent.personAgent], client)
+            #expect(resolved.status == .ok, "\(resolved.text)")
+            #expect(try await Self.pacing(client)?.held ?? 0 == heldForB)
+
+            // A pass counts everything: the lag is 0, the hold ends at the next reading.
+            #expect(try await AttributionScenarioTests.rollUp(client) == 26)
+            for _ in 0..<100 where try await Self.pacing(client)?.holding == true {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await Self.pacing(client)?.holding == (pacing ? false : nil))
+            #expect(try await Self.timedPost(client, Self.clicks("c", 5)).0 == .accepted)
+            #expect(try await Self.pacing(client)?.held ?? 0 == heldForB)
+        }
+        // Every acknowledged event is stored once, held or not.
+        #expect(try installation.count("SELECT count(*) FROM event_rows") == 31)
     }
 }

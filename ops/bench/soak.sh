@@ -3,10 +3,13 @@
 # while, sampling every second how far the stats are behind, then until they have caught up.
 #
 # Usage: ops/bench/soak.sh [--duration SECONDS] [--interval DURATION] [--batch N] [--connections N]
-#                         [--baseline BIN]
+#                         [--baseline BIN] [--serve-args "ARGS"] [--baseline-args "ARGS"]
 #   defaults: 600 s of 100-event POSTs on 64 connections, --rollup-interval 10s.
 #   --baseline BIN: afterwards, the same soak against another linkpulse binary (e.g. a release
 #   build of an earlier commit) on a data directory of its own, printed beside this build's.
+#   --serve-args / --baseline-args: more `serve` flags for this build's / the baseline's daemon;
+#   --baseline-args without --baseline runs the baseline with this build (e.g. the same binary
+#   with --ingest-pacing off).
 #
 # Prints: the ingest rate; lag (how long the oldest event not yet counted had waited, from
 # GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
@@ -18,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""; BASELINE=""
+DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""; BASELINE=""; SERVE_ARGS=""; BASELINE_ARGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
@@ -27,6 +30,8 @@ while [ $# -gt 0 ]; do
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
     --baseline) BASELINE="$2"; shift 2 ;;
+    --serve-args) SERVE_ARGS="$2"; shift 2 ;;
+    --baseline-args) BASELINE_ARGS="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -38,12 +43,13 @@ PORT=18093
 INGEST_KEY=lpi_soak_bench_key
 READ_KEY=lpr_soak_bench_key
 
-# soak BIN LABEL DIR: one soak of the daemon BIN on a new data directory DIR.
+# soak BIN LABEL DIR [ARGS]: one soak of the daemon BIN on a new data directory DIR.
 soak() {
-local BIN=$1 LABEL=$2 DATA=$3
+local BIN=$1 LABEL=$2 DATA=$3 EXTRA=${4:-}
 mkdir -p "$DATA"
+# shellcheck disable=SC2086 # EXTRA is a list of flags
 $BIN serve --data-dir "$DATA" --port $PORT --ingest-key $INGEST_KEY --read-key $READ_KEY \
-  --rollup-interval "$INTERVAL" --log-level warning > "$DATA/serve.log" 2>&1 &
+  --rollup-interval "$INTERVAL" --log-level warning $EXTRA > "$DATA/serve.log" 2>&1 &
 LP_PID=$!
 for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 
@@ -66,7 +72,7 @@ print(f\"{time.time() - float(sys.argv[3]):.1f},{sys.argv[2]},{s.get('lag_second
 " "$status" "$1" "$2" "$rss" "${wal:-0}" "$each" >> "$SAMPLES"
 }
 
-echo "== $LABEL: $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
+echo "== $LABEL${EXTRA:+ ($EXTRA)}: $DURATION s of $BATCH-event POSTs on $CONNECTIONS connections, rollup interval $INTERVAL"
 T0=$(python3 -c 'import time; print(time.time())')
 THREADS=2; [ "$CONNECTIONS" -lt 2 ] && THREADS=1
 BATCH=$BATCH KEY=$INGEST_KEY timeout $((DURATION + 30)) wrk -t$THREADS -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
@@ -134,14 +140,17 @@ print("   each WAL's peak during the load / after it: " + ", ".join(
     f" / {max([int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'after'] or [0]) / 2**20:.0f} MiB"
     for name in ("events", "ids", "attribution", "rollups")))
 PY
+PACED=$(curl -sf "http://127.0.0.1:$PORT/metrics" -H "Authorization: Bearer $READ_KEY" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
+echo "   ingest paced (commits waiting for the rollups, --ingest-pacing): ${PACED:-0} s in all"
 STOP_T=$(python3 -c 'import time; print(time.time())')
 kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
 echo "   SIGTERM to exit: $(python3 -c "import time; print(f'{time.time() - $STOP_T:.1f}')") s"
 LP_PID=""
 }
 
-soak "$BIN" "this build" "$DATA/this"
+soak "$BIN" "this build" "$DATA/this" "$SERVE_ARGS"
+if [ -z "$BASELINE" ] && [ -n "$BASELINE_ARGS" ]; then BASELINE=$BIN; fi
 if [ -n "$BASELINE" ]; then
   sleep 5
-  soak "$BASELINE" "baseline $BASELINE" "$DATA/baseline"
+  soak "$BASELINE" "baseline $BASELINE" "$DATA/baseline" "$BASELINE_ARGS"
 fi

@@ -1,0 +1,76 @@
+import LinkpulseDomain
+import Testing
+
+struct IngestPacingTests {
+    /// Feeds readings every 250 ms from `startMs`, each (lag, backlog); returns the decisions.
+    func decisions(_ pacing: inout IngestPacing, from startMs: Int64 = 0, _ readings: [(lagMs: Int64, backlog: Int64)]) -> [Bool] {
+        readings.enumerated().map { index, reading in
+            pacing.observe(.init(atMs: startMs + Int64(index) * 250, lagMs: reading.lagMs, backlog: reading.backlog))
+        }
+    }
+
+    @Test func aLagUnderTheLimitNeverHolds() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        // The backlog grows fast, but the stats are less than the limit behind: a burst.
+        let held = decisions(&pacing, (0..<40).map { (lagMs: Int64($0) * 300, backlog: Int64($0) * 50_000) })
+        #expect(!held.contains(true))
+    }
+
+    @Test func aGrowingBacklogPastTheLimitHoldsOnceAWindowOfHistoryShowsIt() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        // Past the limit from the first reading, and growing: no decision before one window
+        // of readings exists (the reading at 0 ms is the reference at 1,000 ms).
+        let readings: [(lagMs: Int64, backlog: Int64)] = (0..<8).map { (i: Int) -> (lagMs: Int64, backlog: Int64) in
+            (lagMs: 16_000 + Int64(i) * 250, backlog: 1_000_000 + Int64(i) * 10_000)
+        }
+        let held = decisions(&pacing, readings)
+        #expect(held == [false, false, false, false, true, true, true, true])
+        #expect(pacing.holding)
+    }
+
+    @Test func aBacklogStandingStillPastTheLimitHolds() {
+        // Nothing counted and nothing new (the writer already held): keep holding until the
+        // derived work shows progress.
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        let held = decisions(&pacing, Array(repeating: (lagMs: 20_000, backlog: 500_000), count: 8))
+        #expect(held.suffix(4) == [true, true, true, true])
+    }
+
+    @Test func aShrinkingBacklogBeginsNoHoldHoweverOldItsOldestEvent() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        // A recount after a restore: the oldest uncounted event waited for hours, but the
+        // backlog shrinks by 50,000 events a reading: never held.
+        let catchingUp = decisions(&pacing, (0..<12).map { (lagMs: 7_200_000, backlog: 10_000_000 - Int64($0) * 50_000) })
+        #expect(!catchingUp.contains(true))
+    }
+
+    @Test func aHoldLastsUntilTheLagIsBackWithinTheLimit() {
+        var held = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        let growing = decisions(&held, (0..<6).map { (lagMs: 20_000, backlog: 1_000_000 + Int64($0) * 1_000) })
+        #expect(growing.last == true)
+        // A pass counts 200,000 events, but the stats are still 19 s behind: still held (a
+        // release at every pass would leave the lag wherever the load settles it).
+        let afterPass = held.observe(.init(atMs: 6 * 250, lagMs: 19_000, backlog: 805_000))
+        #expect(afterPass)
+        let withinTheLimit = held.observe(.init(atMs: 7 * 250, lagMs: 15_000, backlog: 605_000))
+        #expect(!withinTheLimit)
+    }
+
+    @Test func theLagFallingUnderTheLimitReleasesAtOnce() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        _ = decisions(&pacing, Array(repeating: (lagMs: 20_000, backlog: 500_000), count: 6))
+        #expect(pacing.holding)
+        let underTheLimit = pacing.observe(.init(atMs: 1_500, lagMs: 14_000, backlog: 600_000))
+        #expect(!underTheLimit)
+        // And past it again with the backlog above the window's reference: held again.
+        let pastItAgain = pacing.observe(.init(atMs: 1_750, lagMs: 16_000, backlog: 600_000))
+        #expect(pastItAgain)
+    }
+
+    @Test func theStandardLimitIsOneAndAHalfRollupIntervals() {
+        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000) == 15_000)
+        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 60_000) == 90_000)
+        // Never under a second, however short the interval (tests run with 100 ms).
+        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 100) == 1_000)
+    }
+}
