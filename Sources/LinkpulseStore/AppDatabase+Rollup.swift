@@ -226,7 +226,7 @@ extension AppDatabase {
         let watermark: Int64 = state?[1] ?? 0
         let mergedThroughDay: Int64 = state?[4] ?? 0
         let lastTuple = try Int64.fetchOne(db, sql: queries.rollup.lastTuple) ?? 0
-        guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.all.count - 1) else { return false }
+        guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.count - 1) else { return false }
         let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay)
         try db.execute(sql: queries.rollup.advanceWatermark, arguments: [pass.lastSeq, merged])
         return true

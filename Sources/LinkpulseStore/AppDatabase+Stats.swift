@@ -210,7 +210,8 @@ extension StatsDimension {
 /// costs a few array reads and a vector addition, never a string hash.
 struct CubeReader {
     let plan: StatsPlan
-    let tuples: [LinkDimensions]
+    /// How many tuple ids the cube's tuples had when this answer began (newer ones are left out).
+    let tupleCount: Int
     let wanted: Set<String?>?
     /// Per tuple id: whether the filters admit it and the grouping wants its value (nil: all do).
     let admitted: [Bool]?
@@ -232,8 +233,7 @@ struct CubeReader {
 
     init(plan: StatsPlan, tuples known: LinkTuples.Known, onlyKeys: [String?]?) {
         self.plan = plan
-        let tuples = known.all
-        self.tuples = tuples
+        tupleCount = known.count
         if case .dimension(let dimension) = plan.grouping, dimension != .platform {
             dimensionValues = known.values(of: dimension)
         } else {
@@ -242,12 +242,12 @@ struct CubeReader {
         slotByValue = [Int32](repeating: -2, count: dimensionValues?.byId.count ?? 0)
         wanted = onlyKeys.map(Set.init)
         let filters = plan.query.filters
-        var linkValueWanted: ((LinkDimensions) -> Bool)?
+        var linkValuesWanted: (StatsDimension, Set<String?>)?
         if case .dimension(let dimension) = plan.grouping, dimension != .platform, let wanted = onlyKeys.map(Set.init) {
-            linkValueWanted = { wanted.contains(dimension.linkValue(of: $0)) }
+            linkValuesWanted = (dimension, wanted)
         }
-        if !filters.onlyPlatform || linkValueWanted != nil {
-            let admitted = tuples.map { filters.admits($0, platform: nil) && linkValueWanted?($0) ?? true }
+        if !filters.onlyPlatform || linkValuesWanted != nil {
+            let admitted = known.admitted(by: filters, wanted: linkValuesWanted)
             var before = [Int32](repeating: 0, count: admitted.count + 1)
             for (i, yes) in admitted.enumerated() { before[i + 1] = before[i] + (yes ? 1 : 0) }
             self.admitted = admitted
@@ -257,7 +257,7 @@ struct CubeReader {
             admittedBefore = nil
         }
         platformFilter = filters.platform?.code
-        slotByTuple = [Int32](repeating: -2, count: tuples.count)
+        slotByTuple = [Int32](repeating: -2, count: tupleCount)
     }
 
     mutating func slot(_ key: StatsGroupKey) -> Int32 {
@@ -353,7 +353,7 @@ struct CubeReader {
     /// Adds the sums of one part or block to the groups of `dimension`'s values.
     mutating func add(_ sums: CubeSums, _ dimension: StatsDimension) {
         sums.forEach { tuple, isBot, counts in
-            guard tuple < tuples.count else { return }
+            guard tuple < tupleCount else { return }
             if let admitted, !admitted[tuple] { return }
             let target = tupleSlot(tuple, dimension)
             guard target >= 0 else { return }
@@ -378,7 +378,7 @@ struct CubeReader {
         }
         CubePart.forEach(in: bytes, wants: wants, wantsTuple: wantsTuple) { key, counts, sketch in
             let tuple = key.tuple
-            guard tuple < tuples.count else { return }
+            guard tuple < tupleCount else { return }
             if let platformFilter, key.platformCode != platformFilter { return }
             if let admitted, !admitted[tuple] { return }
             var target = bucketSlot

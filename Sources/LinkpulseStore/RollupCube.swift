@@ -55,24 +55,68 @@ extension Platform {
 /// deleted (not even by a rebuild), so a cache of them is valid for the life of the file.
 /// One instance per store, shared by the rollup job and the stats readers.
 final class LinkTuples: Sendable {
-    /// The tuples known so far: `all[id]` (index 0 is never used), and the id of each.
+    /// The tuples known so far, each as four value ids (one per link dimension), and the id of
+    /// each. About 40 bytes a tuple, where keeping each tuple's four strings and a dictionary
+    /// keyed by them took about 200: at a million tuples (10,000 refs in 100 campaigns) that
+    /// was most of the daemon's memory, and every pass that added a tuple copied all of it.
     struct Known: Sendable {
-        var all: [LinkDimensions] = [LinkDimensions()]
-        var ids: [LinkDimensions: UInt32] = [:]
         /// Per link dimension (campaign, ref, source, medium, in `StatsDimension` order), the
-        /// distinct values of the tuples as dense ids, so a breakdown groups tuples by an
-        /// array index instead of hashing each value's string.
-        var values = [DimensionValues](repeating: DimensionValues(), count: 4)
+        /// distinct values of the tuples as dense ids, and per tuple id the id of its value: a
+        /// tuple is these four ids (a breakdown groups tuples by an array index instead of
+        /// hashing each value's string).
+        private(set) var values = [DimensionValues](repeating: DimensionValues(), count: 4)
+        private var ids: [ValueIds: UInt32] = [:]
+
+        /// A tuple as the ids of its four values.
+        struct ValueIds: Hashable {
+            var campaign, ref, source, medium: Int32
+        }
+
+        /// How many tuple ids there are, the unused id 0 included (ids are `1..<count`).
+        var count: Int { values[0].ofTuple.count }
+
+        /// The link dimensions of tuple `id` (`1..<count`).
+        subscript(id: Int) -> LinkDimensions {
+            LinkDimensions(
+                ref: values[1].byId[Int(values[1].ofTuple[id])], campaign: values[0].byId[Int(values[0].ofTuple[id])],
+                source: values[2].byId[Int(values[2].ofTuple[id])], medium: values[3].byId[Int(values[3].ofTuple[id])])
+        }
+
+        /// The id of a known tuple; nil when it is not known.
+        func id(of tuple: LinkDimensions) -> UInt32? {
+            guard let campaign = values[0].id(of: tuple.campaign), let ref = values[1].id(of: tuple.ref),
+                  let source = values[2].id(of: tuple.source), let medium = values[3].id(of: tuple.medium)
+            else { return nil }
+            return ids[ValueIds(campaign: campaign, ref: ref, source: source, medium: medium)]
+        }
 
         mutating func append(_ tuple: LinkDimensions) {
-            ids[tuple] = UInt32(all.count)
-            all.append(tuple)
+            let id = UInt32(count)
             for i in values.indices { values[i].append(Self.linkDimensions[i].linkValue(of: tuple)) }
+            let n = Int(id)
+            ids[ValueIds(campaign: values[0].ofTuple[n], ref: values[1].ofTuple[n], source: values[2].ofTuple[n], medium: values[3].ofTuple[n])] = id
         }
 
         /// The values of `dimension`, which must be a link dimension (not `platform`).
         func values(of dimension: StatsDimension) -> DimensionValues {
             values[Self.linkDimensions.firstIndex(of: dimension)!]
+        }
+
+        /// Per tuple id, whether the link filters admit it and, with `wanted`, whether its
+        /// value of `dimension` is one of them: `filters.admits` (platform aside) decided on
+        /// value ids, one comparison per filter and tuple, no string compared per tuple.
+        func admitted(by filters: StatsFilters, wanted: (dimension: StatsDimension, values: Set<String?>)?) -> [Bool] {
+            // Per link dimension, the one value id a filter admits (-1: a value no tuple has).
+            let filtered: [(ofTuple: [Int32], id: Int32)] = zip(values, [filters.campaign, filters.ref, filters.source, filters.medium])
+                .compactMap { values, filter in filter.map { (values.ofTuple, values.id(of: $0) ?? -1) } }
+            var byValue: (ofTuple: [Int32], wanted: [Bool])?
+            if let wanted {
+                let values = values(of: wanted.dimension)
+                byValue = (values.ofTuple, values.byId.map { wanted.values.contains($0) })
+            }
+            return (0..<count).map { tuple in
+                filtered.allSatisfy { $0.ofTuple[tuple] == $0.id } && (byValue.map { $0.wanted[Int($0.ofTuple[tuple])] } ?? true)
+            }
         }
 
         static let linkDimensions: [StatsDimension] = [.campaign, .ref, .source, .medium]
@@ -104,7 +148,7 @@ final class LinkTuples: Sendable {
     /// reads only the rows added since the last call. `sql` is `queries/rollup/tuples_after.sql`
     /// (or the reader variant naming the attached file).
     func current(_ db: Database, sql: String) throws -> Known {
-        let after = known.withLock { Int64($0.all.count - 1) }
+        let after = known.withLock { Int64($0.count - 1) }
         let read = HotStatement(try db.cachedStatement(sql: sql), in: db)
         try read.bind(1, after)
         var added: [(Int64, LinkDimensions)] = []
@@ -113,7 +157,7 @@ final class LinkTuples: Sendable {
             added.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
         }
         return known.withLock { state in
-            for (id, tuple) in added where Int(id) == state.all.count { state.append(tuple) }
+            for (id, tuple) in added where Int(id) == state.count { state.append(tuple) }
             return state
         }
     }

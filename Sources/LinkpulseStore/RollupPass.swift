@@ -86,8 +86,8 @@ struct RollupCount {
 
     /// The id of a link tuple: known, or new in this pass.
     mutating func tupleId(_ dimensions: LinkDimensions) -> UInt32 {
-        if let id = tuples.ids[dimensions] ?? newIds[dimensions] { return id }
-        let id = UInt32(tuples.all.count + newTuples.count)
+        if let id = tuples.id(of: dimensions) ?? newIds[dimensions] { return id }
+        let id = UInt32(tuples.count + newTuples.count)
         newIds[dimensions] = id
         newTuples.append(dimensions)
         return id
@@ -95,7 +95,7 @@ struct RollupCount {
 
     /// The link dimensions of a tuple id, known or new in this pass.
     func tuple(_ id: Int) -> LinkDimensions {
-        id < tuples.all.count ? tuples.all[id] : newTuples[id - tuples.all.count]
+        id < tuples.count ? tuples[id] : newTuples[id - tuples.count]
     }
 
     /// The link dimensions of the click stored under `seq`: from this pass, else from the
@@ -139,7 +139,7 @@ struct PreparedPass: @unchecked Sendable {
     let lastSeq: Int64
     let count: Int
     /// The link tuples known when the pass was counted, and those it added (ids from
-    /// `tuplesBefore.all.count` on).
+    /// `tuplesBefore.count` on).
     let tuplesBefore: LinkTuples.Known
     let newTuples: [LinkDimensions]
     let quarters, hours, days: PassCells<CubeCell>
@@ -224,7 +224,7 @@ struct RollupWriter {
 
     /// Writes a prepared pass; returns the new `mergedThroughDay`.
     func write(_ pass: PreparedPass, mergedThroughDay: Int64) throws -> Int64 {
-        let firstNew = pass.tuplesBefore.all.count
+        let firstNew = pass.tuplesBefore.count
         for (i, t) in pass.newTuples.enumerated() {
             try insertTuple.bind(1, Int64(firstNew + i))
             try insertTuple.bind(2, t.ref ?? "")

@@ -242,7 +242,7 @@ import Testing
     /// Every count of the day cubes, by ref and audience ("ref|bot" → the nine counts).
     static func countsByRef(_ database: AppDatabase) throws -> [String: [Int64]] {
         try database.pool.read { db in
-            let tuples = try database.linkTuples.current(db, sql: database.queries.stats.tuplesAfter).all
+            let tuples = try database.linkTuples.current(db, sql: database.queries.stats.tuplesAfter)
             var sums: [String: CountsVector] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT entries FROM agg.cube_parts WHERE grain = 2") {
                 let entries: Data = row[0]
