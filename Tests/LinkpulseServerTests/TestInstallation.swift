@@ -38,10 +38,12 @@ struct TestInstallation {
 
     /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a
     /// test's own `/v1/admin/rollup` calls count exactly what was sent since the last one (a
-    /// tick in between would count it first, on a slow machine); tests of the timer pass their
-    /// own `settings`.
+    /// tick in between would count it first, on a slow machine), and ingest is not paced (the
+    /// test drives the rollups; with a fake clock that jumps days, the stats would look days
+    /// behind and every commit would wait); tests of the timer or of pacing pass their own
+    /// `settings`.
     func application(
-        _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600))
+        _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: .off)
     ) -> some ApplicationProtocol {
         buildApplication(deps ?? dependencies(), settings: settings, logger: logger)
     }
