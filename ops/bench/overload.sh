@@ -3,8 +3,9 @@
 # batches, then five times that offered for 60 s each, while a probe client measures the
 # latency of the requests that get through and the daemon's RSS is sampled.
 #
-# Usage: ops/bench/overload.sh [--duration SECONDS] [--factor N] [--connections N]
-#   defaults: 60 s per overload phase, 5 x capacity, 1,000 connections.
+# Usage: ops/bench/overload.sh [--duration SECONDS] [--factor N] [--connections N] [--serve-args "ARGS"]
+#   defaults: 60 s per overload phase, 5 x capacity, 1,000 connections; --serve-args adds
+#   `serve` flags (e.g. "--ingest-pacing off").
 #
 # How the load is offered: capacity is what 64 connections without pause get through (wrk).
 # The overload phases open --connections connections, each pausing between its response and
@@ -18,12 +19,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-DURATION=60; FACTOR=5; CONNECTIONS=1000; KEEP=""
+DURATION=60; FACTOR=5; CONNECTIONS=1000; KEEP=""; SERVE_ARGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --factor) FACTOR="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
+    --serve-args) SERVE_ARGS="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +36,8 @@ bench_prepare overload
 PORT=18096
 KEY=lpi_overload_bench_key
 ulimit -n 65536 2>/dev/null || true
-$BIN serve --data-dir "$DATA" --port $PORT --ingest-key $KEY --read-key lpr_overload_bench_key --log-level warning &
+# shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
+$BIN serve --data-dir "$DATA" --port $PORT --ingest-key $KEY --read-key lpr_overload_bench_key --log-level warning $SERVE_ARGS &
 LP_PID=$!
 for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 RSS_LOG="$DATA/rss.log"
@@ -79,7 +82,9 @@ overload overload-single 1 "$CAP_SINGLE"
 overload overload-batch 100 "$CAP_BATCH"
 
 kill "$RSS_PID" 2>/dev/null || true
+PACED=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
 kill "$LP_PID"; wait "$LP_PID" 2>/dev/null || true; LP_PID=""
+echo "== commits held by --ingest-pacing: ${PACED:-0} s in all"
 read ROWS DISTINCT < <(sqlite3 -separator " " "$DATA/linkpulse.sqlite" "SELECT count(*), count(DISTINCT event_id) FROM events")
 PROBE_IDS=$(wc -l < "$DATA/probe-ids.txt")
 PROBE_FOUND=$(sqlite3 "$DATA/linkpulse.sqlite" ".mode csv" "CREATE TEMP TABLE acked (id TEXT)" ".import $DATA/probe-ids.txt acked" \
