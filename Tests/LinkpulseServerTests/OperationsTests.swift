@@ -151,6 +151,25 @@ enum LiveHTTP {
         #expect(!FileManager.default.fileExists(atPath: root.appending(path: "d/linkpulse.sqlite").path))
     }
 
+    /// Flags of this and the pacing's that make no sense are refused before anything
+    /// starts, with what to give instead (no data directory is created).
+    @Test func nonsenseOperationsFlagsAreRefusedWithTheirFix() throws {
+        let root = FileManager.default.temporaryDirectory.appending(path: "linkpulse-flags-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let cases: [([String], String)] = [
+            (["--ingest-pacing", "fast"], "--ingest-pacing must be auto, off, or a lag of at least 1s"),
+            (["--ingest-pacing", "500ms"], "--ingest-pacing must be auto, off, or a lag of at least 1s"),
+            (["--retention-interval", "10ms"], "--retention-interval must be a duration of at least 1s"),
+            (["--retention-days=-1"], "--retention-days must be 0"),
+            (["--min-free-disk", "lots"], "--min-free-disk must be a size"),
+        ]
+        for (flags, message) in cases {
+            let result = try LiveHTTP.command(["serve", "--data-dir", root.path, "--port", "0"] + flags)
+            #expect(result.status != 0 && result.output.contains(message), "\(flags): \(result.output)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: root.path))
+    }
+
     @Test func aSecondDaemonAndARestoreAreRefusedWhileADaemonServesTheDirectory() async throws {
         let root = FileManager.default.temporaryDirectory.appending(path: "linkpulse-claimed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
