@@ -58,12 +58,13 @@ public final class IngestPacer: Sendable {
         holdingGauge.record(0)
     }
 
-    /// Waits while the pacing holds, at most `maxHold`; returns how long it waited. Sleeps in
-    /// short steps (a task sleep, nothing blocked), so a release is seen within 10 ms.
-    func waitWhileHolding() async -> Duration {
+    /// Waits while the pacing holds, at most `maxHold`, and no longer once `cutShort` says so;
+    /// returns how long it waited. Sleeps in short steps (a task sleep, nothing blocked), so a
+    /// release is seen within 10 ms.
+    func waitWhileHolding(unless cutShort: () -> Bool = { false }) async -> Duration {
         guard holding else { return .zero }
         let start = ContinuousClock.now
-        while holding, ContinuousClock.now - start < maxHold {
+        while holding, !cutShort(), ContinuousClock.now - start < maxHold {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let waited = ContinuousClock.now - start

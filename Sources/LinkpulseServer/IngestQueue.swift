@@ -29,6 +29,8 @@ public final class IngestQueue: Sendable {
     struct State {
         var pending: [Pending] = []
         var pendingEvents = 0
+        /// Whether a pending submission carries a `/v1/resolve` (an app waits for its answer).
+        var resolvePending = false
         var writer: CheckedContinuation<Void, Never>?
         var closed = false
     }
@@ -84,6 +86,7 @@ public final class IngestQueue: Sendable {
                 if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil) }
                 state.pending.append(Pending(work: work, continuation: continuation))
                 state.pendingEvents += size
+                if work.events.contains(where: \.isResolve) { state.resolvePending = true }
                 let writer = state.writer
                 state.writer = nil
                 return (nil, writer)
@@ -101,12 +104,7 @@ public final class IngestQueue: Sendable {
     public func take() async -> [Pending]? {
         while true {
             let batch: [Pending]? = state.withLock { state in
-                if !state.pending.isEmpty {
-                    let batch = state.pending
-                    state.pending = []
-                    state.pendingEvents = 0
-                    return batch
-                }
+                if !state.pending.isEmpty { return Self.takeAll(&state) }
                 return state.closed ? [] : nil
             }
             if let batch { return batch.isEmpty ? nil : batch }
@@ -123,12 +121,19 @@ public final class IngestQueue: Sendable {
 
     /// Everything pending now, possibly nothing; never waits. Only the writer calls this.
     public func takeIfAny() -> [Pending] {
-        state.withLock { state in
-            let batch = state.pending
-            state.pending = []
-            state.pendingEvents = 0
-            return batch
-        }
+        state.withLock { Self.takeAll(&$0) }
+    }
+
+    /// Whether a submission carrying a `/v1/resolve` waits for the writer (the writer then
+    /// ends a pacing hold early: an app waits for that answer).
+    public var resolvePending: Bool { state.withLock { $0.resolvePending } }
+
+    private static func takeAll(_ state: inout State) -> [Pending] {
+        let batch = state.pending
+        state.pending = []
+        state.pendingEvents = 0
+        state.resolvePending = false
+        return batch
     }
 
     /// Stops taking new work; what is already queued is still handed to the writer.

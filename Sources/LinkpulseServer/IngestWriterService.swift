@@ -8,8 +8,9 @@ import ServiceLifecycle
 /// was already accepted before returning, so every acknowledged event is on disk.
 ///
 /// With a pacer, a commit first waits while the pacer holds (the stats are behind and not
-/// catching up), except a commit carrying a resolve: an app is waiting for that answer.
-/// Requests arriving meanwhile join the commit that follows the wait.
+/// catching up), except a commit carrying a resolve: an app is waiting for that answer (a
+/// resolve that arrives during a wait ends it). Requests arriving meanwhile join the commit
+/// that follows the wait.
 public struct IngestWriterService: Service {
     let queue: IngestQueue
     let database: AppDatabase
@@ -29,7 +30,7 @@ public struct IngestWriterService: Service {
         await withGracefulShutdownHandler {
             while var batch = await queue.take() {
                 if let pacer, !batch.contains(where: { $0.work.events.contains(where: \.isResolve) }),
-                   await pacer.waitWhileHolding() > .zero {
+                   await pacer.waitWhileHolding(unless: { queue.resolvePending }) > .zero {
                     batch += queue.takeIfAny()
                 }
                 metrics.queueDepth.record(queue.depth)
