@@ -18,6 +18,9 @@ public final class IngestQueue: Sendable {
     /// A submission waiting for the writer.
     public struct Pending: Sendable {
         public let work: IngestWork
+        /// Whether the work is a `/v1/resolve` (an app waits for its answer): decided once, at
+        /// submission, so neither the queue nor the writer looks through the events again.
+        public let carriesResolve: Bool
         let continuation: CheckedContinuation<[StoredOutcome], any Error>
 
         /// Hands the writer's answer back to the waiting handler.
@@ -84,9 +87,10 @@ public final class IngestQueue: Sendable {
                 if state.closed { return (.closed, nil) }
                 // One oversized submission is let through when nothing else waits.
                 if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil) }
-                state.pending.append(Pending(work: work, continuation: continuation))
+                let pending = Pending(work: work, carriesResolve: work.events.contains(where: \.isResolve), continuation: continuation)
+                state.pending.append(pending)
                 state.pendingEvents += size
-                if work.events.contains(where: \.isResolve) { state.resolvePending = true }
+                if pending.carriesResolve { state.resolvePending = true }
                 let writer = state.writer
                 state.writer = nil
                 return (nil, writer)

@@ -29,7 +29,7 @@ public struct IngestWriterService: Service {
     public func run() async throws {
         await withGracefulShutdownHandler {
             while var batch = await queue.take() {
-                if let pacer, !batch.contains(where: { $0.work.events.contains(where: \.isResolve) }),
+                if let pacer, pacer.holding, !batch.contains(where: \.carriesResolve),
                    await pacer.waitWhileHolding(unless: { queue.resolvePending }) > .zero {
                     batch += queue.takeIfAny()
                 }

@@ -10,6 +10,7 @@
 # Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. ops/bench/lib.sh  # bench_paced_seconds
 
 PREFILL=0
 DURATION=10
@@ -132,8 +133,7 @@ run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 1
 if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64; fi
 run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 100 64
 tail -n +"$((RSS_FROM + 1))" "$WORK/rss_kb" | sort -n | tail -1 > "$WORK/rss_$NAME"
-PACED=$(curl -sf "http://127.0.0.1:$LP_PORT/metrics" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
-echo "$NAME: $(stored) events stored; commits held by --ingest-pacing: ${PACED:-0} s" >> "$WORK/stored"
+echo "$NAME: $(stored) events stored; commits held by --ingest-pacing: $(bench_paced_seconds $LP_PORT) s" >> "$WORK/stored"
 kill $SAMPLER_PID 2>/dev/null || true; SAMPLER_PID=""
 kill $LP_PID 2>/dev/null && wait $LP_PID 2>/dev/null || true; LP_PID=""
 }

@@ -50,3 +50,11 @@ bench_serve() {
 bench_batched_rate() {
   awk '/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "rps") printf "%.0f", kv[2] * 100 } }' "$1"
 }
+
+# bench_paced_seconds PORT: how long the daemon on PORT held commits for --ingest-pacing
+# (linkpulse_ingest_paced_seconds_total from /metrics; 0 when pacing is off or never held).
+bench_paced_seconds() {
+  local paced
+  paced=$(curl -sf "http://127.0.0.1:$1/metrics" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
+  echo "${paced:-0}"
+}

@@ -82,9 +82,9 @@ overload overload-single 1 "$CAP_SINGLE"
 overload overload-batch 100 "$CAP_BATCH"
 
 kill "$RSS_PID" 2>/dev/null || true
-PACED=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
+PACED=$(bench_paced_seconds $PORT)
 kill "$LP_PID"; wait "$LP_PID" 2>/dev/null || true; LP_PID=""
-echo "== commits held by --ingest-pacing: ${PACED:-0} s in all"
+echo "== commits held by --ingest-pacing: $PACED s in all"
 read ROWS DISTINCT < <(sqlite3 -separator " " "$DATA/linkpulse.sqlite" "SELECT count(*), count(DISTINCT event_id) FROM events")
 PROBE_IDS=$(wc -l < "$DATA/probe-ids.txt")
 PROBE_FOUND=$(sqlite3 "$DATA/linkpulse.sqlite" ".mode csv" "CREATE TEMP TABLE acked (id TEXT)" ".import $DATA/probe-ids.txt acked" \

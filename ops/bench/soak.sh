@@ -140,8 +140,7 @@ print("   each WAL's peak during the load / after it: " + ", ".join(
     f" / {max([int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'after'] or [0]) / 2**20:.0f} MiB"
     for name in ("events", "ids", "attribution", "rollups")))
 PY
-PACED=$(curl -sf "http://127.0.0.1:$PORT/metrics" -H "Authorization: Bearer $READ_KEY" | awk '/^linkpulse_ingest_paced_seconds_total/ {print $2}')
-echo "   ingest paced (commits waiting for the rollups, --ingest-pacing): ${PACED:-0} s in all"
+echo "   ingest paced (commits waiting for the rollups, --ingest-pacing): $(bench_paced_seconds $PORT) s in all"
 STOP_T=$(python3 -c 'import time; print(time.time())')
 kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
 echo "   SIGTERM to exit: $(python3 -c "import time; print(f'{time.time() - $STOP_T:.1f}')") s"
