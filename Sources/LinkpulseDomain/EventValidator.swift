@@ -267,9 +267,7 @@ public struct EventValidator: Sendable {
                     throw EventError(code: "invalid_property", field: "properties.\(key.prefix(64))", message: "Property numbers must be finite.")
                 }
             }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return String(decoding: try encoder.encode(properties), as: UTF8.self)
+            return PropertiesJSON.text(properties)
         }
     }
 

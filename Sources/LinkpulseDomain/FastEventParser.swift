@@ -167,18 +167,15 @@ enum FastEventParser {
 
         /// A string value, unescaped; nil on invalid UTF-8, raw control characters or bad escapes.
         mutating func string() -> String? {
-            i += 1
-            let start = i
-            while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") {
-                guard bytes[i] >= 0x20 else { return nil }
-                i += 1
+            let start = i + 1
+            guard let ascii = plainString() else { return nil }
+            if bytes[i - 1] == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)])
+                // Plain ASCII needs no validation (the generic validating initializer costs more
+                // than the whole scan).
+                return ascii ? String(decoding: raw, as: UTF8.self) : String(validating: raw, as: UTF8.self)
             }
-            guard i < bytes.count else { return nil }
-            if bytes[i] == UInt8(ascii: "\"") {
-                let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-                i += 1
-                return text
-            }
+            i -= 1
             // Escapes: build the bytes, then validate the whole as UTF-8.
             var out = Array(UnsafeBufferPointer(rebasing: bytes[start..<i]))
             while i < bytes.count {
@@ -223,6 +220,30 @@ enum FastEventParser {
                 }
             }
             return nil
+        }
+
+        /// Scans a string from its opening quote up to its closing quote or its first escape,
+        /// and moves past that character; whether the bytes scanned are all ASCII, nil on a raw
+        /// control character or a missing end.
+        mutating func plainString() -> Bool? {
+            i += 1
+            var high: UInt8 = 0
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") {
+                guard bytes[i] >= 0x20 else { return nil }
+                high |= bytes[i]
+                i += 1
+            }
+            guard i < bytes.count else { return nil }
+            i += 1
+            return high < 0x80
+        }
+
+        /// Checks a string without building it; false on what `string()` refuses.
+        mutating func skipString() -> Bool {
+            let start = i
+            if plainString() == true, bytes[i - 1] == UInt8(ascii: "\"") { return true }
+            i = start
+            return string() != nil
         }
 
         mutating func hex4() -> UInt32? {
@@ -344,7 +365,7 @@ enum FastEventParser {
                 while true {
                     space()
                     if close == UInt8(ascii: "}") {
-                        guard peek == UInt8(ascii: "\""), string() != nil else { return false }
+                        guard peek == UInt8(ascii: "\""), skipString() else { return false }
                         space()
                         guard peek == UInt8(ascii: ":") else { return false }
                         i += 1
@@ -357,6 +378,8 @@ enum FastEventParser {
                     if next == close { return true }
                     guard next == UInt8(ascii: ",") else { return false }
                 }
+            case UInt8(ascii: "\""):
+                return skipString()
             default:
                 return value(flatObject: false) != nil
             }

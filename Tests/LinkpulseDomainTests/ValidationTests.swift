@@ -42,6 +42,25 @@ func error(_ json: String) -> EventError? {
         #expect(event.ipHash != nil)
     }
 
+    /// The stored properties text is what JSONEncoder (sorted keys, slashes as is) writes, byte
+    /// for byte, for keys and values that need escaping, ordering and number formatting.
+    @Test func propertiesAreStoredAsJSONEncoderWroteThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let tricky: [String: PropertyValue] = [
+            "b": .number(1.5), "B": .number(1e20), "a10": .number(0.1), "a9": .number(-0.0), "a": .number(1e-7),
+            "\u{e9}": .string("x\u{1}\u{8}\u{c}\u{d}\u{1f}\u{7f}/\"\\\n\t\u{2028}\u{e9}\u{1F600}"), "Z": .bool(true), "_": .bool(false),
+            "e\u{301}x": .number(123456789.125), "a b": .number(-3), "ab": .number(9.1e15), "tiny": .number(5e-324),
+            "huge": .number(1.7976931348623157e308), "sum": .number(0.30000000000000004), "\u{20AC}": .number(1e15 + 0.5),
+            "neg": .number(-1e-5), "big": .number(8_999_999_999_999_999), "line/sep": .string(""), "\"q\"": .string("a\\b"),
+        ]
+        for properties in [tricky, ["only": .string("one")], ["n": .number(-42)]] {
+            let written = PropertiesJSON.text(properties)
+            let encoded = String(decoding: try encoder.encode(properties), as: UTF8.self)
+            #expect(written == encoded)
+        }
+    }
+
     @Test func typeIsRequiredAndChecked() {
         #expect(error(#"{"ref":"x"}"#)?.code == "missing_field")
         #expect(error(#"{"ref":"x"}"#)?.field == "type")
