@@ -57,7 +57,7 @@ public struct DeepLinkContent: Sendable, Equatable {
     ///   - url: the click's `url`, if any.
     public init(properties: String?, url: String?) {
         let stored = Self.properties(properties)
-        let query = url.flatMap(LinkURL.init)?.query ?? [:]
+        let query = url.map(LinkURL.init)?.query ?? [:]
         fields = Self.keys.compactMap { key in
             guard let value = stored[key.parameter] ?? query[key.parameter], !value.isEmpty else { return nil }
             return (key.answer, value)

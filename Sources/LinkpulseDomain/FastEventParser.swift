@@ -1,12 +1,3 @@
-/// Which parts of a JSON document to build as `JSONValue`s: everything, only the named members
-/// of an object (each with its own shape), or each element of an array by one shape. What is
-/// left out is still checked for syntax, only not built.
-public indirect enum JSONShape: Sendable {
-    case all
-    case members([String: JSONShape])
-    case elements(JSONShape)
-}
-
 /// A single-pass parser for the common case: one well-formed event object.
 ///
 /// Foundation's `JSONDecoder` costs about 8 µs per event here through `EventPayload`'s lenient
@@ -22,18 +13,17 @@ enum FastEventParser {
     }
 
     /// Any JSON document (RFC 8259, at most 64 levels deep) as a `JSONValue`; nil when it is
-    /// not exactly one valid JSON value. For the Segment endpoints' open-ended messages, where
-    /// `JSONDecoder` into a recursive enum costs several times the rest of the request.
-    /// With a `shape`, only the members it names are built; the rest are checked and skipped.
-    static func parseValue(_ bytes: UnsafeBufferPointer<UInt8>, shape: JSONShape = .all) -> JSONValue? {
+    /// not exactly one valid JSON value. What a nested Segment property value is read with,
+    /// where `JSONDecoder` into a recursive enum costs several times the rest of the request.
+    static func parseValue(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         var parser = Parser(bytes: bytes)
         parser.space()
-        guard let value = parser.anyValue(depth: 0, shape: shape) else { return nil }
+        guard let value = parser.anyValue(depth: 0) else { return nil }
         parser.space()
         return parser.i == bytes.count ? value : nil
     }
 
-    private struct Parser {
+    struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var i = 0
 
@@ -297,7 +287,7 @@ enum FastEventParser {
         }
 
         /// Any JSON value, containers included (the last object member of a repeated key wins).
-        mutating func anyValue(depth: Int, shape: JSONShape) -> JSONValue? {
+        mutating func anyValue(depth: Int) -> JSONValue? {
             guard depth < 64, let c = peek else { return nil }
             switch c {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -318,17 +308,10 @@ enum FastEventParser {
                             guard peek == UInt8(ascii: ":") else { return nil }
                             i += 1
                             space()
-                            // A member the shape leaves out is checked, not built.
-                            let sub: JSONShape? = if case .members(let wanted) = shape { wanted[key] } else { .all }
-                            if let sub {
-                                guard let item = anyValue(depth: depth + 1, shape: sub) else { return nil }
-                                members[key] = item
-                            } else {
-                                guard skip(depth: depth + 1) else { return nil }
-                            }
+                            guard let item = anyValue(depth: depth + 1) else { return nil }
+                            members[key] = item
                         } else {
-                            let sub: JSONShape = if case .elements(let each) = shape { each } else { .all }
-                            guard let item = anyValue(depth: depth + 1, shape: sub) else { return nil }
+                            guard let item = anyValue(depth: depth + 1) else { return nil }
                             items.append(item)
                         }
                         space()

@@ -135,9 +135,8 @@ public enum IngestBody {
                     case .success(let list): events = list
                     case .failure(let error): return .failure(error)
                     }
-                    // The rest of the wrapper object (other members, closing brace).
-                    i = start
-                    guard skipValue(limit: bytes.count) != nil else { return .failure(Self.notJSON) }
+                    // The rest of the wrapper object (`batchArrayStart` checked the members before it).
+                    guard finishObject() else { return .failure(Self.notJSON) }
                 } else {
                     guard let depth = skipValue(limit: bytes.count) else { return .failure(Self.notJSON) }
                     events = [FramedEvent(range: start..<i, rejection: Self.check(start..<i, depth: depth))]
@@ -185,6 +184,27 @@ public enum IngestBody {
                 }
                 guard bytes[i] == UInt8(ascii: ",") else { return .failure(Self.notJSON) }
                 i += 1
+            }
+        }
+
+        /// Checks the members left in an object after the value at `i`, and its closing brace.
+        mutating func finishObject() -> Bool {
+            while true {
+                skipSpace()
+                guard i < bytes.count else { return false }
+                if bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return true
+                }
+                guard bytes[i] == UInt8(ascii: ",") else { return false }
+                i += 1
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\""), skipValue(limit: bytes.count) != nil else { return false }
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return false }
+                i += 1
+                skipSpace()
+                guard skipValue(limit: bytes.count) != nil else { return false }
             }
         }
 

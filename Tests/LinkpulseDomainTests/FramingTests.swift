@@ -31,7 +31,8 @@ func texts(_ text: String, _ format: BodyFormat = .json) -> [String] {
         #expect(texts(#"[{"ref":"a\"]b\\"},{}]"#) == [#"{"ref":"a\"]b\\"}"#, "{}"])
     }
 
-    @Test(arguments: ["", "   ", "garbage", "[{]", "[{}", "{\"a\":1", "[{},]", "[,{}]", "[{}] x", "\"text", "{} {}", "[{}}]"])
+    @Test(arguments: ["", "   ", "garbage", "[{]", "[{}", "{\"a\":1", "[{},]", "[,{}]", "[{}] x", "\"text", "{} {}", "[{}}]",
+                           #"{"batch":[{}],}"#, #"{"batch":[{}] "x":1}"#, #"{"batch":[{}],"x":}"#, #"{"batch":[{}],"x" 1}"#, #"{"batch":[{}]"#, #"{"batch":[{}],x:1}"#])
     func notJSON(text: String) {
         guard case .failure(let error) = frame(text) else {
             Issue.record("framed \(text)")

@@ -24,7 +24,11 @@ bench_need_wrk
 bench_prepare segment
 PORT=18093
 KEY=lpi_bench_key
-$BIN serve --data-dir "$DATA" --port $PORT --ingest-key $KEY --durability full --log-level warning &
+# Rollups wait an hour and pacing is off: the derived work costs the same per event whichever
+# endpoint stored it, and a round that ran while the previous round's events were counted (or
+# while ingest was paced to that count) would be charged for them.
+$BIN serve --data-dir "$DATA" --port $PORT --ingest-key $KEY --durability full --log-level warning \
+  --rollup-interval 3600 --ingest-pacing off &
 LP_PID=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.2; done
 

@@ -1,0 +1,300 @@
+import Foundation
+
+/// What one Segment message becomes.
+public enum SegmentOutcome: Sendable, Equatable {
+    /// A link event, in the shape `/v1/events` takes, for the same validator.
+    case linkEvent(EventPayload)
+    /// Accepted and counted, but not a link event (an SDK sends everything it tracks).
+    case ignored
+    /// Not a message at all (not an object, no `type`): quarantined with this reason.
+    case invalid(EventError)
+}
+
+/// How Segment messages map onto Linkpulse events (the README's table). Pure: the same message
+/// always maps the same way.
+///
+/// - `track` events named like Segment's mobile lifecycle spec (`Application Installed` →
+///   install, `Application Opened` and `Deep Link Opened` → open, `Deep Link Clicked` → click;
+///   case-insensitive), plus the operator's own names; every other message is ignored.
+/// - `messageId` → id; `timestamp`, and `sentAt` (the message's, else the batch's) → the clock
+///   correction; `context.ip`, `context.userAgent`, `context.os.version`, `context.app.version`
+///   → the same fields; `context.device.id` (else `anonymousId`) → device_id; `context.os.name`
+///   (else `context.device.type`) → platform; `context.campaign.{name,source,medium}` (else the
+///   link URL's `utm_*`) → campaign, source, medium; `properties.url`, `click_id`, `ref`,
+///   `referrer`, `deferred` → the same fields; without `ref`, the link URL's `ref` parameter,
+///   else its last path segment on one of the operator's link domains. Other properties stay
+///   properties (nested values as their JSON text, nulls dropped).
+public struct SegmentMapping: Sendable {
+    /// Segment's mobile-spec names, lowercased.
+    public static let standardNames: [String: EventKind] = [
+        "application installed": .install,
+        "application opened": .open,
+        "deep link opened": .open,
+        "deep link clicked": .click,
+    ]
+
+    /// Event names (lowercased) that are link events, and which kind each is.
+    public let eventNames: [String: EventKind]
+    /// Hosts (lowercased) whose link URLs carry the ref as their last path segment.
+    public let linkDomains: Set<String>
+
+    public init(extraNames: [String: EventKind] = [:], linkDomains: [String] = []) {
+        var names = Self.standardNames
+        for (name, kind) in extraNames { names[name.lowercased()] = kind }
+        eventNames = names
+        self.linkDomains = Set(linkDomains.map { $0.lowercased() })
+    }
+
+    /// Why a Segment config file is refused.
+    public struct ConfigError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads the operator's config file: `{"event_names": {"Link Clicked": "click", …},
+    /// "link_domains": ["go.example.com", …]}`, both optional; nothing else is allowed, so a
+    /// misspelt key is an error rather than a setting silently ignored.
+    public static func parse(_ data: Data) throws -> SegmentMapping {
+        guard case .object(let top) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+            throw ConfigError(description: "the file must hold one JSON object with `event_names` and/or `link_domains`.")
+        }
+        if let unknown = top.keys.first(where: { $0 != "event_names" && $0 != "link_domains" }) {
+            throw ConfigError(description: "unknown key `\(unknown)`; the keys are `event_names` and `link_domains`.")
+        }
+        var names: [String: EventKind] = [:]
+        switch top["event_names"] {
+        case nil: break
+        case .object(let members)?:
+            for (name, value) in members {
+                guard case .string(let kindName) = value, let kind = EventKind(rawValue: kindName.lowercased()) else {
+                    throw ConfigError(description: "`event_names.\(name)` must be one of click, open, install, fallback.")
+                }
+                names[name] = kind
+            }
+        case _?:
+            throw ConfigError(description: "`event_names` must be an object such as {\"Link Clicked\": \"click\"}.")
+        }
+        var domains: [String] = []
+        switch top["link_domains"] {
+        case nil: break
+        case .array(let items)?:
+            for item in items {
+                guard case .string(let host) = item, !host.isEmpty, !host.contains("/") else {
+                    throw ConfigError(description: "`link_domains` must list host names such as \"go.example.com\".")
+                }
+                domains.append(host)
+            }
+        case _?:
+            throw ConfigError(description: "`link_domains` must be an array of host names such as [\"go.example.com\"].")
+        }
+        return SegmentMapping(extraNames: names, linkDomains: domains)
+    }
+
+    /// Maps one message, given the envelope it came in and, for the single-message endpoints,
+    /// the type the endpoint implies.
+    public func map(_ m: SegmentMessage, envelope: SegmentEnvelope, endpointType: SegmentMessageType? = nil) -> SegmentOutcome {
+        guard m.isObject else {
+            return .invalid(EventError(
+                code: "not_an_object", field: nil,
+                message: "Each message must be a JSON object such as {\"type\":\"track\",\"event\":\"Application Opened\",\"messageId\":\"…\"}."))
+        }
+        let typeName: String
+        switch m.type {
+        case .string(let name)?: typeName = name.lowercased()
+        case nil, .null?:
+            guard let endpointType else {
+                return .invalid(EventError(
+                    code: "missing_field", field: "type",
+                    message: "Every message in a batch needs `type`: track, screen, page, identify, group or alias."))
+            }
+            typeName = endpointType.rawValue
+        case let other?:
+            return .invalid(EventError(
+                code: "wrong_type", field: "type", message: "`type` must be a string such as \"track\" (got \(other.typeName))."))
+        }
+        guard typeName == SegmentMessageType.track.rawValue,
+              case .string(let name)? = m.event, let kind = eventNames[name.lowercased()]
+        else { return .ignored }
+        return .linkEvent(payload(kind: kind, m, envelope: envelope))
+    }
+
+    func payload(kind: EventKind, _ m: SegmentMessage, envelope: SegmentEnvelope) -> EventPayload {
+        let context = m.context.map { $0.over(envelope.context) } ?? envelope.context ?? SegmentContext()
+        var p = EventPayload()
+        p.type = .value(kind.rawValue)
+        p.id = m.messageId?.stringField ?? .absent
+        p.timestamp = m.timestamp?.timeField ?? .absent
+        p.sentAt = (m.sentAt ?? envelope.sentAt)?.timeField ?? .absent
+        p.ip = context.ip?.stringField ?? .absent
+        p.userAgent = context.userAgent?.stringField ?? .absent
+        p.osVersion = context.os?.version?.stringField ?? .absent
+        p.appVersion = context.app?.version?.stringField ?? .absent
+        p.deviceId = Self.firstString(context.device?.id, m.anonymousId)
+        if let platform = Self.platform(osName: context.os?.name, deviceType: context.device?.type) {
+            p.platform = .value(platform.rawValue)
+        }
+        let properties: SegmentPropertyMembers
+        switch m.properties {
+        case .members(let members)?: properties = members
+        case .wrongType(let sent)?:
+            properties = SegmentPropertyMembers()
+            p.properties = .wrongType(sent: sent)  // the validator names it
+        case nil: properties = SegmentPropertyMembers()
+        }
+        p.url = properties.url?.stringField ?? .absent
+        p.clickId = properties.clickId?.stringField ?? .absent
+        p.referrer = properties.referrer?.stringField ?? .absent
+        switch properties.deferred {
+        case .bool(let flag)?: p.deferred = .value(flag)
+        case nil, .null?: break
+        case let other?: p.deferred = .wrongType(sent: other.typeName)
+        }
+        // The link URL is parsed only when it has to stand in for a missing field.
+        var parsedLink: LinkURL??
+        func link() -> LinkURL? {
+            if parsedLink == nil { parsedLink = .some(p.url.value.map(LinkURL.init)) }
+            return parsedLink ?? nil
+        }
+        /// A field from its member, else from the link's query parameter.
+        func linkField(_ member: JSONValue?, parameter: String) -> Field<String> {
+            let sent = Self.firstString(member)
+            guard sent == .absent, let value = link()?.query[parameter] else { return sent }
+            return .value(value)
+        }
+        p.ref = Self.firstString(properties.ref)
+        if p.ref == .absent, let ref = link()?.ref(linkDomains: linkDomains) { p.ref = .value(ref) }
+        p.campaign = linkField(context.campaign?.name, parameter: "utm_campaign")
+        p.source = linkField(context.campaign?.source, parameter: "utm_source")
+        p.medium = linkField(context.campaign?.medium, parameter: "utm_medium")
+        if !properties.others.isEmpty { p.properties = .value(properties.others) }
+        return p
+    }
+
+    /// The candidate as a payload field when it holds anything but null or an empty string,
+    /// else the fallback the same way; a wrong type is reported as such.
+    static func firstString(_ candidate: JSONValue?, _ fallback: JSONValue? = nil) -> Field<String> {
+        switch candidate {
+        case nil, .null?: fallback.map { firstString($0) } ?? .absent
+        case .string(let text)? where text.isEmpty: fallback.map { firstString($0) } ?? .absent
+        case let value?: value.stringField
+        }
+    }
+
+    /// The platform `context.os.name` names (iOS and iPadOS → ios, Android → android), else
+    /// `context.device.type`; nil leaves it to the user agent.
+    static func platform(osName: JSONValue?, deviceType: JSONValue?) -> Platform? {
+        func named(_ value: JSONValue?) -> Platform? {
+            guard case .string(let name)? = value else { return nil }
+            switch name.lowercased() {
+            case "ios", "ipados", "iphone os": return .ios
+            case "android": return .android
+            default: return nil
+            }
+        }
+        return named(osName) ?? named(deviceType)
+    }
+}
+
+/// The parts of a link URL the mapping reads: its host, path and query parameters.
+///
+/// Read by hand rather than through `URLComponents` (which cost as much as the rest of mapping a
+/// message): for a well-formed URL the same host (lowercased), path segments and query items
+/// (names and values percent-decoded, `+` left as is); a malformed one is read as far as it
+/// goes instead of not at all.
+struct LinkURL {
+    let host: String?
+    let pathSegments: [String]
+    /// The first non-empty value of each query parameter.
+    let query: [String: String]
+
+    init(_ text: String) {
+        (host, pathSegments, query) = text.utf8.withContiguousStorageIfAvailable(Self.parts)
+            ?? Array(text.utf8).withUnsafeBufferPointer(Self.parts)
+    }
+
+    /// Host, path segments and query of the URL in `url`, scanned as bytes.
+    static func parts(_ url: UnsafeBufferPointer<UInt8>) -> (String?, [String], [String: String]) {
+        var end = url.firstIndex(of: UInt8(ascii: "#")) ?? url.count
+        var query: [String: String] = [:]
+        if let mark = url[..<end].firstIndex(of: UInt8(ascii: "?")) {
+            var itemStart = mark + 1
+            while itemStart <= end {
+                let itemEnd = url[itemStart..<end].firstIndex(of: UInt8(ascii: "&")) ?? end
+                if let equals = url[itemStart..<itemEnd].firstIndex(of: UInt8(ascii: "=")) {
+                    let name = decoded(url, itemStart..<equals)
+                    let value = decoded(url, (equals + 1)..<itemEnd)
+                    if query[name] == nil, !value.isEmpty { query[name] = value }
+                }
+                itemStart = itemEnd + 1
+            }
+            end = mark
+        }
+        var position = 0
+        var host: String?
+        if let colon = url[..<end].firstIndex(of: UInt8(ascii: ":")), isScheme(url[..<colon]) {
+            position = colon + 1
+            if end - position >= 2, url[position] == UInt8(ascii: "/"), url[position + 1] == UInt8(ascii: "/") {
+                position += 2
+                let authorityEnd = url[position..<end].firstIndex(of: UInt8(ascii: "/")) ?? end
+                var hostStart = position
+                if let at = url[position..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) { hostStart = at + 1 }
+                var hostEnd = authorityEnd
+                if let port = url[hostStart..<authorityEnd].lastIndex(of: UInt8(ascii: ":")),
+                   url[hostStart] != UInt8(ascii: "[") || url[port - 1] == UInt8(ascii: "]") {
+                    hostEnd = port
+                }
+                host = decoded(url, hostStart..<hostEnd).lowercased()
+                position = authorityEnd
+            }
+        }
+        let path = decoded(url, position..<end)
+        return (host, path.split(separator: "/").map(String.init), query)
+    }
+
+    /// Whether the bytes are a URL scheme: a letter, then letters, digits, `+`, `-` or `.`.
+    static func isScheme(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }
+        guard let first = text.first, isLetter(first) else { return false }
+        return text.allSatisfy { byte in
+            isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
+    }
+
+    /// The bytes in `range`, percent-decoded; as they are when an escape is broken or decodes
+    /// to something that is not UTF-8.
+    static func decoded(_ url: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        let raw = UnsafeBufferPointer(rebasing: url[range])
+        guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var i = 0
+        while i < raw.count {
+            if raw[i] == UInt8(ascii: "%") {
+                guard i + 2 < raw.count, let high = hex(raw[i + 1]), let low = hex(raw[i + 2]) else {
+                    return String(decoding: raw, as: UTF8.self)
+                }
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(raw[i])
+                i += 1
+            }
+        }
+        return String(validating: out, as: UTF8.self) ?? String(decoding: raw, as: UTF8.self)
+    }
+
+    /// The `ref` parameter, else the last path segment when the host is a link domain.
+    func ref(linkDomains: Set<String>) -> String? {
+        if let ref = query["ref"] { return ref }
+        guard let host, linkDomains.contains(host) else { return nil }
+        return pathSegments.last
+    }
+}
