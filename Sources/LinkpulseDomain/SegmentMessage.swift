@@ -3,7 +3,7 @@ import Foundation
 /// Any JSON value: a scalar member of a Segment message, or a nested property value (kept as
 /// its JSON text). The ingest path reads it with `FastEventParser`; `Decodable` serves the
 /// config file and the decoder's error message for a broken message.
-public indirect enum JSONValue: Sendable, Decodable, Equatable {
+public enum JSONValue: Sendable, Decodable, Equatable {
     case string(String)
     case number(Double)
     case bool(Bool)

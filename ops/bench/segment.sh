@@ -35,10 +35,27 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" &&
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$LP_PID/stat"; }   # the daemon's user + system time
 HZ=$(getconf CLK_TCK)
 
+# settle: waits (at most 60 s) until the daemon has been idle for half a second, so the
+# attribution of one round's events (which trails a full load) is neither done during the next
+# round nor charged to it.
+settle() {
+  local last now
+  last=$(cpu_ticks)
+  for _ in $(seq 120); do
+    sleep 0.5
+    now=$(cpu_ticks)
+    [ $((now - last)) -le 2 ] && return 0
+    last=$now
+  done
+}
+
 run() {  # run MODE: one wrk round; prints events/s, p50, p99, failures, daemon CPU µs per event
+  # (the CPU from the round's start until the daemon is idle again: its own trailing work included)
   local before after
+  settle
   before=$(cpu_ticks)
   MODE=$1 KEY=$KEY BATCH=100 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s ops/bench/segment.lua "http://127.0.0.1:$PORT" > "$DATA/wrk.out"
+  settle
   after=$(cpu_ticks)
   awk -v batch=100 -v ticks=$((after - before)) -v hz="$HZ" '/^RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
       printf "%.0f %.1f %.1f %d %.1f\n", r["rps"] * batch, r["p50_ms"], r["p99_ms"], r["non2xx"] + r["errors"],
