@@ -294,10 +294,19 @@ struct SegmentBodyParts {
 }
 
 /// A Segment request body read: its envelope and each message (in the order
-/// `IngestBody.frame` found them), or why a message could not be read.
+/// `IngestBody.frame` found them), and why any message could not be read.
 public struct SegmentBody: Sendable {
     public var envelope: SegmentEnvelope
-    public var messages: [Result<SegmentMessage, EventError>]
+    /// The messages; one that could not be read is there as a non-object.
+    public var messages: [SegmentMessage]
+    /// Why the message at an index could not be read (too large, too deep, not JSON).
+    public var unreadable: [Int: EventError]
+
+    /// The message at `index`, or why it could not be read.
+    public func message(at index: Int) -> Result<SegmentMessage, EventError> {
+        if let problem = unreadable[index] { return .failure(problem) }
+        return .success(messages[index])
+    }
 
     /// Reads `body`, framed by `IngestBody.frame`; nil when the body is not one JSON object.
     /// The whole body is parsed once; only when that fails (some message is broken) is each
@@ -305,39 +314,42 @@ public struct SegmentBody: Sendable {
     /// broken message never spoils its neighbours.
     public static func read(_ body: [UInt8], framed: [FramedEvent]) -> SegmentBody? {
         if let whole = body.withUnsafeBufferPointer(FastEventParser.segmentBody) {
-            let items: [SegmentMessage]
+            let messages: [SegmentMessage]
             if whole.hasBatch {
                 guard let batch = whole.batch, batch.count == framed.count else { return nil }
-                items = batch
+                messages = batch
             } else {
-                items = [whole.top]
+                guard framed.count == 1 else { return nil }
+                messages = [whole.top]
             }
-            let messages = zip(items, framed).map { item, frame in
-                frame.rejection.map { Result<SegmentMessage, EventError>.failure($0) } ?? .success(item)
-            }
-            return SegmentBody(envelope: SegmentEnvelope(whole), messages: messages)
+            var unreadable: [Int: EventError] = [:]
+            for (index, frame) in framed.enumerated() where frame.rejection != nil { unreadable[index] = frame.rejection }
+            return SegmentBody(envelope: SegmentEnvelope(whole), messages: messages, unreadable: unreadable)
         }
         // Some message is broken: each on its own, and the rest of the body without them.
         var rest: [UInt8] = []
         rest.reserveCapacity(body.count)
         var position = 0
-        var messages: [Result<SegmentMessage, EventError>] = []
-        for frame in framed {
+        var messages: [SegmentMessage] = []
+        var unreadable: [Int: EventError] = [:]
+        for (index, frame) in framed.enumerated() {
             rest.append(contentsOf: body[position..<frame.range.lowerBound])
             rest.append(contentsOf: Array("null".utf8))
             position = frame.range.upperBound
             if let rejection = frame.rejection {
-                messages.append(.failure(rejection))
+                unreadable[index] = rejection
             } else if let message = body.withUnsafeBufferPointer({ FastEventParser.segmentMessage(UnsafeBufferPointer(rebasing: $0[frame.range])) }) {
-                messages.append(.success(message))
+                messages.append(message)
+                continue
             } else {
-                messages.append(.failure(EventError(code: "invalid_json", field: nil, message: "This message is not valid JSON: \(reason(Data(body[frame.range])))")))
+                unreadable[index] = EventError(code: "invalid_json", field: nil, message: "This message is not valid JSON: \(reason(Data(body[frame.range])))")
             }
+            messages.append(SegmentMessage(isObject: false))
         }
         rest.append(contentsOf: body[position...])
         guard let top = rest.withUnsafeBufferPointer(FastEventParser.segmentBody), top.hasBatch else { return nil }
         // (A single message that is broken is the whole body: not JSON.)
-        return SegmentBody(envelope: SegmentEnvelope(top), messages: messages)
+        return SegmentBody(envelope: SegmentEnvelope(top), messages: messages, unreadable: unreadable)
     }
 
     /// Why `JSONDecoder` refuses a message (only for messages already known to be broken).

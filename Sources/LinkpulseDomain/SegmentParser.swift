@@ -1,3 +1,5 @@
+import Foundation
+
 /// Segment request bodies read in one pass straight into `SegmentMessage`s: member names are
 /// matched as bytes, only the members the mapping reads are built, and everything else is
 /// checked for syntax and skipped. Building the whole message as `JSONValue` dictionaries (a
@@ -51,7 +53,11 @@ extension FastEventParser.Parser {
 
     /// Where `raw` is in `names`, compared as bytes.
     static func index(of raw: UnsafeBufferPointer<UInt8>, in names: [[UInt8]]) -> Int? {
-        names.firstIndex { $0.count == raw.count && $0.elementsEqual(raw) }
+        for index in names.indices where names[index].count == raw.count {
+            let equal = names[index].withUnsafeBufferPointer { memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 }
+            if equal { return index }
+        }
+        return nil
     }
 
     /// Walks the object at the cursor: for each member, `read` gets the index of its name in

@@ -114,9 +114,11 @@ struct SegmentController: Sendable {
         var events: [IngestEvent] = []
         var quarantine: [QuarantinedEvent] = []
         var ignored = 0
-        for (index, decoded) in read.messages.enumerated() {
+        for index in read.messages.indices {
             let problem: EventError
-            switch decoded.map({ mapping.map($0, envelope: envelope, endpointType: endpoint) }) {
+            let outcome = read.unreadable[index].map { Result<SegmentOutcome, EventError>.failure($0) }
+                ?? .success(mapping.map(read.messages[index], envelope: envelope, endpointType: endpoint))
+            switch outcome {
             case .success(.ignored):
                 ignored += 1
                 continue

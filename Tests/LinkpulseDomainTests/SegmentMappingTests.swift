@@ -202,9 +202,9 @@ import Testing
         #expect(read.envelope.writeKey == "k" && read.envelope.hasBatch)
         #expect(read.envelope.sentAt == .string("2026-11-20T10:00:00Z"))
         #expect(read.messages.count == 3)
-        #expect((try? read.messages[0].get())?.type == .string("track"))
-        #expect((try? read.messages[1].get()) == nil)
-        #expect((try? read.messages[2].get())?.isObject == false)
+        #expect((try? read.message(at: 0).get())?.type == .string("track"))
+        #expect((try? read.message(at: 1).get()) == nil)
+        #expect((try? read.message(at: 2).get())?.isObject == false)
     }
 
     @Test func theFastParserAgreesWithJSONDecoder() throws {
