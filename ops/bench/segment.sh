@@ -36,8 +36,9 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$LP_PID/stat"; }   # the daemon's
 HZ=$(getconf CLK_TCK)
 
 # settle: waits (at most 60 s) until the daemon has been idle for half a second, so the
-# attribution of one round's events (which trails a full load) is neither done during the next
-# round nor charged to it.
+# attribution of one round's events (which trails a full load: by hundreds of thousands of
+# events after a /v1/events round, by almost none after a /v1/batch round) is neither done
+# during the next round nor charged to it.
 settle() {
   local last now
   last=$(cpu_ticks)
