@@ -135,7 +135,9 @@ struct ResolveController: Sendable {
                 // An event first sent to /v1/events and now resolved under its id: no earlier resolve.
                 answer.firstSession = answer.firstSession ?? true
                 resolved.count(answer)
-                return .json(answer, status: .ok)
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: answer.jsonBytes)))
             case .pending:
                 resolved.pending.increment()
                 return .error(

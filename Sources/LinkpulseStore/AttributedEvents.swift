@@ -103,6 +103,12 @@ extension AppDatabase {
     /// (`match` nil), like bots.
     public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
         let deadline = ContinuousClock.now + wait
+        // An event just stored is not attributed yet: wait for the round before reading, so
+        // the answer is read once (a read is a hop to a reader and a query).
+        if attributionProgress.through < seq {
+            followCommitsUrgently()
+            _ = await attributionProgress.wait(for: seq, timeout: wait)
+        }
         while true {
             guard let (event, through) = try await readAttributedEvent(seq: seq) else {
                 // A seq the id index knows whose row is gone was deleted by retention.

@@ -1,3 +1,4 @@
+import Foundation
 import LinkpulseDomain
 import Testing
 
@@ -51,6 +52,29 @@ import Testing
         #expect(!organic.matched && !organic.certain && organic.candidates == 0 && organic.dimensions == LinkDimensions(source: "own"))
         let bot = ResolveAnswer(Self.event(nil, click: nil, bot: true))
         #expect(!bot.matched && bot.matchType == .organic)
+    }
+
+    /// The hand-written body is what JSONEncoder writes of the answer, byte for byte.
+    @Test func theAnswersBodyIsWhatTheEncoderWrites() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let rich = AnsweredClick(
+            id: "c\"1/é", occurredAtMs: 1_795_255_200_123, url: nil,
+            properties: #"{"deep_link_sub1":"a","deep_link_sub10":"ten","deep_link_sub2":2.5,"deep_link_value":"v\n😀"}"#,
+            dimensions: LinkDimensions(ref: "r", campaign: nil, source: "s\\", medium: "m"))
+        let answers = [
+            ResolveAnswer(Self.event(.installReferrer)), ResolveAnswer(Self.event(.fingerprint, candidates: 3, first: 2)),
+            ResolveAnswer(Self.event(.ref)), ResolveAnswer(Self.event(.organic, click: nil)),
+            ResolveAnswer(Self.event(nil, click: nil, bot: true)), ResolveAnswer(Self.event(.clickId, click: rich)),
+            ResolveAnswer(AttributedEvent(
+                seq: 3, kind: .open, isBot: false, isResolve: false, own: LinkDimensions(), url: nil, properties: nil,
+                match: .clickId, click: rich, candidates: nil, firstResolveSeq: nil)),
+        ]
+        for answer in answers {
+            let written = String(decoding: answer.jsonBytes, as: UTF8.self)
+            let encoded = String(decoding: try encoder.encode(answer), as: UTF8.self)
+            #expect(written == encoded)
+        }
     }
 
     @Test func hintsAreValidated() throws {
