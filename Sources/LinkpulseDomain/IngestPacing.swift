@@ -11,7 +11,11 @@
 ///   CPU the derived work needs, the stats come back within the limit, the hold ends, and
 ///   the lag stays near the limit rather than settling wherever the load leaves it;
 /// - a backlog that is being worked off (after a restart that recounts, a restore, or a
-///   burst that has ended) does not begin a hold, however old its oldest event is.
+///   burst that has ended) does not begin a hold, however old its oldest event is;
+/// - nor does anything before the derived work has counted once since the start: a restart
+///   finds the events the last run left uncounted, whose age says nothing about the load, and
+///   the first timer pass comes an interval later (holding the writer until then would only
+///   slow whoever sends).
 /// Pure: fed readings, it says whether to hold; the daemon samples the store.
 public struct IngestPacing: Sendable, Equatable {
     /// One reading of the derived work's progress.
@@ -22,11 +26,14 @@ public struct IngestPacing: Sendable, Equatable {
         public var lagMs: Int64
         /// Events stored but not yet counted.
         public var backlog: Int64
+        /// The seq through which every event is counted.
+        public var countedThroughSeq: Int64
 
-        public init(atMs: Int64, lagMs: Int64, backlog: Int64) {
+        public init(atMs: Int64, lagMs: Int64, backlog: Int64, countedThroughSeq: Int64) {
             self.atMs = atMs
             self.lagMs = lagMs
             self.backlog = backlog
+            self.countedThroughSeq = countedThroughSeq
         }
     }
 
@@ -38,6 +45,8 @@ public struct IngestPacing: Sendable, Equatable {
     private var readings: [Reading] = []
     /// Whether the writer should hold its commits now.
     public private(set) var holding = false
+    /// The counted watermark at the first reading: no hold begins before it moves.
+    private var countedAtStart: Int64?
 
     /// - Parameters:
     ///   - lagLimitMs: the stats lag above which ingest is paced (positive).
@@ -59,6 +68,7 @@ public struct IngestPacing: Sendable, Equatable {
     @discardableResult
     public mutating func observe(_ reading: Reading) -> Bool {
         readings.append(reading)
+        if countedAtStart == nil { countedAtStart = reading.countedThroughSeq }
         // Keep the newest reading at or before the window's start, as the comparison point.
         while readings.count > 2, readings[1].atMs <= reading.atMs - windowMs { readings.removeFirst() }
         guard reading.lagMs > lagLimitMs else {
@@ -66,9 +76,11 @@ public struct IngestPacing: Sendable, Equatable {
             return false
         }
         // Past the limit: a hold goes on until the lag is back within it. A new one begins
-        // only when a reading a whole window old exists (with a shorter history, just after
-        // a start, "not shrinking" cannot be told) and the backlog is no smaller than then.
-        if !holding, let reference = readings.first, reference.atMs <= reading.atMs - windowMs {
+        // only once the derived work has counted since the start, when a reading a whole
+        // window old exists (with a shorter history "not shrinking" cannot be told) and the
+        // backlog is no smaller than then.
+        if !holding, let reference = readings.first, reference.atMs <= reading.atMs - windowMs,
+           let countedAtStart, reading.countedThroughSeq > countedAtStart {
             holding = reading.backlog >= reference.backlog
         }
         return holding

@@ -95,7 +95,7 @@ public struct IngestPacingJob: TimerJob {
         let progress = try database.rollupProgressBlocking()
         let at = now()
         let lagMs = Int64((progress.lagSeconds(nowMs: at) * 1000).rounded())
-        let change = pacer.observe(.init(atMs: at, lagMs: lagMs, backlog: progress.backlog))
+        let change = pacer.observe(.init(atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq))
         guard change.now, !change.before else { return }
         var announce = false
         lastNotice.update { last in

@@ -2,10 +2,15 @@ import LinkpulseDomain
 import Testing
 
 struct IngestPacingTests {
-    /// Feeds readings every 250 ms from `startMs`, each (lag, backlog); returns the decisions.
-    func decisions(_ pacing: inout IngestPacing, from startMs: Int64 = 0, _ readings: [(lagMs: Int64, backlog: Int64)]) -> [Bool] {
+    /// Feeds readings every 250 ms from `startMs`, each (lag, backlog), with the counted
+    /// watermark moving by 1,000 a reading unless `counting` is false; returns the decisions.
+    func decisions(
+        _ pacing: inout IngestPacing, from startMs: Int64 = 0, counting: Bool = true, _ readings: [(lagMs: Int64, backlog: Int64)]
+    ) -> [Bool] {
         readings.enumerated().map { index, reading in
-            pacing.observe(.init(atMs: startMs + Int64(index) * 250, lagMs: reading.lagMs, backlog: reading.backlog))
+            pacing.observe(.init(
+                atMs: startMs + Int64(index) * 250, lagMs: reading.lagMs, backlog: reading.backlog,
+                countedThroughSeq: counting ? Int64(index) * 1_000 : 0))
         }
     }
 
@@ -29,11 +34,22 @@ struct IngestPacingTests {
     }
 
     @Test func aBacklogStandingStillPastTheLimitHolds() {
-        // Nothing counted and nothing new (the writer already held): keep holding until the
-        // derived work shows progress.
+        // Counted as fast as stored, but the stats stay past the limit: held until they are
+        // back within it.
         var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
         let held = decisions(&pacing, Array(repeating: (lagMs: 20_000, backlog: 500_000), count: 8))
         #expect(held.suffix(4) == [true, true, true, true])
+    }
+
+    @Test func nothingCountedSinceTheStartBeginsNoHold() {
+        // A restart: the last run left events uncounted an hour ago, and the first timer pass
+        // is an interval away. Sends go on at full speed until the derived work has counted.
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
+        let beforeAnyPass = decisions(&pacing, counting: false, (0..<12).map { (lagMs: 3_600_000, backlog: 150_000 + Int64($0) * 10) })
+        #expect(!beforeAnyPass.contains(true))
+        // Once a pass has counted and the backlog still does not shrink, the rule applies.
+        let afterAPass = pacing.observe(.init(atMs: 12 * 250, lagMs: 3_600_000, backlog: 150_200, countedThroughSeq: 1))
+        #expect(afterAPass)
     }
 
     @Test func aShrinkingBacklogBeginsNoHoldHoweverOldItsOldestEvent() {
@@ -50,9 +66,9 @@ struct IngestPacingTests {
         #expect(growing.last == true)
         // A pass counts 200,000 events, but the stats are still 19 s behind: still held (a
         // release at every pass would leave the lag wherever the load settles it).
-        let afterPass = held.observe(.init(atMs: 6 * 250, lagMs: 19_000, backlog: 805_000))
+        let afterPass = held.observe(.init(atMs: 6 * 250, lagMs: 19_000, backlog: 805_000, countedThroughSeq: 200_000))
         #expect(afterPass)
-        let withinTheLimit = held.observe(.init(atMs: 7 * 250, lagMs: 15_000, backlog: 605_000))
+        let withinTheLimit = held.observe(.init(atMs: 7 * 250, lagMs: 15_000, backlog: 605_000, countedThroughSeq: 400_000))
         #expect(!withinTheLimit)
     }
 
@@ -60,10 +76,10 @@ struct IngestPacingTests {
         var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000)
         _ = decisions(&pacing, Array(repeating: (lagMs: 20_000, backlog: 500_000), count: 6))
         #expect(pacing.holding)
-        let underTheLimit = pacing.observe(.init(atMs: 1_500, lagMs: 14_000, backlog: 600_000))
+        let underTheLimit = pacing.observe(.init(atMs: 1_500, lagMs: 14_000, backlog: 600_000, countedThroughSeq: 6_000))
         #expect(!underTheLimit)
         // And past it again with the backlog above the window's reference: held again.
-        let pastItAgain = pacing.observe(.init(atMs: 1_750, lagMs: 16_000, backlog: 600_000))
+        let pastItAgain = pacing.observe(.init(atMs: 1_750, lagMs: 16_000, backlog: 600_000, countedThroughSeq: 7_000))
         #expect(pastItAgain)
     }
 

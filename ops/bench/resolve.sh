@@ -4,10 +4,11 @@
 # the same way in the same run (the same writer commits both; a resolve also waits for the
 # attribution follower and reads its answer).
 #
-# Usage: ops/bench/resolve.sh [--events N] [--duration SECONDS] [--keep DIR]
+# Usage: ops/bench/resolve.sh [--events N] [--duration SECONDS] [--keep DIR] [--bin BIN]
 #   --events N    events generated first (default 10000000: 90 days, 10,000 refs, 100 campaigns)
 #   --keep DIR    generate into DIR once and reuse it (generation takes minutes); each run adds
 #                 the bench's own clicks and resolves to it
+#   --bin BIN     run BIN (an earlier build, for an A/B on the same DIR) instead of this release build
 #
 # Before measuring it stores 10,000 clicks with known ids and addresses (ids bc-0…), so that a
 # third of the resolves match by install referrer, a third by fingerprint, a third are organic
@@ -17,17 +18,19 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . ops/bench/lib.sh
 
-EVENTS=10000000; DURATION=15; KEEP=""
+EVENTS=10000000; DURATION=15; KEEP=""; OTHER_BIN=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
+    --bin) OTHER_BIN="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 
 bench_prepare resolve
+[ -n "$OTHER_BIN" ] && BIN=$OTHER_BIN
 bench_need_wrk
 PORT=18093
 if [ ! -f "$DATA/linkpulse.sqlite" ]; then
