@@ -197,11 +197,11 @@ public struct ResolveAnswer: Sendable, Equatable, Encodable {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         func key(_ name: String) {
-            PropertiesJSON.appendString(name, to: &out)
+            JSONText.appendString(name, to: &out)
             out.append(UInt8(ascii: ":"))
         }
         func text(_ value: String?) {
-            if let value { PropertiesJSON.appendString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            if let value { JSONText.appendString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
         }
         func flag(_ value: Bool) { out.append(contentsOf: (value ? "true" : "false").utf8) }
         out.append(UInt8(ascii: "{"))

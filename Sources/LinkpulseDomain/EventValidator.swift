@@ -267,7 +267,7 @@ public struct EventValidator: Sendable {
                     throw EventError(code: "invalid_property", field: "properties.\(key.prefix(64))", message: "Property numbers must be finite.")
                 }
             }
-            return PropertiesJSON.text(properties)
+            return JSONText.properties(properties)
         }
     }
 

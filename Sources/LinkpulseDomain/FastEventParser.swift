@@ -13,8 +13,9 @@ enum FastEventParser {
     }
 
     /// Any JSON document (RFC 8259, at most 64 levels deep) as a `JSONValue`; nil when it is
-    /// not exactly one valid JSON value. What a nested Segment property value is read with,
-    /// where `JSONDecoder` into a recursive enum costs several times the rest of the request.
+    /// not exactly one valid JSON value. A click's stored `properties` are read with it for a
+    /// resolve's deep link (Segment's nested property values with `anyValue`, its core), where
+    /// `JSONDecoder` into a recursive enum costs several times the rest of the work.
     static func parseValue(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         var parser = Parser(bytes: bytes)
         parser.space()
@@ -439,10 +440,7 @@ enum FastEventParser {
 extension EventPayload.Key {
     /// The field a raw key names, with a bit index for duplicate detection.
     static func field(for raw: UnsafeBufferPointer<UInt8>) -> (key: EventPayload.Key, index: Int)? {
-        for (index, name) in names.enumerated() where name.count == raw.count && name.elementsEqual(raw) {
-            return (allCases[index], index)
-        }
-        return nil
+        FastEventParser.Parser.index(of: raw, in: names).map { (allCases[$0], $0) }
     }
 
     /// Wire names in `allCases` order, as bytes.

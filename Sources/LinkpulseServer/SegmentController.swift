@@ -116,9 +116,7 @@ struct SegmentController: Sendable {
         var ignored = 0
         for index in read.messages.indices {
             let problem: EventError
-            let outcome = read.unreadable[index].map { Result<SegmentOutcome, EventError>.failure($0) }
-                ?? .success(mapping.map(read.messages[index], envelope: envelope, endpointType: endpoint))
-            switch outcome {
+            switch read.message(at: index).map({ mapping.map($0, envelope: envelope, endpointType: endpoint) }) {
             case .success(.ignored):
                 ignored += 1
                 continue

@@ -55,7 +55,7 @@ func error(_ json: String) -> EventError? {
             "neg": .number(-1e-5), "big": .number(8_999_999_999_999_999), "line/sep": .string(""), "\"q\"": .string("a\\b"),
         ]
         for properties in [tricky, ["only": .string("one")], ["n": .number(-42)]] {
-            let written = PropertiesJSON.text(properties)
+            let written = JSONText.properties(properties)
             let encoded = String(decoding: try encoder.encode(properties), as: UTF8.self)
             #expect(written == encoded)
         }

@@ -1,12 +1,12 @@
-/// The stored text of an event's flat `properties`: compact JSON, keys in UTF-8 byte order,
-/// strings escaped the minimal way (`"`, `\` and control characters; `/` as is), integral
-/// numbers below 9·10¹⁵ without a fraction, other numbers as Swift prints them.
-///
-/// This is byte for byte what `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes`
-/// wrote before (a test holds it to that), in a fraction of its time: the encoder's generic
-/// containers were the largest single cost of validating an event with properties.
-enum PropertiesJSON {
-    static func text(_ properties: [String: PropertyValue]) -> String {
+/// Compact JSON written by hand where `JSONEncoder` (with `.sortedKeys` and
+/// `.withoutEscapingSlashes`) was the largest single cost: an event's stored `properties` and
+/// the `/v1/resolve` answer. Byte for byte what the encoder wrote (tests hold both to that):
+/// keys in UTF-8 byte order, strings escaped the minimal way (`"`, `\` and control characters;
+/// `/` as is), integral numbers below 9·10¹⁵ without a fraction, other numbers as Swift prints
+/// them.
+enum JSONText {
+    /// The stored text of an event's flat `properties`.
+    static func properties(_ properties: [String: PropertyValue]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(16 + properties.count * 24)
         out.append(UInt8(ascii: "{"))
@@ -29,6 +29,7 @@ enum PropertiesJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Appends `text` as a JSON string.
     static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
