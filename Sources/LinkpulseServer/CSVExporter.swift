@@ -68,7 +68,7 @@ public struct CSVExporter: Sendable {
     /// Reads the first page of a raw-event export.
     public func startEvents(_ query: StatsQuery) async throws -> StartedEvents {
         let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
-        let first = try await database.rawEventsPage(range, cursor: try database.rawEventCursor(for: range), limit: Self.eventsPerPage)
+        let first = try await database.stats.rawEventsPage(range, cursor: try database.stats.rawEventCursor(for: range), limit: Self.eventsPerPage)
         return StartedEvents(query: query, range: range, first: first)
     }
 
@@ -125,7 +125,7 @@ public struct CSVExporter: Sendable {
         var current = started.first
         while true {
             let reading = current.next.map { cursor in
-                Task { try await database.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage) }
+                Task { try await database.stats.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage) }
             }
             if current.page.count > 0 {
                 csv.removeAll()

@@ -42,7 +42,7 @@ struct ExportController: Sendable {
             }
             let known: Bool
             do {
-                known = try await database.exportFiles().contains { $0.name == name }
+                known = try await database.exportLedger.exportFiles().contains { $0.name == name }
             } catch {
                 return .databaseUnavailable
             }
@@ -112,7 +112,7 @@ struct ExportController: Sendable {
     /// The recorded files that are still on disk, newest first.
     func listedFiles() async throws -> [ExportListing] {
         let clock = ZoneClock(identifier: stats.defaultZone)!
-        return try await database.exportFiles().compactMap { file in
+        return try await database.exportLedger.exportFiles().compactMap { file in
             FileManager.default.fileExists(atPath: directory.appending(path: file.name).path)
                 ? ExportListing(file, clock: clock) : nil
         }

@@ -48,7 +48,7 @@ public struct ExportScheduler: Sendable {
         var rolledUp = false
         for job in jobs where jobName == nil || job.name == jobName {
             do {
-                let last = try await database.lastExportedPeriod(job: job.name)
+                let last = try await database.exportLedger.lastExportedPeriod(job: job.name)
                 let due = job.schedule.duePeriods(after: last?.startMs, nowMs: now(), limit: job.keep)
                 if due.skipped > 0 {
                     logger.warning("export catch-up skips periods older than the files kept", metadata: ["job": "\(job.name)", "skipped": "\(due.skipped)"])
@@ -81,7 +81,7 @@ public struct ExportScheduler: Sendable {
         let record = ExportFileRecord(
             name: name, job: job.name, periodStartMs: period.startMs, periodEndMs: period.endMs,
             periodLabel: period.label, rows: rows, bytes: bytes, createdAtMs: now())
-        try await database.recordExport(record)
+        try await database.exportLedger.recordExport(record)
         written.increment()
         logger.info("export written", metadata: ["job": "\(job.name)", "file": "\(name)", "rows": "\(rows)", "bytes": "\(bytes)"])
         return record
@@ -89,14 +89,14 @@ public struct ExportScheduler: Sendable {
 
     /// Deletes the job's files beyond its newest `keep`.
     func applyRetention(_ job: ExportJob) async throws {
-        let files = try await database.exportFiles().filter { $0.job == job.name }
+        let files = try await database.exportLedger.exportFiles().filter { $0.job == job.name }
         for file in files.dropFirst(job.keep) {
             let path = directory.appending(path: file.name).path
             if unlink(path) != 0 && errno != ENOENT {
                 logger.warning("could not delete an old export", metadata: ["file": "\(file.name)", "error": "\(String(cString: strerror(errno)))"])
                 continue
             }
-            try await database.forgetExportFile(name: file.name)
+            try await database.exportLedger.forgetExportFile(name: file.name)
         }
     }
 

@@ -5,7 +5,7 @@ import LinkpulseDomain
 import LinkpulseStore
 
 /// `GET /v1/stats/summary`, `/v1/stats/breakdown` and `/v1/stats/timeseries`, behind the read
-/// key. Every answer is computed from the rollups (see `AppDatabase.statsCounts`) and is JSON,
+/// key. Every answer is computed from the rollups (see `StatsReader.statsCounts`) and is JSON,
 /// gzip-compressed when the client accepts it.
 struct StatsController: Sendable {
     let stats: StatsService

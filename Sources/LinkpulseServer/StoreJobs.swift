@@ -97,7 +97,7 @@ public struct RetentionJob: TimerJob {
             if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
         }
         guard rawEvents.deletes else { return }
-        let pending = try rawEventExports.compactMap { try database.nextExportPeriodStart(job: $0) }.min()
+        let pending = try rawEventExports.compactMap { try database.exportLedger.nextExportPeriodStart(job: $0) }.min()
         guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return }
         let start = ContinuousClock.now
         let outcome = try database.pruneRawEvents(before: wanted)

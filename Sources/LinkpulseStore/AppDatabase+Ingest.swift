@@ -122,7 +122,7 @@ extension AppDatabase {
         IdLookups(
             indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
             stored: try db.cachedStatement(sql: queries.eventIdAtSeq),
-            expiredMayMatch: rawHorizon.withLock { $0 != nil })
+            expiredMayMatch: rawHorizon.ms != nil)
     }
 
     /// The seq of the event stored with exactly this id, or nil: candidates by key from the

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import LinkpulseDomain
 
 /// What one run of raw-event retention did.
@@ -33,7 +34,7 @@ extension AppDatabase {
 
     /// The raw-event horizon, UTC ms: raw events that happened before it may have been deleted
     /// by retention (their rollups are kept). Nil while retention has deleted nothing.
-    public var rawHorizonMs: Int64? { rawHorizon.withLock { $0 } }
+    public var rawHorizonMs: Int64? { rawHorizon.ms }
 
     /// Deletes the raw events that happened before `horizonMs` and are counted in the rollups,
     /// in transactions of at most `batch` events (ingest commits between them), and gives the
@@ -63,7 +64,7 @@ extension AppDatabase {
             try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
             return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
         }
-        rawHorizon.withLock { $0 = horizon }
+        rawHorizon.set(horizon)
         try attributionQueue.inDatabase { db in
             try db.execute(sql: retention.attributionByClick)
             try db.inTransaction(.deferred) {
@@ -183,7 +184,7 @@ extension AppDatabase {
     func loadRawHorizon() throws {
         let sql = queries.retention.rawHorizon
         let horizon = try pool.read { db in try Int64.fetchOne(db, sql: sql) }
-        rawHorizon.withLock { $0 = horizon }
+        rawHorizon.set(horizon)
     }
 
     /// Refuses work that would count the events again from what is left of them (a rollup
@@ -217,4 +218,16 @@ struct ExpiredEvent {
         }
         return found
     }
+}
+
+/// The raw-event horizon as last recorded: the time before which retention deleted the raw
+/// events (nil while everything is kept). Set by retention, read by every part that must not
+/// answer from events that are gone.
+final class RawEventHorizon: Sendable {
+    private let value = Mutex<Int64?>(nil)
+
+    /// The horizon, UTC ms; nil while every raw event is kept.
+    var ms: Int64? { value.withLock { $0 } }
+
+    func set(_ ms: Int64?) { value.withLock { $0 = ms } }
 }

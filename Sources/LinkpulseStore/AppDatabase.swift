@@ -64,6 +64,10 @@ public final class AppDatabase: Sendable {
     /// When the attribution file's WAL was last checkpointed (its commits never do it).
     let attributionCheckpointed = Mutex(ContinuousClock.now)
     let queries: SQLQueries
+    /// Which scheduled export periods are done and which files are in place.
+    public let exportLedger: ExportLedger
+    /// The reads behind stats answers and raw-event exports.
+    public let stats: StatsReader
     let tail: Mutex<IdTail>
     /// The ingest writer's cache of the events' text dictionary (`event_texts`).
     let dictionary = Mutex(EventDictionary())
@@ -181,6 +185,8 @@ public final class AppDatabase: Sendable {
         checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
         try pool.write { db in try queries.prepareEventStatements(db) }
+        exportLedger = ExportLedger(pool: pool, queries: queries.export)
+        stats = StatsReader(pool: pool, queries: queries, linkTuples: linkTuples, cubeSums: cubeSums, rawHorizon: rawHorizon)
 
         tail = Mutex(IdTail())
         filter = Mutex(IdFilter(capacity: 0))
@@ -253,33 +259,16 @@ public final class AppDatabase: Sendable {
         return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
     }
 
-    /// One write transaction on the events database that locks only what it writes (BEGIN
-    /// DEFERRED). GRDB's `write` begins IMMEDIATE, which on these connections takes the write
-    /// lock of every attached file too (id index, attribution, rollups), and so waits out, and
-    /// after the busy timeout fails beside, a long attribution round or rollup pass.
+    /// A deferred write transaction on the events database (see `DatabasePool.writeDeferred`).
     func writeEvents<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeWithoutTransaction { db in try Self.deferred(db, body) }
-    }
-
-    /// `writeEvents`, awaited off the cooperative pool.
-    func writeEvents<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.writeWithoutTransaction { db in try Self.deferred(db, body) }
-    }
-
-    static func deferred<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
-        var result: T?
-        try db.inTransaction(.deferred) {
-            result = try body(db)
-            return .commit
-        }
-        return result!
+        try pool.writeDeferred(body)
     }
 
     /// Whether the last ingest commit failed (cleared by the next one that succeeds).
     public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
     let lastIngestFailed = Mutex(false)
     /// The raw-event horizon (see `rawHorizonMs`), as last recorded.
-    let rawHorizon = Mutex<Int64?>(nil)
+    let rawHorizon = RawEventHorizon()
 
     /// The sizes of the installation's files and the free space beside them.
     public func diskUsage() throws -> DiskUsage {

@@ -134,10 +134,10 @@ import Testing
         #expect(try reopened.rolledThroughSeq() == 70)
         try reopened.rollUpAll(batch: 50)
         let query = try StatsQuery.parse(["from": "2026-11-01", "to": "2026-11-03"], defaultZone: "UTC", nowMs: 0)
-        let incremental = try await reopened.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+        let incremental = try await reopened.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
         try reopened.resetRollups()
         try reopened.rollUpAll()
-        let rebuilt = try await reopened.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+        let rebuilt = try await reopened.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
         #expect(incremental == rebuilt)
         let total = rebuilt.values.reduce(0) { $0 + $1.people.events + $1.bots.events }
         #expect(total == Oracle(events).counted.count)

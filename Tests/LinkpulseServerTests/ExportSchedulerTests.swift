@@ -155,7 +155,7 @@ import Testing
             let failed = await setup.scheduler(directory: blocked).runDue()
             #expect(failed.written.isEmpty)
             #expect(failed.failed.map(\.job).sorted() == ["daily-by-ref", "hourly-events"])
-            #expect(try await setup.installation.database.lastExportedPeriod(job: "daily-by-ref") == nil)
+            #expect(try await setup.installation.database.exportLedger.lastExportedPeriod(job: "daily-by-ref") == nil)
             // Fixed by the next tick: the same periods are written then.
             let retried = await setup.scheduler().runDue()
             #expect(retried.failed.isEmpty)

@@ -32,12 +32,12 @@ import Testing
         defer { try? database.close() }
         #expect(try database.rolledThroughSeq() == Int64(outcome.stored))
         let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
-        let afterKills = try await database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
-        let series = try await database.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true)
+        let afterKills = try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
+        let series = try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true)
         try database.resetRollups()
         try database.rollUpAll()
-        #expect(try await database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == afterKills)
-        #expect(try await database.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true) == series)
+        #expect(try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == afterKills)
+        #expect(try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true) == series)
         let total = afterKills.values.reduce(0) { $0 + $1.people.events + $1.bots.events }
         #expect(total == outcome.stored)
     }

@@ -85,7 +85,7 @@ import Testing
         #expect(outcome.stored >= 5_000 && outcome.duplicates > 0 && outcome.rejected == 0)
         #expect(try installation.database.rollUpAll() == outcome.stored)
         let query = StatsQuery(fromMs: end - 3 * 86_400_000, toMs: end)
-        let counts = try await installation.database.statsCounts(query, grouping: .none, withVisitors: true)
+        let counts = try await installation.database.stats.statsCounts(query, grouping: .none, withVisitors: true)
         let metrics = counts[.all]!.metrics(includeBots: false)
         #expect(metrics.installsByMatch.clickId > 0 && metrics.installsByMatch.ref > 0)
         #expect(metrics.installsByMatch.fingerprint > 0 && metrics.installsByMatch.organic > 0)

@@ -174,12 +174,12 @@ import Testing
         #expect(try store.database.rollUpAll(batch: 700) > 0)
         let counts = try RollupRestoreTests.countsByRef(store.database)
         let query = StatsQuery(fromMs: 0, toMs: 4_000_000_000_000, zone: "Asia/Kathmandu")
-        let byCampaign = try await store.database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
+        let byCampaign = try await store.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
         try store.database.resetRollups()
         // Passes written while the next is counted, each starting from the tuples the last one added.
         #expect(try store.database.rollUpAllInParallel(batch: 700) == Int(try store.database.maxSeq()))
         #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
-        #expect(try await store.database.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == byCampaign)
+        #expect(try await store.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == byCampaign)
         // A pass counted against a watermark that has moved since is not written.
         try store.database.resetRollups()
         let stale = try #require(try store.database.countAhead(after: 0, tuples: nil, limit: 500))

@@ -33,7 +33,7 @@ import Testing
         func check(_ when: String) async throws {
             for (from, to) in Self.ranges {
                 let query = StatsQuery(fromMs: (Self.firstDay + from) * Self.day, toMs: (Self.firstDay + to) * Self.day)
-                let counts = try await store.database.statsCounts(query, grouping: .dimension(.ref), withVisitors: false)
+                let counts = try await store.database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: false)
                 var got: [String: Int] = [:]
                 for (key, value) in counts {
                     if case .value(let ref?) = key, value.people.clicks > 0 { got[ref] = value.people.clicks }
@@ -101,12 +101,12 @@ import Testing
         // Filtered, so the cubes answer (not the rows by platform), at each grain.
         for (from, to) in [(start, start + 900_000), (start - 3_600_000, start + 3_600_000), (start - 3_600_000, start + 86_400_000)] {
             let query = StatsQuery(fromMs: from, toMs: to, filters: StatsFilters(campaign: "c0"))
-            let byRef = try await store.database.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+            let byRef = try await store.database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
             #expect(byRef[.value("r0")]?.people.clicks == clicks / 4)
             #expect(byRef[.value("r2")]?.people.clicks == clicks / 4)
             #expect(byRef[.value("r1")] == nil)
             // r0 and r2 are the even positions: visitors v0, v2, … v48.
-            let all = try await store.database.statsCounts(query, grouping: .none, withVisitors: true)
+            let all = try await store.database.stats.statsCounts(query, grouping: .none, withVisitors: true)
             #expect(all[.all]?.people.clicks == clicks / 2)
             #expect(all[.all]?.people.clickVisitors.count == 25)
         }
@@ -141,9 +141,9 @@ import Testing
         #expect(after.first?.id == large.id && after.first?.bytes == large.bytes, "the large part is never rewritten")
         #expect(after.count < CubePart.mergeAt + 1, "the small parts were merged: \(after.map(\.bytes))")
         let query = StatsQuery(fromMs: start, toMs: start + 900_000, filters: StatsFilters(ref: "small3-r1"))
-        #expect(try await store.database.statsCounts(query, grouping: .none, withVisitors: false)[.all]?.people.clicks == 3)
+        #expect(try await store.database.stats.statsCounts(query, grouping: .none, withVisitors: false)[.all]?.people.clicks == 3)
         // Grouped by ref, so every cell of every part is read: nothing lost, nothing twice.
-        let byRef = try await store.database.statsCounts(
+        let byRef = try await store.database.stats.statsCounts(
             StatsQuery(fromMs: start, toMs: start + 900_000, filters: StatsFilters(platform: .ios)), grouping: .dimension(.ref), withVisitors: false)
         #expect(byRef.values.reduce(0) { $0 + $1.people.clicks } == 60_000 + 10 * (CubePart.mergeAt + 2))
     }

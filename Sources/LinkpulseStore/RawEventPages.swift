@@ -110,30 +110,13 @@ public struct RawEventCursor: Sendable {
     var afterSeq: Int64 = -1
 }
 
-/// A scheduled export file as recorded in the database.
-public struct ExportFileRecord: Sendable, Equatable {
-    public var name: String
-    public var job: String
-    public var periodStartMs: Int64
-    public var periodEndMs: Int64
-    /// The local date (`2026-11-21`) or hour (`2026-11-21T14`) the file covers, as in its name.
-    public var periodLabel: String
-    public var rows: Int
-    public var bytes: Int64
-    public var createdAtMs: Int64
-
-    public init(name: String, job: String, periodStartMs: Int64, periodEndMs: Int64, periodLabel: String, rows: Int, bytes: Int64, createdAtMs: Int64) {
-        self.name = name; self.job = job; self.periodStartMs = periodStartMs; self.periodEndMs = periodEndMs
-        self.periodLabel = periodLabel; self.rows = rows; self.bytes = bytes; self.createdAtMs = createdAtMs
-    }
-}
-
-extension AppDatabase {
+extension StatsReader {
     /// Starts a raw-event export of `query` at the newest event stored so far; throws
     /// `ParameterError` (naming `from`) when it starts before the raw-event horizon.
     public func rawEventCursor(for query: RawEventQuery) throws -> RawEventCursor {
-        if let horizon = rawHorizonMs, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
-        return RawEventCursor(snapshotSeq: try maxSeq())
+        if let horizon = rawHorizon.ms, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
+        let sql = queries.installation.maxSeq
+        return RawEventCursor(snapshotSeq: try pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 })
     }
 
     /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to
@@ -186,49 +169,5 @@ extension AppDatabase {
         try s.bind(first + 3, f.medium)
         try s.bind(first + 4, f.platform.map { Int64($0.code) })
         try s.bind(first + 5, query.includeBots)
-    }
-
-    /// The last period (start, end in UTC ms) the scheduled export `job` finished; nil if none.
-    public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
-        let sql = queries.export.jobLastPeriod
-        return try await pool.read { db in
-            try Row.fetchOne(db, sql: sql, arguments: [job]).map { ($0[0], $0[1]) }
-        }
-    }
-
-    /// Where the next period of the scheduled export `job` begins (the end of the last one it
-    /// finished), UTC ms; nil if it never finished one. Synchronous, for the retention job.
-    public func nextExportPeriodStart(job: String) throws -> Int64? {
-        let sql = queries.export.jobLastPeriod
-        return try pool.read { db in try Row.fetchOne(db, sql: sql, arguments: [job]).map { $0[1] } }
-    }
-
-    /// Records, in one transaction, that `file` is in place and its period is done.
-    public func recordExport(_ file: ExportFileRecord) async throws {
-        let statements = queries.export
-        try await writeEvents { db in
-            try db.execute(sql: statements.insertFile, arguments: [
-                file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, file.rows, file.bytes, file.createdAtMs,
-            ])
-            try db.execute(sql: statements.recordJobPeriod, arguments: [file.job, file.periodStartMs, file.periodEndMs, file.createdAtMs])
-        }
-    }
-
-    /// Every recorded export file, newest period first.
-    public func exportFiles() async throws -> [ExportFileRecord] {
-        let sql = queries.export.files
-        return try await pool.read { db in
-            try Row.fetchAll(db, sql: sql).map {
-                ExportFileRecord(
-                    name: $0[0], job: $0[1], periodStartMs: $0[2], periodEndMs: $0[3], periodLabel: $0[4],
-                    rows: $0[5], bytes: $0[6], createdAtMs: $0[7])
-            }
-        }
-    }
-
-    /// Forgets a file retention removed.
-    public func forgetExportFile(name: String) async throws {
-        let sql = queries.export.deleteFile
-        try await writeEvents { db in try db.execute(sql: sql, arguments: [name]) }
     }
 }

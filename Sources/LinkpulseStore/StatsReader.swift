@@ -22,7 +22,27 @@ public enum StatsGroupKey: Hashable, Sendable {
     case bucket(Int64)
 }
 
-extension AppDatabase {
+/// The reads behind every stats answer and every raw-event export: the rollup cubes and
+/// tables (which the rollup job writes), and the raw events for the edges finer than a rollup
+/// grain. Reads only, each on a reader connection of the events database (the rollup and
+/// attribution files attached), never waiting for a writer.
+public final class StatsReader: Sendable {
+    let pool: DatabasePool
+    let queries: SQLQueries
+    /// The rollups' link tuples and decoded cube sums, shared with the rollup job.
+    let linkTuples: LinkTuples
+    let cubeSums: CubeSumsCache
+    /// How far back raw events are kept (retention): edges before it cannot be answered.
+    let rawHorizon: RawEventHorizon
+
+    init(pool: DatabasePool, queries: SQLQueries, linkTuples: LinkTuples, cubeSums: CubeSumsCache, rawHorizon: RawEventHorizon) {
+        self.pool = pool
+        self.queries = queries
+        self.linkTuples = linkTuples
+        self.cubeSums = cubeSums
+        self.rawHorizon = rawHorizon
+    }
+
     /// Conversion counts of `query`'s range and filters, grouped by `grouping`.
     ///
     /// Exact for any range: whole UTC days come from day rollups, whole 15-minute buckets from
@@ -60,7 +80,7 @@ extension AppDatabase {
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let plan = StatsPlan(query: query, grouping: grouping)
-        if let horizon = rawHorizonMs { try plan.refuseRawEdges(before: horizon) }
+        if let horizon = rawHorizon.ms { try plan.refuseRawEdges(before: horizon) }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
         let linkTuples = self.linkTuples

@@ -1,0 +1,77 @@
+import GRDB
+
+/// A scheduled export file as recorded in the database.
+public struct ExportFileRecord: Sendable, Equatable {
+    public var name: String
+    public var job: String
+    public var periodStartMs: Int64
+    public var periodEndMs: Int64
+    /// The local date (`2026-11-21`) or hour (`2026-11-21T14`) the file covers, as in its name.
+    public var periodLabel: String
+    public var rows: Int
+    public var bytes: Int64
+    public var createdAtMs: Int64
+
+    public init(name: String, job: String, periodStartMs: Int64, periodEndMs: Int64, periodLabel: String, rows: Int, bytes: Int64, createdAtMs: Int64) {
+        self.name = name; self.job = job; self.periodStartMs = periodStartMs; self.periodEndMs = periodEndMs
+        self.periodLabel = periodLabel; self.rows = rows; self.bytes = bytes; self.createdAtMs = createdAtMs
+    }
+}
+
+/// The export ledger: which scheduled export periods are done and which files are in place
+/// (the `export_jobs` and `export_files` tables of the events database). Only the export
+/// scheduler and the retention job write it; a period and its file are recorded in one
+/// transaction, so a period is written once whatever stops the daemon.
+public final class ExportLedger: Sendable {
+    let pool: DatabasePool
+    let queries: ExportQueries
+
+    init(pool: DatabasePool, queries: ExportQueries) {
+        self.pool = pool
+        self.queries = queries
+    }
+
+    /// The last period (start, end in UTC ms) the scheduled export `job` finished; nil if none.
+    public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
+        let sql = queries.jobLastPeriod
+        return try await pool.read { db in
+            try Row.fetchOne(db, sql: sql, arguments: [job]).map { ($0[0], $0[1]) }
+        }
+    }
+
+    /// Where the next period of the scheduled export `job` begins (the end of the last one it
+    /// finished), UTC ms; nil if it never finished one. Synchronous, for the retention job.
+    public func nextExportPeriodStart(job: String) throws -> Int64? {
+        let sql = queries.jobLastPeriod
+        return try pool.read { db in try Row.fetchOne(db, sql: sql, arguments: [job]).map { $0[1] } }
+    }
+
+    /// Records, in one transaction, that `file` is in place and its period is done.
+    public func recordExport(_ file: ExportFileRecord) async throws {
+        let statements = queries
+        try await pool.writeDeferred { db in
+            try db.execute(sql: statements.insertFile, arguments: [
+                file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, file.rows, file.bytes, file.createdAtMs,
+            ])
+            try db.execute(sql: statements.recordJobPeriod, arguments: [file.job, file.periodStartMs, file.periodEndMs, file.createdAtMs])
+        }
+    }
+
+    /// Every recorded export file, newest period first.
+    public func exportFiles() async throws -> [ExportFileRecord] {
+        let sql = queries.files
+        return try await pool.read { db in
+            try Row.fetchAll(db, sql: sql).map {
+                ExportFileRecord(
+                    name: $0[0], job: $0[1], periodStartMs: $0[2], periodEndMs: $0[3], periodLabel: $0[4],
+                    rows: $0[5], bytes: $0[6], createdAtMs: $0[7])
+            }
+        }
+    }
+
+    /// Forgets a file retention removed.
+    public func forgetExportFile(name: String) async throws {
+        let sql = queries.deleteFile
+        try await pool.writeDeferred { db in try db.execute(sql: sql, arguments: [name]) }
+    }
+}
