@@ -254,7 +254,7 @@ struct HealthController: Sendable {
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("healthz") { _, _ -> Response in
-            if await database.isHealthy() {
+            if await database.events.isHealthy() {
                 return .json(["status": "ok"], status: .ok)
             }
             return .databaseUnavailable
@@ -268,8 +268,8 @@ struct HealthController: Sendable {
 
     func readiness() async -> Readiness {
         var checks: [String: Readiness.Check] = [:]
-        let answers = await database.isHealthy()
-        let (writable, failing) = (database.eventsFileWritable, database.ingestFailing)
+        let answers = await database.events.isHealthy()
+        let (writable, failing) = (database.events.eventsFileWritable, database.events.ingestFailing)
         checks["database"] = .init(
             ok: answers && writable && !failing,
             detail: !answers ? "the events database does not answer a read"
@@ -333,7 +333,7 @@ struct AdminController: Sendable {
                 return .error(.badRequest, code: "invalid_parameter", message: "`limit` must be a whole number from 1 to 1000.")
             }
             do {
-                return .json(QuarantineResponse(events: try await database.recentQuarantine(limit: limit)), status: .ok)
+                return .json(QuarantineResponse(events: try await database.events.recentQuarantine(limit: limit)), status: .ok)
             } catch {
                 return .databaseUnavailable
             }
@@ -429,7 +429,7 @@ struct RollupFreshness: Sendable {
 
     /// Reads the progress, updates the gauges and returns it.
     func read() async throws -> Status {
-        let progress = try await database.rollupProgress()
+        let progress = try await database.rollups.rollupProgress()
         let status = Status(
             storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
             backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),

@@ -102,7 +102,7 @@ public struct ExportScheduler: Sendable {
 
     /// Rolls up every event stored so far, on the store's rollup thread.
     func bringRollupsUpToDate() async throws {
-        _ = try await database.rollUpStoredSoFar()
+        _ = try await database.rollups.rollUpStoredSoFar()
     }
 }
 

@@ -92,7 +92,7 @@ public struct IngestPacingJob: TimerJob {
     }
 
     public func run() throws {
-        let progress = try database.rollupProgressBlocking()
+        let progress = try database.rollups.rollupProgressBlocking()
         let at = now()
         let lagMs = Int64((progress.lagSeconds(nowMs: at) * 1000).rounded())
         let change = pacer.observe(.init(atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq))

@@ -126,10 +126,10 @@ struct ResolveController: Sendable {
             let seq: Int64?
             switch outcomes.first {
             case .stored(let storedSeq): seq = storedSeq
-            default: seq = try await database.storedSeq(ofEventId: event.id)
+            default: seq = try await database.events.storedSeq(ofEventId: event.id)
             }
             guard let seq else { throw StoreError.closed }
-            switch try await database.attributedEvent(seq: seq, wait: attributionWait) {
+            switch try await database.attribution.attributedEvent(seq: seq, wait: attributionWait) {
             case .attributed(let attributed):
                 var answer = ResolveAnswer(attributed)
                 // An event first sent to /v1/events and now resolved under its id: no earlier resolve.
@@ -209,10 +209,10 @@ struct AttributionController: Sendable {
             return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
         }
         do {
-            guard let seq = try await database.storedSeq(ofEventId: id) else {
+            guard let seq = try await database.events.storedSeq(ofEventId: id) else {
                 return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
             }
-            switch try await database.attributedEvent(seq: seq, wait: wait) {
+            switch try await database.attribution.attributedEvent(seq: seq, wait: wait) {
             case .attributed(let event):
                 let answer = ResolveAnswer(event)
                 let properties = answer.click?.properties.flatMap {

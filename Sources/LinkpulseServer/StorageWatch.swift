@@ -63,7 +63,7 @@ public struct DiskWatchJob: TimerJob {
     }
 
     public func run() throws {
-        let usage = try database.diskUsage()
+        let usage = try database.events.diskUsage()
         for file in usage.files {
             databaseBytes[file.name]?.record(Double(file.databaseBytes))
             walBytes[file.name]?.record(Double(file.walBytes))

@@ -24,16 +24,16 @@ public struct IdIndexJob: TimerJob {
     }
 
     public func run() throws {
-        if !database.idMergeInProgress {
-            let waiting = database.idTailCount
+        if !database.events.idMergeInProgress {
+            let waiting = database.events.idTailCount
             let stale = ContinuousClock.now - lastMerge.value > maxAge
             guard waiting >= threshold || (waiting > 0 && stale) else { return }
         }
         let start = ContinuousClock.now
         // Spread a round over ticks while merges keep up; when ids pile up faster than that
         // (sustained batch load), merge whole rounds to keep the writer's memory bounded.
-        let behind = database.idTailCount > 3 * threshold
-        let (merged, finished) = try database.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
+        let behind = database.events.idTailCount > 3 * threshold
+        let (merged, finished) = try database.events.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
         if finished { lastMerge.value = ContinuousClock.now }
         mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])
@@ -92,7 +92,7 @@ public struct RetentionJob: TimerJob {
 
     public func run() throws {
         if quarantineDays > 0 {
-            let deleted = try database.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
+            let deleted = try database.events.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
             deletedQuarantine.increment(by: deleted)
             if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
         }
@@ -139,7 +139,7 @@ public struct RollupJob: TimerJob {
         // Passes of up to 200,000 events: a backlog is worked off in fewer, larger passes, each
         // rewriting the same day's parts once (measured: after a minute of full load, caught up
         // 37 s after it instead of 85 s with 50,000, and a lower peak RSS; docs/PERFORMANCE.md).
-        database.requestRollUp(batch: 200_000, budget: budget) { result in
+        database.rollups.requestRollUp(batch: 200_000, budget: budget) { result in
             switch result {
             case .success(let (count, took)):
                 duration.recordNanoseconds(took.nanoseconds)
@@ -152,13 +152,13 @@ public struct RollupJob: TimerJob {
     }
 
     public func finish() async {
-        await database.rollupsSettled()
+        await database.rollups.settled()
     }
 
     /// Rolls up until caught up, now, and returns how many events it counted (the admin endpoint).
     func runNow() async throws -> Int {
         let start = ContinuousClock.now
-        let count = try await database.rollUpNow()
+        let count = try await database.rollups.rollUpNow()
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         processed.increment(by: count)
         return count

@@ -16,26 +16,6 @@ public struct RawRetentionOutcome: Sendable, Equatable {
 }
 
 extension AppDatabase {
-    /// Deletes quarantined bodies received before `beforeMs`, in transactions of at most
-    /// `batch` rows (ingest commits between them); returns how many went. Synchronous: run it
-    /// from a timer's queue, never from the cooperative pool.
-    public func pruneQuarantine(receivedBeforeMs beforeMs: Int64, batch: Int = 2_000) throws -> Int {
-        let sql = queries.deleteOldQuarantine
-        var total = 0
-        while true {
-            let deleted = try writeEvents { db -> Int in
-                try db.execute(sql: sql, arguments: [beforeMs, batch])
-                return db.changesCount
-            }
-            total += deleted
-            if deleted < batch { return total }
-        }
-    }
-
-    /// The raw-event horizon, UTC ms: raw events that happened before it may have been deleted
-    /// by retention (their rollups are kept). Nil while retention has deleted nothing.
-    public var rawHorizonMs: Int64? { rawHorizon.ms }
-
     /// Deletes the raw events that happened before `horizonMs` and are counted in the rollups,
     /// in transactions of at most `batch` events (ingest commits between them), and gives the
     /// space back. Synchronous: run it from a timer's queue, never from the cooperative pool.
@@ -56,16 +36,16 @@ extension AppDatabase {
     ///    older ones reuse the free pages instead, so their file stops growing).
     public func pruneRawEvents(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionOutcome {
         let retention = queries.retention
-        if rawHorizonMs == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
+        if events.rawHorizon.ms == nil, try events.pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
             // Nothing to delete yet: no horizon, so nothing is refused that still could be answered.
             return RawRetentionOutcome(horizonMs: horizonMs)
         }
-        let horizon = try writeEvents { db -> Int64 in
+        let horizon = try events.writeEvents { db -> Int64 in
             try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
             return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
         }
-        rawHorizon.set(horizon)
-        try attributionQueue.inDatabase { db in
+        events.rawHorizon.set(horizon)
+        try attribution.queue.inDatabase { db in
             try db.execute(sql: retention.attributionByClick)
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
@@ -74,15 +54,15 @@ extension AppDatabase {
         }
         var outcome = RawRetentionOutcome(horizonMs: horizon)
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        let below = try pool.read { db -> Int64 in
+        let below = try events.pool.read { db -> Int64 in
             let row = try Row.fetchOne(db, sql: retention.watermarks, arguments: [nowMs])
             return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
         }
-        let belowSeq = min(below, indexedThrough.withLock { $0 })
+        let belowSeq = min(below, events.indexedThrough.withLock { $0 })
         var cursor = (ms: Int64.min, seq: Int64.min)
         var keptClicks: [Int64] = []
         while true {
-            let expired = try pool.read { db in
+            let expired = try events.pool.read { db in
                 try ExpiredEvent.fetch(db, sql: retention.expiredEvents, after: cursor, horizon: horizon, below: belowSeq, limit: batch)
             }
             guard let last = expired.last else { break }
@@ -100,11 +80,11 @@ extension AppDatabase {
             outcome.keptClicks = kept.count
         }
         let hour = TimeGrain.floor(horizon, TimeGrain.hourMs) / TimeGrain.hourMs
-        while try attributionQueue.inDatabase({ db -> Int in
+        while try attribution.queue.inDatabase({ db -> Int in
             try db.execute(sql: retention.deleteOldFingerprintClicks, arguments: [hour, batch])
             return db.changesCount
         }) == batch {}
-        if outcome.deletedEvents > 0 { outcome.releasedPages = try releaseFreePages() }
+        if outcome.deletedEvents > 0 { outcome.releasedPages = try events.releaseFreePages() }
         return outcome
     }
 
@@ -113,7 +93,7 @@ extension AppDatabase {
     /// and fallbacks (they are counted in the rollups), and clicks from the on-disk ref index.
     func forgetAttribution(of expired: [ExpiredEvent]) throws {
         let retention = queries.retention
-        try attributionQueue.inDatabase { db in
+        try attribution.queue.inDatabase { db in
             try db.inTransaction(.deferred) {
                 let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
                 let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
@@ -138,7 +118,7 @@ extension AppDatabase {
     /// names; returns how many went and the seqs of the clicks kept.
     func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
         let retention = queries.retention
-        return try writeEvents { db in
+        return try self.events.writeEvents { db in
             let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
             let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
             var deleted = 0
@@ -157,42 +137,6 @@ extension AppDatabase {
             }
             return (deleted, kept)
         }
-    }
-
-    /// Free pages the events database keeps for new events instead of giving them back.
-    public static let freePageReserveBytes = 64 << 20
-
-    /// Gives the events database's free pages beyond `reserveBytes` back to the filesystem, a
-    /// few megabytes per transaction (incremental auto-vacuum); returns how many pages went (0
-    /// for a database made before incremental auto-vacuum, whose free pages are reused instead).
-    @discardableResult
-    public func releaseFreePages(reserveBytes: Int = freePageReserveBytes, step: Int = 2_048) throws -> Int {
-        let sql = queries.retention.freelist
-        var released = 0
-        while true {
-            let row = try pool.read { db in try Row.fetchOne(db, sql: sql) }
-            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[1] ?? 4096, row?[2] ?? 0)
-            let surplus = free - reserveBytes / max(pageSize, 512)
-            guard mode == 2, surplus > 0 else { return released }
-            let pages = min(surplus, step)
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA main.incremental_vacuum(\(pages))") }
-            released += pages
-        }
-    }
-
-    /// Loads the raw-event horizon (at open).
-    func loadRawHorizon() throws {
-        let sql = queries.retention.rawHorizon
-        let horizon = try pool.read { db in try Int64.fetchOne(db, sql: sql) }
-        rawHorizon.set(horizon)
-    }
-
-    /// Refuses work that would count the events again from what is left of them (a rollup
-    /// rebuild, a replay of attribution) once retention has deleted raw events: their counts
-    /// live only in the rollups now.
-    func refuseRecountAfterRetention(_ what: String) throws {
-        guard let horizon = rawHorizonMs else { return }
-        throw StoreError.rawEventsDeleted(what: what, horizonMs: horizon)
     }
 }
 
@@ -218,16 +162,4 @@ struct ExpiredEvent {
         }
         return found
     }
-}
-
-/// The raw-event horizon as last recorded: the time before which retention deleted the raw
-/// events (nil while everything is kept). Set by retention, read by every part that must not
-/// answer from events that are gone.
-final class RawEventHorizon: Sendable {
-    private let value = Mutex<Int64?>(nil)
-
-    /// The horizon, UTC ms; nil while every raw event is kept.
-    var ms: Int64? { value.withLock { $0 } }
-
-    func set(_ ms: Int64?) { value.withLock { $0 = ms } }
 }

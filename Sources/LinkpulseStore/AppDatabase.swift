@@ -20,13 +20,21 @@ public enum Durability: String, Sendable, CaseIterable {
     case normal
 }
 
-/// The only owner of SQLite in Linkpulse: the events database (`linkpulse.sqlite`, WAL, one
-/// writer and a pool of readers) and the files derived from it, each with one writer: the id
-/// index (`linkpulse-ids.sqlite`), the attribution (`linkpulse-attribution.sqlite`, written by
-/// the attribution follower) and the rollups (`linkpulse-rollups.sqlite`, the rollup job).
+/// The only owner of SQLite in Linkpulse, and the composition of its parts, each named for
+/// what it owns and with one writer:
+/// - `events` (`EventStore`): the raw events and their dedupe (`linkpulse.sqlite`, the id
+///   index `linkpulse-ids.sqlite`), written by the ingest writer;
+/// - `attribution` (`AttributionStore`): every event's attribution (`linkpulse-attribution.sqlite`),
+///   written by the attribution follower after each commit;
+/// - `rollups` (`RollupStore`): the conversion counts (`linkpulse-rollups.sqlite`), written
+///   by the rollup job;
+/// - `stats` (`StatsReader`): the reads behind every stats answer and raw-event export;
+/// - `exportLedger` (`ExportLedger`): the scheduled export periods done and files kept.
 ///
-/// Opening it runs migrations, verifies that the id index belongs to this database (rebuilding
-/// it when not), catches the index up, and loads the writer's in-memory id tail.
+/// Data flows one way: events → attribution → rollups → stats. This type opens the files in
+/// order, runs their migrations, ties each derived file to the events database (recomputing
+/// what does not fit), and holds what spans the parts: ingest (a commit, then the follower
+/// woken), retention, checkpoints and closing.
 public final class AppDatabase: Sendable {
     /// File names under the data directory.
     public static let eventsFileName = "linkpulse.sqlite"
@@ -34,77 +42,21 @@ public final class AppDatabase: Sendable {
     public static let rollupFileName = "linkpulse-rollups.sqlite"
     public static let attributionFileName = "linkpulse-attribution.sqlite"
 
-    /// The data directory the files live in.
-    public let directory: URL
-    let pool: DatabasePool
-    let idIndex: DatabaseQueue
-    /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
-    let checkpointer: DatabaseQueue
-    /// The rollup job's connection: the rollup file as main, the events database ("ev"), the
-    /// id index ("ids") and the attribution file ("attr") attached. Only the rollup job writes
-    /// the rollup file.
-    let rollupQueue: DatabaseQueue
-    /// The attribution follower's connection: the attribution file as main, the events
-    /// database ("ev") and the id index ("ids") attached. Only the follower writes it.
-    let attributionQueue: DatabaseQueue
-    /// How long before an install or open a click may be to match it by fingerprint.
-    let attributionWindowMs: Int64
-    /// The attribution rules, applied by the follower to every event in store order.
-    let attributor: Attributor
-    /// How many click index entries the follower holds in memory (see `RecentClicks`).
-    let recentClickCapacity: Int
-    /// The memory half of the click indexes as the last committed round left it (only the
-    /// follower's rounds use it, one at a time).
-    let recentClicksKept = Mutex<RecentClicks?>(nil)
-    /// How far attribution has come, for callers waiting for an answer.
-    let attributionProgress = AttributionProgress()
-    /// How far attribution had come when a timer pass last saw it move, and when (see
-    /// `rollUp(maxEvents:attributing:)`).
-    let attributionLastMoved = Mutex((through: Int64(-1), at: ContinuousClock.now))
-    /// When the attribution file's WAL was last checkpointed (its commits never do it).
-    let attributionCheckpointed = Mutex(ContinuousClock.now)
-    let queries: SQLQueries
-    /// Which scheduled export periods are done and which files are in place.
-    public let exportLedger: ExportLedger
+    /// The raw events and their dedupe.
+    public let events: EventStore
+    /// Every event's attribution, decided once in store order.
+    public let attribution: AttributionStore
+    /// The conversion counts.
+    public let rollups: RollupStore
     /// The reads behind stats answers and raw-event exports.
     public let stats: StatsReader
-    let tail: Mutex<IdTail>
-    /// The ingest writer's cache of the events' text dictionary (`event_texts`).
-    let dictionary = Mutex(EventDictionary())
-    /// Which keys the on-disk id index may hold (see `IdFilter`).
-    let filter: Mutex<IdFilter>
-    /// The id index merge in progress, if any (see `mergeIdIndexStep`).
-    let mergeRound: Mutex<MergeRound?>
-    /// Told by `checkpoint` when the WAL should start over; the ingest writer prepares that
-    /// between commits, and the derived readers wait for it (see `WALGate`).
-    let walGate = WALGate()
-    /// The same for the attribution file's WAL: the follower (its only writer) prepares the
-    /// restart between rounds; the rollup passes, its long readers, wait at it.
-    let attributionGate = WALGate()
-    /// The id index's watermark as last written by a merge (merges run one at a time).
-    let indexedThrough: Mutex<Int64>
-    /// The thread every rollup pass of this process runs on, at low priority (ingest first).
-    let rollupThread = StoreThread(name: "linkpulse.rollup", nice: 10)
-    /// The thread the attribution follower runs on, woken after each commit, at the rollups'
-    /// low priority: under a load that takes every core, ingest comes first (measured: at nice 5
-    /// it cost batched ingest a quarter of its throughput) and attribution catches up after.
-    let attributionThread = StoreThread(name: "linkpulse.attribution", nice: 10)
-    /// Attribution rounds asked for by commits (a commit during a round queues the next one).
-    let attributionRequests: CoalescedWork
-    /// The same rounds at normal priority, run only when a caller waits for an answer (an app's
-    /// first launch): it then comes before the load, not after it (measured: resolve p99 at 64
-    /// connections 2.2 s with the follower alone, 40 ms with this thread). A thread's priority
-    /// can be lowered but not raised again without privileges, hence a thread of its own.
-    let urgentAttributionThread = StoreThread(name: "linkpulse.attribution.urgent", nice: 0)
-    let urgentAttributionRequests: CoalescedWork
-    /// Rollup runs asked for by the timer (a tick during a run adds nothing).
-    let rollupRequests: CoalescedWork
-    /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
-    let linkTuples = LinkTuples()
-    /// Decoded sums of cube blocks and day parts for breakdowns over long ranges (a 90-day
-    /// range of 10,000 refs needs about 15 MB of them).
-    let cubeSums = CubeSumsCache(limitBytes: 32 << 20)
+    /// Which scheduled export periods are done and which files are in place.
+    public let exportLedger: ExportLedger
+    let queries: SQLQueries
     let logger: Logger
+
+    /// The data directory the files live in.
+    public var directory: URL { events.directory }
 
     /// Opens (creating when missing) the databases under `directory`.
     /// - Parameters:
@@ -120,7 +72,6 @@ public final class AppDatabase: Sendable {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.logger = logger
-        self.directory = directory
         let queries = try SQLQueries.load()
         self.queries = queries
 
@@ -128,12 +79,6 @@ public final class AppDatabase: Sendable {
         let idIndexPath = directory.appending(path: Self.idIndexFileName).path
         let rollupPath = directory.appending(path: Self.rollupFileName).path
         let attributionPath = directory.appending(path: Self.attributionFileName).path
-        self.attributionWindowMs = attributionWindowMs
-        attributor = Attributor(windowMs: attributionWindowMs)
-        recentClickCapacity = recentClickEntries
-        attributionRequests = CoalescedWork(on: attributionThread, coversRunning: false)
-        urgentAttributionRequests = CoalescedWork(on: urgentAttributionThread, coversRunning: false)
-        rollupRequests = CoalescedWork(on: rollupThread, coversRunning: true)
 
         try Self.createEventsFileIfNew(at: eventsPath)
         // The id index file first: every events connection attaches it.
@@ -143,20 +88,22 @@ public final class AppDatabase: Sendable {
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
+        let idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: Self.attributionCacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], checkpointsElsewhere: true)
-        attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
+            cacheKiB: AttributionStore.cacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], checkpointsElsewhere: true)
+        let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
+        let attributionCheckpointer = try DatabaseQueue(
+            path: attributionPath, configuration: Self.derivedFileConfiguration(cacheKiB: 256, attaching: [], checkpointsElsewhere: true))
 
         // The rollup file next: every events connection attaches it too.
         // 16 MiB of cache: the daemon shares its memory with ingest.
         let rollupConfig = Self.derivedFileConfiguration(
             cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], sketches: true)
-        rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
+        let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
         var config = Configuration()
@@ -165,7 +112,7 @@ public final class AppDatabase: Sendable {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            // Checkpoints run on their own connection (see checkpoint()), not inside a commit.
+            // Checkpoints run on their own connection (see EventStore.checkpoint), not inside a commit.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
@@ -174,28 +121,27 @@ public final class AppDatabase: Sendable {
             SketchFunctions.register(in: db)
             CompactEvent.register(in: db)
         }
-        pool = try DatabasePool(path: eventsPath, configuration: config)
+        let pool = try DatabasePool(path: eventsPath, configuration: config)
         var checkpointConfig = Configuration()
         checkpointConfig.busyMode = .timeout(10)
         checkpointConfig.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
-            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
         }
-        checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
+        let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
         try pool.write { db in try queries.prepareEventStatements(db) }
-        exportLedger = ExportLedger(pool: pool, queries: queries.export)
-        stats = StatsReader(pool: pool, queries: queries, linkTuples: linkTuples, cubeSums: cubeSums, rawHorizon: rawHorizon)
 
-        tail = Mutex(IdTail())
-        filter = Mutex(IdFilter(capacity: 0))
-        mergeRound = Mutex(nil)
-        indexedThrough = Mutex(0)
-        try loadRawHorizon()
-        try prepareIdIndex(tailLimit: tailLimit)
-        try prepareAttribution()
-        try prepareRollups()
+        events = EventStore(directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, queries: queries, logger: logger)
+        attribution = AttributionStore(
+            queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
+            recentClickEntries: recentClickEntries, queries: queries, logger: logger)
+        rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
+        stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
+        exportLedger = ExportLedger(pool: pool, queries: queries.export)
+        try events.prepare(tailLimit: tailLimit)
+        try attribution.prepareAttribution()
+        try rollups.prepareRollups()
     }
 
     /// Creates a new events database with incremental auto-vacuum, so that retention can give
@@ -212,9 +158,6 @@ public final class AppDatabase: Sendable {
         }
         try queue.close()
     }
-
-    /// The attribution connection's page cache in the daemon.
-    static let attributionCacheKiB = 8192
 
     /// The connection settings of a derived file (attribution, rollups), written by one thread
     /// of this process and maybe by a command beside it: WAL, `synchronous=NORMAL` (derived
@@ -253,121 +196,47 @@ public final class AppDatabase: Sendable {
         _ = try AppDatabase(directory: directory, logger: logger)
     }
 
-    /// Whether the events database answers a trivial read.
-    public func isHealthy() async -> Bool {
-        let sql = queries.installation.health
-        return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
+    /// Stores the events and quarantine rows of several requests in one transaction (see
+    /// `EventStore.store`) and wakes the attribution follower for them: an install's answer is
+    /// readable moments after its acknowledgement. A commit with a resolve in it has an app
+    /// waiting for that answer: its round runs at normal priority. Only the ingest writer (and
+    /// `generate`) call it.
+    public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
+        let outcomes = try await events.store(work)
+        if work.contains(where: { $0.events.contains(where: \.isResolve) }) {
+            attribution.followCommitsUrgently()
+        } else {
+            attribution.followCommits()
+        }
+        return outcomes
     }
 
-    /// A deferred write transaction on the events database (see `DatabasePool.writeDeferred`).
-    func writeEvents<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeDeferred(body)
+    /// Forgets every attribution and the rollups counted from them, so that the follower
+    /// replays the events in store order (`linkpulse rollup --rebuild --reattribute`).
+    public func resetAttribution() throws {
+        try attribution.reset()
+        try rollups.resetRollups()
     }
 
-    /// Whether the last ingest commit failed (cleared by the next one that succeeds).
-    public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
-    let lastIngestFailed = Mutex(false)
-    /// The raw-event horizon (see `rawHorizonMs`), as last recorded.
-    let rawHorizon = RawEventHorizon()
-
-    /// The sizes of the installation's files and the free space beside them.
-    public func diskUsage() throws -> DiskUsage {
-        try DiskUsage.read(directory: directory)
-    }
-
-    /// Whether the events database file can still be written (a filesystem remounted
-    /// read-only, or permissions changed under the daemon, say no).
-    public var eventsFileWritable: Bool {
-        access(directory.appending(path: Self.eventsFileName).path, W_OK) == 0
-    }
-
-    /// The highest seq stored (0 when empty).
-    public func maxSeq() throws -> Int64 {
-        let sql = queries.installation.maxSeq
-        return try pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 }
-    }
-
-    /// Copies committed pages from the WAL into the database file without blocking the writer
-    /// or readers (a passive checkpoint). SQLite only starts a WAL over when a checkpoint has
-    /// reached its end and no reader still reads an older snapshot, which beside constant
-    /// writes and back-to-back derived reads never happens by itself; so past `restartPages`
-    /// it tells the `WALGate`: the writer finishes the job between two commits (see
-    /// `resetWALIfWanted`), where only the last few frames are left to copy, and the derived
-    /// readers step aside while an old snapshot of theirs is in the way. Synchronous; run it
-    /// from the checkpoint timer. Returns the WAL's size in pages and how many were copied.
+    /// The checkpoint job's pass (every second in the daemon): the events WAL, then the
+    /// attribution file's (its commits never checkpoint), each asked to start over past
+    /// `restartPages`. Synchronous; run it from the checkpoint timer. Returns the events WAL's
+    /// size in pages and how many were copied.
     @discardableResult
     public func checkpoint(restartPages: Int = 4096) throws -> (walPages: Int, checkpointed: Int) {
-        try checkpointer.inDatabase { db in
-            let attribution = try checkpointAttribution(db, schema: "attr")
-            attributionGate.measured(pages: attribution.walPages, checkpointed: attribution.checkpointed, limit: restartPages)
-            let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
-            let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
-            walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
-            return (pages, done)
-        }
+        try attribution.checkpoint(restartPages: restartPages)
+        return try events.checkpoint(restartPages: restartPages)
     }
 
-    /// Checkpoints the attribution file's WAL (PASSIVE: never waits for its writer), on `db`
-    /// where it is attached as `schema`. The follower commits after every ingest commit; had
-    /// each commit checkpointed when the WAL filled, every few hundred rounds would have paid
-    /// for writing pages back and a flush (measured: a third of the resolve throughput). The
-    /// daemon's checkpoint job calls it every second; the follower itself only when
-    /// nothing has for `followerAfter` (a command such as `linkpulse rollup` has no job).
-    /// Returns the WAL's frames and how many of them are copied back.
-    @discardableResult
-    func checkpointAttribution(_ db: Database, schema: String) throws -> (walPages: Int, checkpointed: Int) {
-        let row = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
-        attributionCheckpointed.withLock { $0 = ContinuousClock.now }
-        return (row?[1] ?? 0, row?[2] ?? 0)
-    }
-
-    /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
-    static let followerCheckpointAfter: Duration = .seconds(5)
-
-    /// On the writer's connection, between transactions, while a restart is wanted: a passive
-    /// checkpoint that no commit can overtake. Once it reaches the WAL's end the gate opens, and
-    /// the commit that follows starts the WAL over (the derived readers that step aside hold
-    /// no older snapshot; readers that begin now read the database file only).
-    func resetWALIfWanted(_ db: Database) {
-        guard walGate.restartWanted else { return }
-        // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
-        // it can on ingest's own time: at most one attempt every `restartAttemptSpacing`.
-        let now = ContinuousClock.now
-        guard lastRestartAttempt.withLock({ last in
-            guard now - last >= Self.restartAttemptSpacing else { return false }
-            last = now
-            return true
-        }), let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
-        let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
-        if done >= pages { walGate.restartPrepared() }
-    }
-
-    /// When the ingest writer last tried to finish a checkpoint for a WAL restart.
-    let lastRestartAttempt = Mutex(ContinuousClock.now)
-    static let restartAttemptSpacing: Duration = .milliseconds(50)
-
-    /// Set when `close` begins: the attribution follower and the rollup passes stop between
-    /// two rounds instead of working a backlog off first (it waits for them at the next start).
-    let closing = Mutex(false)
-
-    /// Closes every connection. The object must not be used afterwards.
+    /// Closes every connection, the derived work first (it stops between two rounds and waits
+    /// for the next start), leaving no large WAL behind (a command such as `generate` writes
+    /// gigabytes into them). The object must not be used afterwards.
     public func close() throws {
-        closing.withLock { $0 = true }
-        walGate.restartPrepared()
-        attributionGate.restartPrepared()
-        attributionThread.stop()
-        urgentAttributionThread.stop()
-        rollupThread.stop()
-        // Leave no large WAL behind (a command such as `generate` writes gigabytes into them).
+        attribution.beginClosing()
+        rollups.beginClosing()
         let truncate = queries.truncateWAL
-        _ = try? checkpointer.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
-        _ = try? attributionQueue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
-        _ = try? rollupQueue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
-        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
-        try checkpointer.close()
-        try attributionQueue.close()
-        try rollupQueue.close()
-        try pool.close()
-        try idIndex.close()
+        try attribution.close(truncating: truncate)
+        try rollups.close(truncating: truncate)
+        try events.close(truncating: truncate)
     }
 }

@@ -89,15 +89,7 @@ public enum AttributedEventRead: Sendable, Equatable {
     case attributed(AttributedEvent)
 }
 
-extension AppDatabase {
-    /// The seq of the event stored under exactly this id, or nil (a reader; the writer's tail
-    /// and the id index, as at ingest).
-    public func storedSeq(ofEventId id: String) async throws -> Int64? {
-        try await pool.read { db in
-            try self.storedSeq(db, id: id, key: EventIdKey.of(id), try self.idLookups(db))
-        }
-    }
-
+extension AttributionStore {
     /// The stored event `seq` with its attribution, waiting up to `wait` for the follower to
     /// reach it (it runs moments after each commit). Clicks are answered as not attributed
     /// (`match` nil), like bots.
@@ -105,27 +97,27 @@ extension AppDatabase {
         let deadline = ContinuousClock.now + wait
         // An event just stored is not attributed yet: wait for the round before reading, so
         // the answer is read once (a read is a hop to a reader and a query).
-        if attributionProgress.through < seq {
+        if progress.through < seq {
             followCommitsUrgently()
-            _ = await attributionProgress.wait(for: seq, timeout: wait)
+            _ = await progress.wait(for: seq, timeout: wait)
         }
         while true {
             guard let (event, through) = try await readAttributedEvent(seq: seq) else {
                 // A seq the id index knows whose row is gone was deleted by retention.
-                return rawHorizonMs == nil ? .notStored : .expired
+                return events.rawHorizon.ms == nil ? .notStored : .expired
             }
             if through >= seq { return .attributed(event) }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .pending }
             // A round at normal priority: the follower runs after the load, an app waits now.
             followCommitsUrgently()
-            _ = await attributionProgress.wait(for: seq, timeout: left)
+            _ = await progress.wait(for: seq, timeout: left)
         }
     }
 
     /// One read of `answer/attributed_event.sql`: the event and the attribution watermark.
     func readAttributedEvent(seq: Int64) async throws -> (AttributedEvent, through: Int64)? {
-        try await pool.read { db in
+        try await events.pool.read { db in
             let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
             try s.bind(1, seq)
             guard try s.step() else { return nil }

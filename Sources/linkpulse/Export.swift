@@ -92,7 +92,7 @@ struct Export: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let content = try content()
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
-        if rollup { try database.rollUpThroughCurrent() }
+        if rollup { try database.rollups.rollUpThroughCurrent() }
         let stats = StatsService(database: database, defaultZone: tz, now: { Int64(Date().timeIntervalSince1970 * 1000) })
         let exporter = CSVExporter(stats: stats, database: database)
         let rows: Int

@@ -44,7 +44,7 @@ struct Generate: AsyncParsableCommand {
         let profile = TrafficProfile(events: events, days: days, refs: refs, campaigns: campaigns, seed: seed, endMs: now)
         let outcome = try await GeneratedTraffic.write(profile, into: database, secrets: secrets, receivedAtMs: now)
         let stored = ContinuousClock.now
-        let rolled = rollup ? try database.rollUpAll() : 0
+        let rolled = rollup ? try database.rollups.rollUpAll() : 0
         try database.close()
         logger.notice("generated", metadata: [
             "stored": "\(outcome.stored)", "duplicates": "\(outcome.duplicates)", "rejected": "\(outcome.rejected)",

@@ -247,7 +247,7 @@ enum DemoData {
     static let profile = (events: 250_000, days: 30, refs: 2_000, campaigns: 12)
 
     static func fillIfEmpty(_ database: AppDatabase, events: Int, secrets: InstallationSecrets, logger: Logger) async throws {
-        guard try database.maxSeq() == 0 else {
+        guard try database.events.maxSeq() == 0 else {
             logger.info("demo database already filled; delete its folder to start over")
             return
         }
@@ -258,7 +258,7 @@ enum DemoData {
         _ = try await GeneratedTraffic.write(
             TrafficProfile(events: events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
             into: database, secrets: secrets, receivedAtMs: now)
-        try database.rollUpAll()
+        try database.rollups.rollUpAll()
         print("Done in \(ContinuousClock.now - start).")
         fflush(nil)  // all streams: stdout is fully buffered when redirected
     }
@@ -306,15 +306,15 @@ struct Rollup: AsyncParsableCommand {
         let start = ContinuousClock.now
         if reattribute { try database.resetAttribution() }
         if rebuild {
-            try database.resetRollups()
+            try database.rollups.resetRollups()
             logger.info("rollups reset", metadata: ["took": "\(ContinuousClock.now - start)"])
         }
-        let attributed = try database.attributeAllInBulk()
+        let attributed = try database.attribution.attributeAllInBulk()
         let counting = ContinuousClock.now
         if attributed > 0 {
             logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
         }
-        let processed = try database.rollUpAllInParallel(batch: batch)
+        let processed = try database.rollups.rollUpAllInParallel(batch: batch)
         logger.info("counted", metadata: ["events": "\(processed)", "took": "\(ContinuousClock.now - counting)"])
         try database.close()
         logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - counting)"])

@@ -128,15 +128,15 @@ import Testing
             try await StatsOracleTests.post(events, with: client)
         }
         // Part of the events, then a restart (a new process opening the same files), then the rest.
-        #expect(try installation.database.rollUp(maxEvents: 70) == 70)
+        #expect(try installation.database.rollups.rollUp(maxEvents: 70) == 70)
         try installation.database.close()
         let reopened = try AppDatabase(directory: installation.directory, logger: installation.logger)
-        #expect(try reopened.rolledThroughSeq() == 70)
-        try reopened.rollUpAll(batch: 50)
+        #expect(try reopened.rollups.rolledThroughSeq() == 70)
+        try reopened.rollups.rollUpAll(batch: 50)
         let query = try StatsQuery.parse(["from": "2026-11-01", "to": "2026-11-03"], defaultZone: "UTC", nowMs: 0)
         let incremental = try await reopened.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
-        try reopened.resetRollups()
-        try reopened.rollUpAll()
+        try reopened.rollups.resetRollups()
+        try reopened.rollups.rollUpAll()
         let rebuilt = try await reopened.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
         #expect(incremental == rebuilt)
         let total = rebuilt.values.reduce(0) { $0 + $1.people.events + $1.bots.events }

@@ -189,7 +189,7 @@ import Testing
         defer { installation.remove() }
         let end = TestInstallation.generatedTrafficEnd
         let outcome = try await installation.storeGeneratedTraffic(events: 60_000, days: 2, refs: 100, campaigns: 5, seed: 5)
-        try installation.database.rollUpAll()
+        try installation.database.rollups.rollUpAll()
         try installation.database.close()
         let out = installation.directory.appending(path: "out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)

@@ -161,7 +161,7 @@ func expectedCell(_ value: Any?, column: String) -> String {
             }
             // The attribution follower decides the newest events' match types moments after their
             // commit: settled first, so the two downloads below show the same answers.
-            await installation.database.attributionSettled()
+            await installation.database.attribution.settled()
             let path = "/v1/events.csv?\(AttributionScenarioTests.range)&tz=Asia/Kolkata"
             let plain = try await Self.get(client, path)
             #expect(plain.status == .ok)

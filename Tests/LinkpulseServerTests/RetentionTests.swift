@@ -48,9 +48,9 @@ import Testing
         let end = TestInstallation.generatedTrafficEnd
         let clock = Locked<Int64>(end + Self.hour)
         let database = installation.database
-        try database.attributeAll()
-        try database.rollUpAll()
-        _ = try database.mergeIdIndex()
+        try database.attribution.attributeAll()
+        try database.rollups.rollUpAll()
+        _ = try database.events.mergeIdIndex()
         // An install that will expire, to be resent later.
         let expiredId = try installation.reader().inDatabase { db in
             try String.fetchOne(db, sql: "SELECT event_id FROM events WHERE type = 'install' ORDER BY occurred_at_ms LIMIT 1")
@@ -68,7 +68,7 @@ import Testing
                 database: database, quarantineDays: 30, rawEvents: RawEventRetention(days: 20), now: { clock.withLock { $0 } },
                 logger: installation.logger)
             try job.run()
-            let horizon = try #require(database.rawHorizonMs)
+            let horizon = try #require(database.events.rawHorizonMs)
             #expect(horizon == Timestamp.parseRFC3339("2026-10-31T00:00:00Z")!)
             let left = try installation.count("SELECT count(*) FROM event_rows")
             let old = try installation.count("SELECT count(*) FROM event_rows WHERE occurred_at_ms < \(horizon)")
@@ -107,10 +107,10 @@ import Testing
             #expect(read.status == .notFound && String(buffer: read.body).contains(#""code":"expired""#))
         }
         // Recounting from what is left is refused: the rollups hold the only complete numbers.
-        #expect(throws: StoreError.self) { try database.resetRollups() }
+        #expect(throws: StoreError.self) { try database.rollups.resetRollups() }
         #expect(throws: StoreError.self) { try database.resetAttribution() }
         // The space comes back: the file shrinks once its free pages are released.
-        _ = try database.releaseFreePages(reserveBytes: 0)
+        _ = try database.events.releaseFreePages(reserveBytes: 0)
         #expect(try installation.count("PRAGMA freelist_count") == 0)
         #expect(try installation.count("PRAGMA page_count") < pagesBefore * 7 / 10)
         // A second run finds nothing more to delete.
@@ -140,15 +140,15 @@ import Testing
             ], client)
             #expect(try await AttributionScenarioTests.rollUp(client) == 4)
             // With nothing old enough to delete, nothing is recorded and nothing is refused.
-            _ = try installation.database.mergeIdIndex()
+            _ = try installation.database.events.mergeIdIndex()
             #expect(try installation.database.pruneRawEvents(before: now - 60 * Self.day).deletedEvents == 0)
-            #expect(installation.database.rawHorizonMs == nil)
+            #expect(installation.database.events.rawHorizonMs == nil)
             // A range whose start is a raw edge after the horizon, counting i-new under c-kept's link.
             let edge = "/v1/stats/breakdown?by=campaign&from=2026-11-15T12:05:00Z&to=2026-11-20T12:00:00Z"
             let before = String(buffer: try await get(client, edge).body)
             #expect(before.contains(#""key":"kept""#) && before.contains(#""installs":1"#), "\(before)")
 
-            _ = try installation.database.mergeIdIndex()
+            _ = try installation.database.events.mergeIdIndex()
             let outcome = try installation.database.pruneRawEvents(before: now - 20 * Self.day)
             #expect(outcome.deletedEvents == 2 && outcome.keptClicks == 1)
             #expect(try installation.count("SELECT count(*) FROM events WHERE event_id = 'c-kept'") == 1)
@@ -167,7 +167,7 @@ import Testing
 
             // Once the install that kept it has gone too, the click goes.
             #expect(try await AttributionScenarioTests.rollUp(client) == 2)
-            _ = try installation.database.mergeIdIndex()
+            _ = try installation.database.events.mergeIdIndex()
             let later = try installation.database.pruneRawEvents(before: now - 4 * Self.day)
             #expect(later.deletedEvents == 2 && later.keptClicks == 0)
             #expect(try installation.count("SELECT count(*) FROM events WHERE event_id IN ('c-kept', 'i-new')") == 0)
@@ -188,9 +188,9 @@ extension RetentionTests {
         try InstallationSecrets.write(try JSONEncoder().encode(TestInstallation.secrets), directory: installation.directory)
         _ = try await installation.storeGeneratedTraffic(events: 20_000, days: 40, refs: 40, campaigns: 4, seed: 16)
         let database = installation.database
-        try database.attributeAll()
-        try database.rollUpAll()
-        _ = try database.mergeIdIndex()
+        try database.attribution.attributeAll()
+        try database.rollups.rollUpAll()
+        _ = try database.events.mergeIdIndex()
         let outcome = try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
         #expect(outcome.deletedEvents > 5_000)
         let clock = Locked<Int64>(TestInstallation.generatedTrafficEnd + Self.hour)
@@ -213,7 +213,7 @@ extension RetentionTests {
         // Opening it must not start anything over (that would be refused: raw events are gone).
         let copy = try AppDatabase(directory: restored, logger: installation.logger)
         defer { try? copy.close() }
-        #expect(copy.rawHorizonMs == Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
+        #expect(copy.events.rawHorizonMs == Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
         var deps = AppDependencies(database: copy, secrets: TestInstallation.secrets, queue: IngestQueue(capacity: 1_000))
         deps.now = { clock.withLock { $0 } }
         try await buildApplication(deps, settings: ServerSettings(port: 0, rollupInterval: .seconds(3600)), logger: installation.logger)
@@ -237,9 +237,9 @@ extension RetentionTests {
         defer { installation.remove() }
         _ = try await installation.storeGeneratedTraffic(events: 3_000, days: 40, refs: 10, campaigns: 2, seed: 17)
         let database = installation.database
-        try database.attributeAll()
-        try database.rollUpAll()
-        _ = try database.mergeIdIndex()
+        try database.attribution.attributeAll()
+        try database.rollups.rollUpAll()
+        _ = try database.events.mergeIdIndex()
         #expect(try database.pruneRawEvents(before: TestInstallation.generatedTrafficEnd - 20 * Self.day).deletedEvents > 0)
         try database.close()
         try FileManager.default.removeItem(at: installation.directory.appending(path: AppDatabase.rollupFileName))

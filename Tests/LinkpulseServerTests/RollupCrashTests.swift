@@ -30,12 +30,12 @@ import Testing
 
         let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
         defer { try? database.close() }
-        #expect(try database.rolledThroughSeq() == Int64(outcome.stored))
+        #expect(try database.rollups.rolledThroughSeq() == Int64(outcome.stored))
         let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
         let afterKills = try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
         let series = try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true)
-        try database.resetRollups()
-        try database.rollUpAll()
+        try database.rollups.resetRollups()
+        try database.rollups.rollUpAll()
         #expect(try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == afterKills)
         #expect(try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true) == series)
         let total = afterKills.values.reduce(0) { $0 + $1.people.events + $1.bots.events }

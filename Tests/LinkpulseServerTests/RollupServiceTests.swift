@@ -32,7 +32,7 @@ import Testing
             }
             #expect(clicks == 20)
         }
-        #expect(try installation.database.rolledThroughSeq() == 20)
+        #expect(try installation.database.rollups.rolledThroughSeq() == 20)
     }
 
     /// Events nobody woke the follower for (stored by another process, or here: attribution
@@ -42,17 +42,17 @@ import Testing
         let installation = try TestInstallation()
         defer { installation.remove() }
         let outcome = try await installation.storeGeneratedTraffic(events: 1_000, days: 1, refs: 10, campaigns: 2, seed: 9)
-        await installation.database.attributionSettled()
+        await installation.database.attribution.settled()
         try installation.database.resetAttribution()
-        #expect(try installation.database.attributedThroughSeq() == 0)
+        #expect(try installation.database.attribution.attributedThroughSeq() == 0)
         let app = installation.application(settings: ServerSettings(port: 0, rollupInterval: .milliseconds(500)))
         try await app.test(.router) { _ in
-            for _ in 0..<120 where try installation.database.rolledThroughSeq() < Int64(outcome.stored) {
+            for _ in 0..<120 where try installation.database.rollups.rolledThroughSeq() < Int64(outcome.stored) {
                 try await Task.sleep(for: .milliseconds(250))
             }
         }
-        #expect(try installation.database.attributedThroughSeq() == Int64(outcome.stored))
-        #expect(try installation.database.rolledThroughSeq() == Int64(outcome.stored))
+        #expect(try installation.database.attribution.attributedThroughSeq() == Int64(outcome.stored))
+        #expect(try installation.database.rollups.rolledThroughSeq() == Int64(outcome.stored))
     }
 
     /// One request (one timer tick) works a backlog off however many parts its budget cuts it
@@ -64,14 +64,14 @@ import Testing
         let outcome = try await installation.storeGeneratedTraffic(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5)
         let parts = Locked<[Int]>([])
         // 100-event passes, a zero budget: every pass is a part of its own.
-        #expect(installation.database.requestRollUp(batch: 100, budget: .zero) { result in
+        #expect(installation.database.rollups.requestRollUp(batch: 100, budget: .zero) { result in
             if case .success(let part) = result { parts.withLock { $0.append(part.count) } }
         })
-        for _ in 0..<300 where try installation.database.rolledThroughSeq() < Int64(outcome.stored) {
+        for _ in 0..<300 where try installation.database.rollups.rolledThroughSeq() < Int64(outcome.stored) {
             try await Task.sleep(for: .milliseconds(50))
         }
-        await installation.database.rollupsSettled()
-        #expect(try installation.database.rolledThroughSeq() == Int64(outcome.stored))
+        await installation.database.rollups.settled()
+        #expect(try installation.database.rollups.rolledThroughSeq() == Int64(outcome.stored))
         let counted = parts.withLock { $0 }
         #expect(counted.count > 20, "parts: \(counted.count)")
         #expect(counted.reduce(0, +) == outcome.stored)
@@ -83,7 +83,7 @@ import Testing
         let end = TestInstallation.generatedTrafficEnd
         let outcome = try await installation.storeGeneratedTraffic(events: 5_000, days: 3, refs: 40, campaigns: 4, seed: 3)
         #expect(outcome.stored >= 5_000 && outcome.duplicates > 0 && outcome.rejected == 0)
-        #expect(try installation.database.rollUpAll() == outcome.stored)
+        #expect(try installation.database.rollups.rollUpAll() == outcome.stored)
         let query = StatsQuery(fromMs: end - 3 * 86_400_000, toMs: end)
         let counts = try await installation.database.stats.statsCounts(query, grouping: .none, withVisitors: true)
         let metrics = counts[.all]!.metrics(includeBots: false)

@@ -64,7 +64,7 @@ import Testing
 
     /// (seq, match_type, matched_click_seq) of every event, in seq order.
     static func storedAnswers(_ store: TemporaryStore) throws -> [[DatabaseValue]] {
-        try store.database.pool.read { db in
+        try store.database.events.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, a.match_type, a.matched_click_seq FROM events e LEFT JOIN attr.attribution a ON a.seq = e.seq ORDER BY e.seq
                 """).map {
@@ -88,15 +88,15 @@ import Testing
                 IngestWork(events: Array(slice.dropFirst(100)), quarantine: []),
             ])
             if chunk == 1_500 && recentClickEntries < 1_000 {
-                try store.database.attributeAll(batch: 97)
+                try store.database.attribution.attributeAll(batch: 97)
                 try store.reopen()
             }
         }
-        try store.database.attributeAll()
+        try store.database.attribution.attributeAll()
         // The small memories moved clicks to disk; the large one kept them all.
         let onDisk = try store.count("SELECT (SELECT count(*) FROM attr.ref_clicks) + (SELECT count(*) FROM attr.fingerprint_clicks)")
         #expect(recentClickEntries < 1_000 ? onDisk > 1_000 : onDisk == 0)
-        let stored = try store.database.pool.read { db in
+        let stored = try store.database.events.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,
                        e.ip_hash, e.os_version, e.bot, a.match_type, a.matched_click_seq, e.click_id_source, a.candidates
@@ -148,22 +148,22 @@ import Testing
         var attributed: Int64 = 0
         for _ in 0..<200 where attributed < stored {
             try await Task.sleep(for: .milliseconds(10))
-            attributed = try store.database.attributedThroughSeq()
+            attributed = try store.database.attribution.attributedThroughSeq()
         }
         #expect(attributed == Int64(stored))
-        #expect(try store.database.rolledThroughSeq() == 0)
+        #expect(try store.database.rollups.rolledThroughSeq() == 0)
     }
 
     @Test func reattributingReplaysTheSameAnswers() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 11, count: 1_500), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         let before = try Self.storedAnswers(store)
         let counts = try RollupRestoreTests.countsByRef(store.database)
         try store.database.resetAttribution()
-        #expect(try store.database.attributedThroughSeq() == 0)
-        #expect(try store.database.rolledThroughSeq() == 0)
-        try store.database.rollUpAll()
+        #expect(try store.database.attribution.attributedThroughSeq() == 0)
+        #expect(try store.database.rollups.rolledThroughSeq() == 0)
+        try store.database.rollups.rollUpAll()
         #expect(try Self.storedAnswers(store) == before)
         #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
     }
@@ -171,27 +171,27 @@ import Testing
     @Test func aRebuildOnBothCoresCountsWhatPassesOneAtATimeCount() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 5, count: 3_000), quarantine: [])])
-        #expect(try store.database.rollUpAll(batch: 700) > 0)
+        #expect(try store.database.rollups.rollUpAll(batch: 700) > 0)
         let counts = try RollupRestoreTests.countsByRef(store.database)
         let query = StatsQuery(fromMs: 0, toMs: 4_000_000_000_000, zone: "Asia/Kathmandu")
         let byCampaign = try await store.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
-        try store.database.resetRollups()
+        try store.database.rollups.resetRollups()
         // Passes written while the next is counted, each starting from the tuples the last one added.
-        #expect(try store.database.rollUpAllInParallel(batch: 700) == Int(try store.database.maxSeq()))
+        #expect(try store.database.rollups.rollUpAllInParallel(batch: 700) == Int(try store.database.events.maxSeq()))
         #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
         #expect(try await store.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == byCampaign)
         // A pass counted against a watermark that has moved since is not written.
-        try store.database.resetRollups()
-        let stale = try #require(try store.database.countAhead(after: 0, tuples: nil, limit: 500))
-        #expect(try store.database.rollUp(maxEvents: 100) == 100)
-        let written = try store.database.rollupQueue.inDatabase { db in try store.database.write(stale, in: db) }
+        try store.database.rollups.resetRollups()
+        let stale = try #require(try store.database.rollups.countAhead(after: 0, tuples: nil, limit: 500))
+        #expect(try store.database.rollups.rollUp(maxEvents: 100) == 100)
+        let written = try store.database.rollups.queue.inDatabase { db in try store.database.rollups.write(stale, in: db) }
         #expect(!written)
     }
 
     @Test func aClosedStoreLeavesNoWALBehind() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 2, count: 3_000), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         try store.database.close()
         for name in [AppDatabase.eventsFileName, AppDatabase.attributionFileName, AppDatabase.rollupFileName, AppDatabase.idIndexFileName] {
             let wal = store.directory.appending(path: name + "-wal").path
@@ -203,7 +203,7 @@ import Testing
 
     @Test func aRefusedBindThrows() async throws {
         let store = try TemporaryStore()
-        try await store.database.pool.read { db in
+        try await store.database.events.pool.read { db in
             // Cached, as every HotStatement's statement is (it does not keep the statement alive).
             let s = HotStatement(try db.cachedStatement(sql: "SELECT ?"), in: db)
             try s.bind(1, Int64(1))
@@ -214,7 +214,7 @@ import Testing
     @Test func aDeletedAttributionFileIsRebuiltWithTheSameAnswersAndCounts() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 7, count: 2_000), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         let before = try Self.storedAnswers(store)
         let counts = try RollupRestoreTests.countsByRef(store.database)
         try store.database.close()
@@ -222,8 +222,8 @@ import Testing
             try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.attributionFileName + suffix))
         }
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
-        #expect(try store.database.rolledThroughSeq() == 0)
-        try store.database.rollUpAll()
+        #expect(try store.database.rollups.rolledThroughSeq() == 0)
+        try store.database.rollups.rollUpAll()
         #expect(try Self.storedAnswers(store) == before)
         #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
     }
@@ -241,8 +241,8 @@ import Testing
 
     /// Every count of the day cubes, by ref and audience ("ref|bot" → the nine counts).
     static func countsByRef(_ database: AppDatabase) throws -> [String: [Int64]] {
-        try database.pool.read { db in
-            let tuples = try database.linkTuples.current(db, sql: database.queries.stats.tuplesAfter)
+        try database.events.pool.read { db in
+            let tuples = try database.rollups.linkTuples.current(db, sql: database.queries.stats.tuplesAfter)
             var sums: [String: CountsVector] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT entries FROM agg.cube_parts WHERE grain = 2") {
                 let entries: Data = row[0]
@@ -283,14 +283,14 @@ import Testing
         let backup = store.directory.appending(path: "backup")
         defer { try? FileManager.default.removeItem(at: backup) }
         _ = try await store.database.ingest([IngestWork(events: Self.clicks("a", 100), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         try store.database.close()
         try Self.copyEvents(from: store.directory, to: backup)
 
         // The installation goes on: 50 more events, counted.
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
         _ = try await store.database.ingest([IngestWork(events: Self.clicks("b", 50), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         #expect(try Self.clicksByRef(store.database) == ["a": 100, "b": 50])
         try store.database.close()
 
@@ -305,8 +305,8 @@ import Testing
         // their watermark is another one, so they are recomputed.
         try Self.copyEvents(from: backup, to: store.directory)
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
-        #expect(try store.database.rolledThroughSeq() == 0)
-        try store.database.rollUpAll()
+        #expect(try store.database.rollups.rolledThroughSeq() == 0)
+        try store.database.rollups.rollUpAll()
         #expect(try Self.clicksByRef(store.database) == ["a": 100, "c": 60])
     }
 
@@ -319,13 +319,13 @@ import Testing
         try Self.copyEvents(from: store.directory, to: backup)
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
         _ = try await store.database.ingest([IngestWork(events: Self.clicks("b", 50), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         try store.database.close()
 
         try Self.copyEvents(from: backup, to: store.directory)
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
         _ = try await store.database.ingest([IngestWork(events: Self.clicks("c", 70), quarantine: [])])
-        try store.database.rollUpAll()
+        try store.database.rollups.rollUpAll()
         #expect(try Self.clicksByRef(store.database) == ["a": 100, "c": 70])
     }
 }

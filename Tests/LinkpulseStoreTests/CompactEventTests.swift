@@ -140,7 +140,7 @@ import Testing
         }
         try old.close()
         let store = try TemporaryStore(directory: directory)
-        let stored = try await store.database.pool.read { db in try Self.readBack(db) }
+        let stored = try await store.database.events.pool.read { db in try Self.readBack(db) }
         #expect(stored == events)
         #expect(try store.count("SELECT count(*) FROM event_rows WHERE typeof(event_id) = 'blob'") == 2)
         // The id index was rebuilt from the compacted ids: every one is a duplicate now.

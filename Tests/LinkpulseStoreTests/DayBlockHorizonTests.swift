@@ -48,7 +48,7 @@ import Testing
         func send(_ events: [IngestEvent], batch: Int = 150) async throws {
             _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
             for e in events { expected[e.occurredAtMs / Self.day, default: [:]][e.ref!, default: 0] += 1 }
-            try store.database.rollUpAll(batch: batch)
+            try store.database.rollups.rollUpAll(batch: batch)
             try await check("after \(events.count) events")
         }
         // Twenty days in order, a pass or so each (the horizon moves along), then late events
@@ -66,11 +66,11 @@ import Testing
         var burst: [IngestEvent] = []
         for offset in 22..<28 { burst += Self.clicks(day: Self.firstDay + Int64(offset), ref: "burst\(offset % 2)", count: 9, tag: "d") }
         try await send(burst, batch: 10_000)
-        #expect(store.database.cubeSums.usage.count > 0, "breakdowns over whole days keep decoded sums")
+        #expect(store.database.rollups.cubeSums.usage.count > 0, "breakdowns over whole days keep decoded sums")
 
         // A rebuild writes every block and part anew, in other passes: the same answers.
-        try store.database.resetRollups()
-        try store.database.rollUpAll(batch: 333)
+        try store.database.rollups.resetRollups()
+        try store.database.rollups.rollUpAll(batch: 333)
         try await check("after a rebuild")
     }
 }
@@ -92,9 +92,9 @@ import Testing
             }
             _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
             clicks += events.count
-            #expect(try store.database.rollUpAll() == events.count)
+            #expect(try store.database.rollups.rollUpAll() == events.count)
         }
-        let parts = try await store.database.pool.read { db in
+        let parts = try await store.database.events.pool.read { db in
             try Int.fetchAll(db, sql: "SELECT count(*) FROM agg.cube_parts WHERE grain = ?1 GROUP BY bucket", arguments: [RollupGrain.quarterHour.rawValue])
         }
         #expect(!parts.isEmpty && parts.allSatisfy { $0 < CubePart.mergeAt }, "\(parts)")
@@ -124,9 +124,9 @@ import Testing
         }
         // One pass of 60,000 cells: a 15-minute part over `CubePart.mergeBytes`.
         _ = try await store.database.ingest([IngestWork(events: clicks("big", count: 60_000, refs: 60_000), quarantine: [])])
-        try store.database.rollUpAll(batch: 100_000)
+        try store.database.rollups.rollUpAll(batch: 100_000)
         func parts() async throws -> [(id: Int64, bytes: Int)] {
-            try await store.database.pool.read { db in
+            try await store.database.events.pool.read { db in
                 try Row.fetchAll(db, sql: "SELECT id, length(entries) FROM agg.cube_parts WHERE grain = ?1 ORDER BY id", arguments: [RollupGrain.quarterHour.rawValue])
                     .map { ($0[0], $0[1]) }
             }
@@ -135,7 +135,7 @@ import Testing
         #expect(large.bytes >= CubePart.mergeBytes)
         for pass in 0..<(CubePart.mergeAt + 2) {
             _ = try await store.database.ingest([IngestWork(events: clicks("small\(pass)", count: 10, refs: 3), quarantine: [])])
-            try store.database.rollUpAll()
+            try store.database.rollups.rollUpAll()
         }
         let after = try await parts()
         #expect(after.first?.id == large.id && after.first?.bytes == large.bytes, "the large part is never rewritten")

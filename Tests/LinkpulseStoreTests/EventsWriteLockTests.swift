@@ -33,7 +33,7 @@ import Testing
         locked.wait()
         // Each would wait out the 10 s busy timeout and throw "database is locked" if it
         // asked for the derived files' locks (the holder only lets go at the end).
-        #expect(try database.pruneQuarantine(receivedBeforeMs: 0) == 0)
+        #expect(try database.events.pruneQuarantine(receivedBeforeMs: 0) == 0)
         try await database.exportLedger.recordExport(ExportFileRecord(
             name: "x.csv", job: "x", periodStartMs: 0, periodEndMs: 1, periodLabel: "x", rows: 0, bytes: 0, createdAtMs: 1))
         try await database.exportLedger.forgetExportFile(name: "x.csv")

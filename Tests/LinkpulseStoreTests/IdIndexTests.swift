@@ -53,7 +53,7 @@ final class TemporaryStore {
     }
 
     func count(_ sql: String) throws -> Int {
-        try database.pool.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+        try database.events.pool.read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
     }
 }
 
@@ -62,12 +62,12 @@ final class TemporaryStore {
         let store = try TemporaryStore()
         let ids = (0..<500).map { "id-\($0)" }
         #expect(try await store.ingest(ids) == 500)
-        #expect(store.database.idTailCount == 500)
+        #expect(store.database.events.idTailCount == 500)
         #expect(try await store.ingest(Array(ids[0..<10])) == 0)
 
-        #expect(try store.database.mergeIdIndex() == 500)
+        #expect(try store.database.events.mergeIdIndex() == 500)
         #expect(try await store.ingest(Array(ids[490..<500]) + ["new-1"]) == 1)
-        #expect(store.database.idTailCount == 1)  // the merged ids left memory at the next write
+        #expect(store.database.events.idTailCount == 1)  // the merged ids left memory at the next write
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 500)
         #expect(try store.count("SELECT indexed_through_seq FROM ids.index_state") == 500)
         #expect(try store.count("SELECT count(*) FROM events") == 501)
@@ -76,18 +76,18 @@ final class TemporaryStore {
     @Test func aSecondMergeWithNothingNewDoesNothing() async throws {
         let store = try TemporaryStore()
         try await store.ingest(["a", "b"])
-        #expect(try store.database.mergeIdIndex() == 2)
-        #expect(try store.database.mergeIdIndex() == 0)
+        #expect(try store.database.events.mergeIdIndex() == 2)
+        #expect(try store.database.events.mergeIdIndex() == 0)
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 2)
     }
 
     @Test func survivesRestartsWithAndWithoutMerges() async throws {
         let store = try TemporaryStore()
         try await store.ingest((0..<100).map { "r\($0)" })
-        try store.database.mergeIdIndex(maxCount: 60)
+        try store.database.events.mergeIdIndex(maxCount: 60)
         try await store.ingest((100..<150).map { "r\($0)" })
         try store.reopen()
-        #expect(store.database.idTailCount == 90)  // 40 unmerged + 50 new, reloaded from disk
+        #expect(store.database.events.idTailCount == 90)  // 40 unmerged + 50 new, reloaded from disk
         #expect(try await store.ingest((0..<150).map { "r\($0)" }) == 0)
         #expect(try await store.ingest(["r150"]) == 1)
     }
@@ -96,7 +96,7 @@ final class TemporaryStore {
         let store = try TemporaryStore()
         try await store.ingest((0..<1000).map { "t\($0)" })
         try store.reopen(tailLimit: 100)
-        #expect(store.database.idTailCount <= 100)
+        #expect(store.database.events.idTailCount <= 100)
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") >= 900)
         #expect(try await store.ingest((0..<1000).map { "t\($0)" }) == 0)
     }
@@ -104,7 +104,7 @@ final class TemporaryStore {
     @Test func aMissingIndexFileIsRebuilt() async throws {
         let store = try TemporaryStore()
         try await store.ingest((0..<300).map { "m\($0)" })
-        try store.database.mergeIdIndex()
+        try store.database.events.mergeIdIndex()
         try store.database.close()
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.idIndexFileName + suffix))
@@ -118,9 +118,9 @@ final class TemporaryStore {
         let first = try TemporaryStore()
         let second = try TemporaryStore()
         try await first.ingest((0..<50).map { "x\($0)" })
-        try first.database.mergeIdIndex()
+        try first.database.events.mergeIdIndex()
         try await second.ingest((0..<20).map { "y\($0)" })
-        try second.database.mergeIdIndex()
+        try second.database.events.mergeIdIndex()
         try first.database.close()
         try second.database.close()
         // Put the first installation's index beside the second's events.
@@ -133,7 +133,7 @@ final class TemporaryStore {
         second.database = try AppDatabase(directory: second.directory, durability: .normal, logger: second.logger)
         #expect(try await second.ingest((0..<20).map { "y\($0)" }) == 0)
         #expect(try await second.ingest(["x1"]) == 1)
-        try second.database.mergeIdIndex()
+        try second.database.events.mergeIdIndex()
         #expect(try second.count("SELECT count(*) FROM ids.event_ids") == 21)
     }
 
@@ -143,7 +143,7 @@ final class TemporaryStore {
         let merger = Task.detached {
             var merged = 0
             while !Task.isCancelled {
-                merged += try database.mergeIdIndex(maxCount: 37)
+                merged += try database.events.mergeIdIndex(maxCount: 37)
                 try await Task.sleep(for: .milliseconds(1))
             }
             return merged
@@ -166,7 +166,7 @@ final class TemporaryStore {
         var steps = 0
         var finished = false
         while !finished {
-            let step = try store.database.mergeIdIndexStep(slices: 4)
+            let step = try store.database.events.mergeIdIndexStep(slices: 4)
             steps += 1
             finished = step.roundFinished
             #expect(step.merged == 100)
@@ -174,23 +174,23 @@ final class TemporaryStore {
             #expect(try await store.ingest(["s\(steps * 7)", "s399"]) == 0)
             let watermark = try store.count("SELECT indexed_through_seq FROM ids.index_state")
             #expect(watermark == (finished ? 400 : 0))
-            #expect(store.database.idMergeInProgress == !finished)
+            #expect(store.database.events.idMergeInProgress == !finished)
         }
         #expect(steps == 4)
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 400)
         #expect(try await store.ingest(["s0", "fresh"]) == 1)
-        #expect(store.database.idTailCount == 1)
+        #expect(store.database.events.idTailCount == 1)
     }
 
     @Test func aRoundCutShortByARestartIsRedoneHarmlessly() async throws {
         let store = try TemporaryStore()
         try await store.ingest((0..<300).map { "c\($0)" })
-        _ = try store.database.mergeIdIndexStep(slices: 3)
-        _ = try store.database.mergeIdIndexStep(slices: 3)
+        _ = try store.database.events.mergeIdIndexStep(slices: 3)
+        _ = try store.database.events.mergeIdIndexStep(slices: 3)
         try store.reopen()  // the round's last slice never ran
-        #expect(store.database.idTailCount == 300)
+        #expect(store.database.events.idTailCount == 300)
         #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
-        try store.database.mergeIdIndex()
+        try store.database.events.mergeIdIndex()
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 300)
         #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
     }
@@ -200,7 +200,7 @@ final class TemporaryStore {
         for round in 0..<20 { try await store.ingest((0..<50).map { "w\(round)-\($0)" }) }
         // The WAL starts over only while no reader is inside it: not while the attribution
         // follower, woken by the commits, is still reading them.
-        await store.database.attributionSettled()
+        await store.database.attribution.settled()
         let before = try store.database.checkpoint(restartPages: 1)
         #expect(before.walPages > 20)
         try await store.ingest(["after-reset"])
@@ -234,14 +234,14 @@ final class TemporaryStore {
         // the index is made to file "collider" under the key of "victim".
         let store = try TemporaryStore()
         #expect(try await store.ingest(["collider"]) == 1)
-        try store.database.mergeIdIndex()
-        try await store.database.pool.write { db in
+        try store.database.events.mergeIdIndex()
+        try await store.database.events.pool.write { db in
             try db.execute(sql: "INSERT INTO ids.event_ids (id_key, seq) SELECT ?, max(seq) FROM event_rows", arguments: [EventIdKey.of("victim")])
         }
         try store.reopen()
         #expect(try await store.ingest(["victim"]) == 1)
         #expect(try await store.ingest(["victim"]) == 0)
-        try store.database.mergeIdIndex()
+        try store.database.events.mergeIdIndex()
         #expect(try await store.ingest(["victim"]) == 0)
         #expect(try store.count("SELECT count(*) FROM events WHERE event_id = 'victim'") == 1)
     }

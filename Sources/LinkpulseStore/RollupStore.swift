@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import LinkpulseDomain
+import Logging
+import Synchronization
 
 /// The rollup grains: cubes by every link dimension (`cube_parts`) and rows by platform only
 /// (`rollups`), each numbered by its `grain` column.
@@ -46,10 +48,57 @@ struct RollupSourceEvent {
     var matchedClickSeq: Int64?
 }
 
-extension AppDatabase {
+/// The rollups (`linkpulse-rollups.sqlite`): conversion counts by time, link and audience,
+/// counted from the attributed events in store order. Its passes, run on a low-priority
+/// thread it owns (or by a command), are the file's only writer; `StatsReader` reads it.
+public final class RollupStore: Sendable {
+    /// The rollup job's connection: the rollup file as main, the events database ("ev"), the
+    /// id index ("ids") and the attribution file ("attr") attached.
+    let queue: DatabaseQueue
+    /// The events it counts, and the attribution it counts them under.
+    let events: EventStore
+    let attribution: AttributionStore
+    let queries: SQLQueries
+    let logger: Logger
+    /// The thread every rollup pass of this process runs on, at low priority (ingest first).
+    let thread = StoreThread(name: "linkpulse.rollup", nice: 10)
+    /// Rollup runs asked for by the timer (a tick during a run adds nothing).
+    let requests: CoalescedWork
+    /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
+    let linkTuples = LinkTuples()
+    /// Decoded sums of cube blocks and day parts for breakdowns over long ranges (a 90-day
+    /// range of 10,000 refs needs about 15 MB of them).
+    let cubeSums = CubeSumsCache(limitBytes: 32 << 20)
+    /// How far attribution had come when a timer pass last saw it move, and when (see
+    /// `rollUp(maxEvents:attributing:)`).
+    let attributionLastMoved = Mutex((through: Int64(-1), at: ContinuousClock.now))
+    /// Set when the store closes: runs stop between two passes.
+    let closing = Mutex(false)
+
+    init(queue: DatabaseQueue, events: EventStore, attribution: AttributionStore, queries: SQLQueries, logger: Logger) {
+        self.queue = queue
+        self.events = events
+        self.attribution = attribution
+        self.queries = queries
+        self.logger = logger
+        requests = CoalescedWork(on: thread, coversRunning: true)
+    }
+
+    /// Stops the runs between two passes (the next start finishes the backlog).
+    func beginClosing() {
+        closing.withLock { $0 = true }
+        thread.stop()
+    }
+
+    /// Truncates the WAL and closes the connection (after `beginClosing`).
+    func close(truncating truncate: String) throws {
+        _ = try? queue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        try queue.close()
+    }
+
     /// The seq through which every event is counted in the rollups.
     public func rolledThroughSeq() throws -> Int64 {
-        try rollupQueue.inDatabase { db in try Self.watermark(db, queries.rollup.state) }
+        try queue.inDatabase { db in try derivedWatermark(db, queries.rollup.state) }
     }
 
     /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
@@ -70,8 +119,8 @@ extension AppDatabase {
         while true {
             // The daemon's timer passes step aside while the WAL is being started over.
             if !attributing {
-                walGate.waitWhileClosed(atMost: WALGate.longestWait)
-                attributionGate.waitWhileClosed(atMost: WALGate.longestWait)
+                events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
+                attribution.gate.waitWhileClosed(atMost: WALGate.longestWait)
             }
             let processed = try rollUp(maxEvents: batch, attributing: attributing)
             total += processed
@@ -93,7 +142,7 @@ extension AppDatabase {
     public func requestRollUp(
         batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
     ) -> Bool {
-        rollupRequests.request(repeating: { [self] in
+        requests.request(repeating: { [self] in
             let start = ContinuousClock.now
             let run = Result { try rollUpRun(batch: batch, budget: budget, attributing: false) }
             completion(run.map { ($0.count, ContinuousClock.now - start) })
@@ -105,26 +154,19 @@ extension AppDatabase {
     /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;
     /// returns how many events it counted. For the admin endpoint.
     public func rollUpNow(batch: Int = 200_000) async throws -> Int {
-        try await rollupThread.run { [self] in try rollUpAll(batch: batch) }
+        try await thread.run { [self] in try rollUpAll(batch: batch) }
     }
 
     /// Rolls up every event stored when it is called, on the rollup thread (see
     /// `rollUpThroughCurrent`). For scheduled exports.
     public func rollUpStoredSoFar() async throws -> Int {
-        try await rollupThread.run { [self] in try rollUpThroughCurrent() }
+        try await thread.run { [self] in try rollUpThroughCurrent() }
     }
 
     /// Returns once the rollup thread has finished the work queued before this call (for a
     /// graceful shutdown).
-    public func rollupsSettled() async {
-        _ = try? await rollupThread.run {}
-    }
-
-    /// Returns once the attribution follower has finished the rounds asked for before this
-    /// call (nothing then reads the events database on its behalf until the next commit).
-    public func attributionSettled() async {
-        _ = try? await attributionThread.run {}
-        _ = try? await urgentAttributionThread.run {}
+    public func settled() async {
+        _ = try? await thread.run {}
     }
 
     /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends
@@ -132,7 +174,7 @@ extension AppDatabase {
     /// see everything stored so far: scheduled exports, `linkpulse export`.
     @discardableResult
     public func rollUpThroughCurrent(batch: Int = 200_000) throws -> Int {
-        let target = try maxSeq()
+        let target = try events.maxSeq()
         var total = 0
         while try rolledThroughSeq() < target {
             // An export must not be written from rollups that stopped short.
@@ -148,11 +190,11 @@ extension AppDatabase {
     /// their stored attribution (`linkpulse rollup --rebuild`, and at open when the rollup file
     /// does not belong to the events database).
     public func resetRollups() throws {
-        try refuseRecountAfterRetention("counting the rollups again from the raw events")
-        let databaseId = try self.databaseId()
-        try rollupQueue.inDatabase { db in
+        try events.refuseRecountAfterRetention("counting the rollups again from the raw events")
+        let databaseId = try events.databaseId()
+        try queue.inDatabase { db in
             try db.inTransaction(.deferred) {
-                try db.execute(sql: queries.rollup.reset, arguments: ["database_id": databaseId, "window_ms": attributionWindowMs])
+                try db.execute(sql: queries.rollup.reset, arguments: ["database_id": databaseId, "window_ms": attribution.windowMs])
                 return .commit
             }
         }
@@ -178,25 +220,25 @@ extension AppDatabase {
     /// for its answer waits for it (resolve p99 300–600 ms in some runs).
     public func rollUp(maxEvents: Int = 200_000, attributing: Bool = true) throws -> Int {
         if attributing {
-            try attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
+            try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
         } else {
-            let through = attributionProgress.through
+            let through = attribution.progress.through
             let now = ContinuousClock.now
             let stalled = attributionLastMoved.withLock { last in
                 if last.through != through { last = (through, now) }
                 return now - last.at > Self.followerStalledAfter
             }
-            if stalled, through < (try maxSeq()) { followCommits() }
+            if stalled, through < (try events.maxSeq()) { attribution.followCommits() }
         }
-        return try rollupQueue.inDatabase { db in
+        return try queue.inDatabase { db in
             while true {
                 // Counted in a read transaction of its own, and written in another that reads
                 // nothing of the events: the events' snapshot is held only while counting, so the
                 // WAL's checkpoint can reach its end between passes (see `WALGate`).
                 var pass: PreparedPass?
                 try db.inTransaction(.deferred) {
-                    let watermark = try Self.watermark(db, queries.rollup.state)
-                    let attributed = try Self.watermark(db, queries.rollup.attributionState)
+                    let watermark = try derivedWatermark(db, queries.rollup.state)
+                    let attributed = try derivedWatermark(db, queries.rollup.attributionState)
                     var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
                     if let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents) {
                         pass = counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
@@ -235,9 +277,9 @@ extension AppDatabase {
     /// Counts the next pass (at most `limit` events after `watermark`) on a reader connection,
     /// outside the rollup file's transaction, starting from `tuples` (nil: the stored ones).
     func countAhead(after watermark: Int64, tuples: LinkTuples.Known?, limit: Int) throws -> PreparedPass? {
-        try attributeAhead(of: watermark, by: limit)
-        return try pool.read { db in
-            let attributed = try Self.watermark(db, queries.rollup.attributionState)
+        try attribution.attributeAhead(of: watermark, by: limit)
+        return try events.pool.read { db in
+            let attributed = try derivedWatermark(db, queries.rollup.attributionState)
             var counter = try RollupCount(db: db, queries: queries, tuples: try tuples ?? linkTuples.current(db, sql: queries.rollup.tuplesAfter))
             guard let counted = try counter.count(after: watermark, through: attributed, limit: limit) else { return nil }
             return counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
@@ -262,7 +304,7 @@ extension AppDatabase {
             let results = Results()
             DispatchQueue.concurrentPerform(iterations: 2) { i in
                 if i == 0 {
-                    results.written = Result { try rollupQueue.inDatabase { db in
+                    results.written = Result { try queue.inDatabase { db in
                         var written = false
                         try db.inTransaction(.deferred) {
                             try db.execute(sql: queries.rollup.lock)
@@ -282,26 +324,21 @@ extension AppDatabase {
         return total
     }
 
-    func databaseId() throws -> String {
-        let sql = queries.installation.databaseId
-        return try pool.read { db in try String.fetchOne(db, sql: sql) ?? "" }
-    }
-
     /// At open: ties the rollup file to this database, and starts it over when its state does
     /// not fit the events database (see `mismatch(ofDerivedState:)`) or it is ahead of the
     /// attribution.
     func prepareRollups() throws {
-        let state = try rollupQueue.inDatabase { db -> Row? in
+        let state = try queue.inDatabase { db -> Row? in
             try queries.prepareRollupStatements(db)
             return try Row.fetchOne(db, sql: queries.rollup.state)
         }
         guard let state else { return try resetRollups() }
-        if let reason = try mismatch(ofDerivedState: state) {
+        if let reason = try events.mismatch(ofDerivedState: state) {
             logger.warning("recomputing the rollups", metadata: ["reason": "\(reason)"])
             return try resetRollups()
         }
         let watermark: Int64 = state[1]
-        if watermark > (try attributedThroughSeq()) {
+        if watermark > (try attribution.attributedThroughSeq()) {
             // Attribution was started over (its file deleted, or a version that moved it).
             logger.notice("the rollups are ahead of the attribution; recomputing them as it catches up")
             return try resetRollups()
@@ -333,17 +370,17 @@ public struct RollupProgress: Sendable, Equatable {
     }
 }
 
-extension AppDatabase {
+extension RollupStore {
     /// The rollups' progress, read in one snapshot of both files. For `/metrics` and the
     /// admin API; cheap (two index lookups).
     public func rollupProgress() async throws -> RollupProgress {
-        try await pool.read { [self] db in try readRollupProgress(db) }
+        try await events.pool.read { [self] db in try readRollupProgress(db) }
     }
 
     /// `rollupProgress()` for a caller on a thread of its own (a timer's queue), never on the
     /// cooperative pool: it blocks for the read.
     public func rollupProgressBlocking() throws -> RollupProgress {
-        try pool.read { [self] db in try readRollupProgress(db) }
+        try events.pool.read { [self] db in try readRollupProgress(db) }
     }
 
     private func readRollupProgress(_ db: Database) throws -> RollupProgress {

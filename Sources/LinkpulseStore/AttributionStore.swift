@@ -1,13 +1,78 @@
 import Foundation
 import GRDB
 import LinkpulseDomain
+import Logging
+import Synchronization
 
 /// The attribution follower: every event attributed once, in store order, into the attribution
-/// file, by `Attributor` (see `queries/attributions/0001_attribution.sql` for what it keeps).
-extension AppDatabase {
+/// file (`linkpulse-attribution.sqlite`), by `Attributor` (see
+/// `queries/attributions/0001_attribution.sql` for what it keeps). Its rounds, run on threads
+/// it owns after each ingest commit, are the file's only writer; the rollup job and the
+/// answers to apps read what it decided.
+public final class AttributionStore: Sendable {
+    /// The follower's connection: the attribution file as main, the events database ("ev")
+    /// and the id index ("ids") attached.
+    let queue: DatabaseQueue
+    /// A connection used only to checkpoint the file's WAL, so a checkpoint never waits for
+    /// a round (its commits never checkpoint, see `checkpoint(_:schema:)`).
+    let checkpointer: DatabaseQueue
+    /// The events it attributes, and where it reads the answers from.
+    let events: EventStore
+    let queries: SQLQueries
+    let logger: Logger
+    /// How long before an install or open a click may be to match it by fingerprint.
+    let windowMs: Int64
+    /// The attribution rules, applied to every event in store order.
+    let attributor: Attributor
+    /// How many click index entries the follower holds in memory (see `RecentClicks`).
+    let recentClickCapacity: Int
+    /// The memory half of the click indexes as the last committed round left it (only the
+    /// follower's rounds use it, one at a time).
+    let recentClicksKept = Mutex<RecentClicks?>(nil)
+    /// How far attribution has come, for callers waiting for an answer.
+    let progress = AttributionProgress()
+    /// When the file's WAL was last checkpointed.
+    let checkpointed = Mutex(ContinuousClock.now)
+    /// Told when the WAL should start over: the follower (its only writer) prepares the
+    /// restart between rounds; the rollup passes, its long readers, wait at it.
+    let gate = WALGate()
+    /// The thread the follower runs on, woken after each commit, at the rollups' low
+    /// priority: under a load that takes every core, ingest comes first (measured: at nice 5
+    /// it cost batched ingest a quarter of its throughput) and attribution catches up after.
+    let thread = StoreThread(name: "linkpulse.attribution", nice: 10)
+    /// Rounds asked for by commits (a commit during a round queues the next one).
+    let requests: CoalescedWork
+    /// The same rounds at normal priority, run only when a caller waits for an answer (an app's
+    /// first launch): it then comes before the load, not after it (measured: resolve p99 at 64
+    /// connections 2.2 s with the follower alone, 40 ms with this thread). A thread's priority
+    /// can be lowered but not raised again without privileges, hence a thread of its own.
+    let urgentThread = StoreThread(name: "linkpulse.attribution.urgent", nice: 0)
+    let urgentRequests: CoalescedWork
+    /// Set when the store closes: rounds stop between two batches.
+    let closing = Mutex(false)
+
+    init(
+        queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
+        queries: SQLQueries, logger: Logger
+    ) {
+        self.queue = queue
+        self.checkpointer = checkpointer
+        self.events = events
+        self.windowMs = windowMs
+        attributor = Attributor(windowMs: windowMs)
+        recentClickCapacity = recentClickEntries
+        self.queries = queries
+        self.logger = logger
+        requests = CoalescedWork(on: thread, coversRunning: false)
+        urgentRequests = CoalescedWork(on: urgentThread, coversRunning: false)
+    }
+
+    /// The connection settings' page cache in the daemon.
+    static let cacheKiB = 8192
+
     /// The seq through which every event is attributed.
     public func attributedThroughSeq() throws -> Int64 {
-        try attributionQueue.inDatabase { db in try Self.watermark(db, queries.attribution.state) }
+        try queue.inDatabase { db in try derivedWatermark(db, queries.attribution.state) }
     }
 
     /// Attributes every event stored so far, in rounds of at most `batch` events; returns how
@@ -20,7 +85,7 @@ extension AppDatabase {
         var total = 0
         while true {
             if yielding {
-                walGate.waitWhileClosed(atMost: WALGate.longestWait)
+                events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
                 try restartAttributionWALIfWanted()
             }
             let processed = try attributeRound(maxEvents: batch)
@@ -35,9 +100,9 @@ extension AppDatabase {
     /// checkpoint of its own file that no commit can overtake (it is the only writer); once it
     /// reaches the end the gate opens, and the next round's commit starts the WAL over.
     func restartAttributionWALIfWanted() throws {
-        guard attributionGate.restartWanted else { return }
-        let (pages, done) = try attributionQueue.inDatabase { db in try checkpointAttribution(db, schema: "main") }
-        if done >= pages { attributionGate.restartPrepared() }
+        guard gate.restartWanted else { return }
+        let (pages, done) = try queue.inDatabase { db in try checkpoint(db, schema: "main") }
+        if done >= pages { gate.restartPrepared() }
     }
 
     /// `attributeAll` for the command line, which has the machine to itself: rounds of 200,000
@@ -46,8 +111,8 @@ extension AppDatabase {
     /// half the time (see docs/PERFORMANCE.md).
     @discardableResult
     public func attributeAllInBulk() throws -> Int {
-        try attributionQueue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -262144") }
-        defer { try? attributionQueue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.attributionCacheKiB)") } }
+        try queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -262144") }
+        defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)") } }
         return try attributeAll(batch: 200_000)
     }
 
@@ -64,14 +129,14 @@ extension AppDatabase {
     /// Asks the follower thread to attribute what was just stored (the writer calls it after
     /// each commit). Returns at once; requests made while a round is queued coalesce.
     func followCommits() {
-        attributionRequests.request(once: { [self] in attributeAllLogged(yielding: true) })
+        requests.request(once: { [self] in attributeAllLogged(yielding: true) })
     }
 
     /// `followCommits` at normal priority, for a caller waiting for an answer (both threads'
     /// rounds go through the one attribution connection, one at a time). It never waits for
     /// the WAL: an app is waiting.
     func followCommitsUrgently() {
-        urgentAttributionRequests.request(once: { [self] in attributeAllLogged(yielding: false) })
+        urgentRequests.request(once: { [self] in attributeAllLogged(yielding: false) })
     }
 
     /// `attributeAll` for the threads, which have no one to report to.
@@ -83,20 +148,19 @@ extension AppDatabase {
         }
     }
 
-    /// Forgets every attribution (and the rollups counted from them), so that the follower
-    /// replays the events in store order (`linkpulse rollup --rebuild --reattribute`).
-    public func resetAttribution() throws {
-        try refuseRecountAfterRetention("attributing every raw event again")
-        let databaseId = try self.databaseId()
-        try attributionQueue.inDatabase { db in
+    /// Forgets every attribution, so that the follower replays the events in store order.
+    /// The rollups counted from them must go too: `AppDatabase.resetAttribution` does both.
+    func reset() throws {
+        try events.refuseRecountAfterRetention("attributing every raw event again")
+        let databaseId = try events.databaseId()
+        try queue.inDatabase { db in
             try db.inTransaction(.deferred) {
-                try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": attributionWindowMs])
+                try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": windowMs])
                 recentClicksKept.withLock { $0 = nil }
-                attributionProgress.restart(at: 0)
+                progress.restart(at: 0)
                 return .commit
             }
         }
-        try resetRollups()
     }
 
     /// One round over at most `maxEvents` events past the attribution watermark: each event in
@@ -106,7 +170,7 @@ extension AppDatabase {
     /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
     /// the events database's write lock.
     func attributeRound(maxEvents: Int) throws -> Int {
-        try attributionQueue.inDatabase { db in
+        try queue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?
             var upToDate: Int64?
@@ -144,11 +208,11 @@ extension AppDatabase {
             // connection): after a failure the next round lists it again.
             if let kept {
                 recentClicksKept.withLock { $0 = kept }
-                attributionProgress.advance(to: kept.throughSeq)
+                progress.advance(to: kept.throughSeq)
             }
-            if let upToDate { attributionProgress.advance(to: upToDate) }
-            if ContinuousClock.now - attributionCheckpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
-                try checkpointAttribution(db, schema: "main")
+            if let upToDate { progress.advance(to: upToDate) }
+            if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
+                try checkpoint(db, schema: "main")
             }
             return processed
         }
@@ -216,13 +280,13 @@ extension AppDatabase {
         }
         guard !wanted.isEmpty, let firstSeq = events.first?.subject.seq else { return [:] }
         var candidates: [Int64: Set<Int64>] = [:]
-        let known = tail.withLock { tail in
+        let known = self.events.tail.withLock { tail in
             for key in wanted.keys { candidates[key, default: []].formUnion(tail.seqs(for: key)) }
             return tail.newestSeq
         }
-        let knownThrough = max(known, indexedThrough.withLock { $0 })
+        let knownThrough = max(known, self.events.indexedThrough.withLock { $0 })
         let indexed = HotStatement(try db.cachedStatement(sql: queries.indexedSeqsForKey), in: db)
-        for key in wanted.keys where filter.withLock({ $0.mayContain(key) }) {
+        for key in wanted.keys where self.events.filter.withLock({ $0.mayContain(key) }) {
             try indexed.bind(1, key)
             try indexed.forEachInt64 { candidates[key, default: []].insert($0) }
         }
@@ -256,47 +320,68 @@ extension AppDatabase {
     /// rollups counted from it) when it belongs to another one, claims events that do not
     /// exist, or names another event at its watermark than the one stored there.
     func prepareAttribution() throws {
-        let state = try attributionQueue.inDatabase { db -> Row? in
+        let state = try queue.inDatabase { db -> Row? in
             try queries.prepareAttributionStatements(db)
             return try Row.fetchOne(db, sql: queries.attribution.state)
         }
-        guard let state else { return try resetAttribution() }
-        if let reason = try mismatch(ofDerivedState: state) {
+        guard let state else { return try reset() }
+        if let reason = try events.mismatch(ofDerivedState: state) {
             logger.warning("attributing every event again", metadata: ["reason": "\(reason)"])
-            return try resetAttribution()
+            return try reset()
         }
-        if (state[2] as Int64) != attributionWindowMs {
+        if (state[2] as Int64) != windowMs {
             logger.notice(
                 "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand (`linkpulse rollup --rebuild --reattribute` applies it to all)",
-                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(attributionWindowMs)"])
-            try attributionQueue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [attributionWindowMs]) }
+                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(windowMs)"])
+            try queue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [windowMs]) }
         }
-        attributionProgress.advance(to: state[1])
+        progress.advance(to: state[1])
     }
 
-    /// The watermark (second column) of a state query's single row; 0 without a row.
-    static func watermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
-        try Row.fetchOne(db.cachedStatement(sql: stateSQL)).map { $0[1] as Int64 } ?? 0
+    /// Checkpoints the file's WAL (PASSIVE: never waits for its writer) on `db`, where it is
+    /// attached as `schema`. The follower commits after every ingest commit; had each commit
+    /// checkpointed when the WAL filled, every few hundred rounds would have paid for writing
+    /// pages back and a flush (measured: a third of the resolve throughput). The daemon's
+    /// checkpoint job calls `checkpoint(restartPages:)` every second; the follower itself only
+    /// when nothing has for `followerCheckpointAfter` (a command such as `linkpulse rollup`
+    /// has no job). Returns the WAL's frames and how many of them are copied back.
+    @discardableResult
+    func checkpoint(_ db: Database, schema: String) throws -> (walPages: Int, checkpointed: Int) {
+        let row = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
+        checkpointed.withLock { $0 = ContinuousClock.now }
+        return (row?[1] ?? 0, row?[2] ?? 0)
     }
 
-    /// Why a derived file's state row (owner database id, watermark and the id of the event
-    /// at the watermark, in columns 0, 1 and 3) does not fit the events database, or nil when
-    /// it does: it belongs to another database, claims events that do not exist, or names
-    /// another event at its watermark (an events database restored from another copy).
-    func mismatch(ofDerivedState state: Row) throws -> String? {
-        let watermark: Int64 = state[1]
-        if state[0] as String != (try databaseId()) { return "it belongs to another database" }
-        if watermark > (try maxSeq()) { return "it counts events the database does not hold (an older copy?)" }
-        if (state[3] as String?) != (try eventId(at: watermark)) {
-            return "the database holds another event at its watermark (restored from another copy?)"
-        }
-        return nil
+    /// The checkpoint job's pass over the file, on a connection of its own; past `restartPages`
+    /// the follower is asked to start the WAL over between two rounds (see `WALGate`).
+    func checkpoint(restartPages: Int) throws {
+        let (pages, done) = try checkpointer.inDatabase { db in try checkpoint(db, schema: "main") }
+        gate.measured(pages: pages, checkpointed: done, limit: restartPages)
     }
 
-    /// The id of the event stored under `seq`; nil for seq 0 or none.
-    func eventId(at seq: Int64) throws -> String? {
-        guard seq > 0 else { return nil }
-        return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
+    /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
+    static let followerCheckpointAfter: Duration = .seconds(5)
+
+    /// Returns once the follower has finished the rounds asked for before this call (nothing
+    /// then reads the events database on its behalf until the next commit).
+    public func settled() async {
+        _ = try? await thread.run {}
+        _ = try? await urgentThread.run {}
+    }
+
+    /// Stops the rounds between two batches (the next start finishes the backlog).
+    func beginClosing() {
+        closing.withLock { $0 = true }
+        gate.restartPrepared()
+        thread.stop()
+        urgentThread.stop()
+    }
+
+    /// Truncates the WAL and closes the connections (after `beginClosing`).
+    func close(truncating truncate: String) throws {
+        _ = try? queue.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        try checkpointer.close()
+        try queue.close()
     }
 }
 

@@ -21,34 +21,24 @@ public enum StoredOutcome: Sendable, Equatable {
     case duplicate
 }
 
-extension AppDatabase {
+extension EventStore {
     /// Stores the events and quarantine rows of several requests in ONE transaction (group
     /// commit) and returns, per request and per event, whether it was stored or a duplicate.
     /// When this returns, everything reported `.stored` is committed with the configured
-    /// durability, and the attribution follower has been woken to attribute it. Exactly once: an id already stored, or seen earlier in `work`, is a duplicate.
-    ///
-    /// Only the ingest writer may call this (writes are serialised by the pool anyway).
-    public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
-        let outcomes: [[StoredOutcome]]
+    /// durability. Exactly once: an id already stored, or seen earlier in `work`, is a
+    /// duplicate. Only the ingest writer calls it, through `AppDatabase.ingest`.
+    func store(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
         do {
-            outcomes = try await pool.writeWithoutTransaction { db in
+            let outcomes = try await pool.writeWithoutTransaction { db in
                 self.resetWALIfWanted(db)
                 return try self.ingestSync(db, work)
             }
             lastIngestFailed.withLock { $0 = false }
+            return outcomes
         } catch {
             lastIngestFailed.withLock { $0 = true }
             throw error
         }
-        // Attribution follows at once, on its own thread: an install's answer is readable
-        // moments after its acknowledgement. A commit with a resolve in it has an app waiting
-        // for that answer: its round runs at normal priority.
-        if work.contains(where: { $0.events.contains(where: \.isResolve) }) {
-            followCommitsUrgently()
-        } else {
-            followCommits()
-        }
-        return outcomes
     }
 
     func ingestSync(_ db: Database, _ work: [IngestWork]) throws -> [[StoredOutcome]] {
@@ -106,6 +96,14 @@ extension AppDatabase {
             for entry in added { tail.add(key: entry.key, seq: entry.seq) }
         }
         return outcomes
+    }
+
+    /// The seq of the event stored under exactly this id, or nil (a reader; the writer's tail
+    /// and the id index, as at ingest).
+    public func storedSeq(ofEventId id: String) async throws -> Int64? {
+        try await pool.read { db in
+            try self.storedSeq(db, id: id, key: EventIdKey.of(id), try self.idLookups(db))
+        }
     }
 
     /// The two statements of an id lookup, prepared once per commit, and whether retention

@@ -9,7 +9,7 @@ import LinkpulseDomain
 /// in the writer's in-memory tail (`IdTail`), and a background job merges them into the
 /// on-disk index in large sorted runs, in a separate file so a merge never holds the events
 /// database's write lock. Lookups read both; reads of a big index are cheap, writes are not.
-extension AppDatabase {
+extension EventStore {
     /// How many stored ids are not yet in the on-disk index (held in memory by the writer).
     public var idTailCount: Int { tail.withLock { $0.count } }
 

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import Synchronization
+
+extension EventStore {
+    /// Deletes quarantined bodies received before `beforeMs`, in transactions of at most
+    /// `batch` rows (ingest commits between them); returns how many went. Synchronous: run it
+    /// from a timer's queue, never from the cooperative pool.
+    public func pruneQuarantine(receivedBeforeMs beforeMs: Int64, batch: Int = 2_000) throws -> Int {
+        let sql = queries.deleteOldQuarantine
+        var total = 0
+        while true {
+            let deleted = try writeEvents { db -> Int in
+                try db.execute(sql: sql, arguments: [beforeMs, batch])
+                return db.changesCount
+            }
+            total += deleted
+            if deleted < batch { return total }
+        }
+    }
+
+    /// The raw-event horizon, UTC ms: raw events that happened before it may have been deleted
+    /// by retention (their rollups are kept). Nil while retention has deleted nothing.
+    public var rawHorizonMs: Int64? { rawHorizon.ms }
+
+    /// Free pages the events database keeps for new events instead of giving them back.
+    public static let freePageReserveBytes = 64 << 20
+
+    /// Gives the events database's free pages beyond `reserveBytes` back to the filesystem, a
+    /// few megabytes per transaction (incremental auto-vacuum); returns how many pages went (0
+    /// for a database made before incremental auto-vacuum, whose free pages are reused instead).
+    @discardableResult
+    public func releaseFreePages(reserveBytes: Int = freePageReserveBytes, step: Int = 2_048) throws -> Int {
+        let sql = queries.retention.freelist
+        var released = 0
+        while true {
+            let row = try pool.read { db in try Row.fetchOne(db, sql: sql) }
+            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[1] ?? 4096, row?[2] ?? 0)
+            let surplus = free - reserveBytes / max(pageSize, 512)
+            guard mode == 2, surplus > 0 else { return released }
+            let pages = min(surplus, step)
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA main.incremental_vacuum(\(pages))") }
+            released += pages
+        }
+    }
+
+    /// Loads the raw-event horizon (at open).
+    func loadRawHorizon() throws {
+        let sql = queries.retention.rawHorizon
+        let horizon = try pool.read { db in try Int64.fetchOne(db, sql: sql) }
+        rawHorizon.set(horizon)
+    }
+
+    /// Refuses work that would count the events again from what is left of them (a rollup
+    /// rebuild, a replay of attribution) once retention has deleted raw events: their counts
+    /// live only in the rollups now.
+    func refuseRecountAfterRetention(_ what: String) throws {
+        guard let horizon = rawHorizonMs else { return }
+        throw StoreError.rawEventsDeleted(what: what, horizonMs: horizon)
+    }
+}
+
+/// The raw-event horizon as last recorded: the time before which retention deleted the raw
+/// events (nil while everything is kept). Set by retention, read by every part that must not
+/// answer from events that are gone.
+final class RawEventHorizon: Sendable {
+    private let value = Mutex<Int64?>(nil)
+
+    /// The horizon, UTC ms; nil while every raw event is kept.
+    var ms: Int64? { value.withLock { $0 } }
+
+    func set(_ ms: Int64?) { value.withLock { $0 = ms } }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+import Logging
+import Synchronization
+
+/// The raw events and their dedupe: the events database (`linkpulse.sqlite`: events, their
+/// text dictionary, the quarantine, the installation's identity) and the id index
+/// (`linkpulse-ids.sqlite`) beside it. The ingest writer is its only writer of events; the
+/// id index merge job is the only writer of the index. Every other part reads the events
+/// through it.
+public final class EventStore: Sendable {
+    /// The data directory the files live in.
+    public let directory: URL
+    /// The events database: one writer (ingest, retention, the export ledger) and readers.
+    /// Its connections attach the id index ("ids"), the attribution ("attr") and the rollups
+    /// ("agg"), so that the readers of answers join them in one snapshot.
+    let pool: DatabasePool
+    let idIndex: DatabaseQueue
+    /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
+    let checkpointer: DatabaseQueue
+    let queries: SQLQueries
+    let logger: Logger
+    /// The ingest writer's in-memory ids not yet merged into the on-disk index.
+    let tail = Mutex(IdTail())
+    /// The ingest writer's cache of the events' text dictionary (`event_texts`).
+    let dictionary = Mutex(EventDictionary())
+    /// Which keys the on-disk id index may hold (see `IdFilter`).
+    let filter = Mutex(IdFilter(capacity: 0))
+    /// The id index merge in progress, if any (see `mergeIdIndexStep`).
+    let mergeRound = Mutex<MergeRound?>(nil)
+    /// The id index's watermark as last written by a merge (merges run one at a time).
+    let indexedThrough = Mutex<Int64>(0)
+    /// Told by `checkpoint` when the WAL should start over; the ingest writer prepares that
+    /// between commits, and the derived readers wait for it (see `WALGate`).
+    let walGate = WALGate()
+    /// When the ingest writer last tried to finish a checkpoint for a WAL restart.
+    let lastRestartAttempt = Mutex(ContinuousClock.now)
+    static let restartAttemptSpacing: Duration = .milliseconds(50)
+    let lastIngestFailed = Mutex(false)
+    /// How far back raw events are kept (set by retention).
+    let rawHorizon = RawEventHorizon()
+
+    init(directory: URL, pool: DatabasePool, idIndex: DatabaseQueue, checkpointer: DatabaseQueue, queries: SQLQueries, logger: Logger) {
+        self.directory = directory
+        self.pool = pool
+        self.idIndex = idIndex
+        self.checkpointer = checkpointer
+        self.queries = queries
+        self.logger = logger
+    }
+
+    /// At open: loads the raw-event horizon, ties the id index to this database and catches it
+    /// up, and loads the writer's tail.
+    func prepare(tailLimit: Int) throws {
+        try loadRawHorizon()
+        try prepareIdIndex(tailLimit: tailLimit)
+    }
+
+    /// Whether the events database answers a trivial read.
+    public func isHealthy() async -> Bool {
+        let sql = queries.installation.health
+        return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
+    }
+
+    /// A deferred write transaction on the events database (see `DatabasePool.writeDeferred`).
+    func writeEvents<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeDeferred(body)
+    }
+
+    /// Whether the last ingest commit failed (cleared by the next one that succeeds).
+    public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
+
+    /// The sizes of the installation's files and the free space beside them.
+    public func diskUsage() throws -> DiskUsage {
+        try DiskUsage.read(directory: directory)
+    }
+
+    /// Whether the events database file can still be written (a filesystem remounted
+    /// read-only, or permissions changed under the daemon, say no).
+    public var eventsFileWritable: Bool {
+        access(directory.appending(path: AppDatabase.eventsFileName).path, W_OK) == 0
+    }
+
+    /// The highest seq stored (0 when empty).
+    public func maxSeq() throws -> Int64 {
+        let sql = queries.installation.maxSeq
+        return try pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 }
+    }
+
+    /// The installation's identity, which every derived file records to know it belongs here.
+    func databaseId() throws -> String {
+        let sql = queries.installation.databaseId
+        return try pool.read { db in try String.fetchOne(db, sql: sql) ?? "" }
+    }
+
+    /// The id of the event stored under `seq`; nil for seq 0 or none.
+    func eventId(at seq: Int64) throws -> String? {
+        guard seq > 0 else { return nil }
+        return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
+    }
+
+    /// Why a derived file's state row (owner database id, watermark and the id of the event
+    /// at the watermark, in columns 0, 1 and 3) does not fit the events database, or nil when
+    /// it does: it belongs to another database, claims events that do not exist, or names
+    /// another event at its watermark (an events database restored from another copy).
+    func mismatch(ofDerivedState state: Row) throws -> String? {
+        let watermark: Int64 = state[1]
+        if state[0] as String != (try databaseId()) { return "it belongs to another database" }
+        if watermark > (try maxSeq()) { return "it counts events the database does not hold (an older copy?)" }
+        if (state[3] as String?) != (try eventId(at: watermark)) {
+            return "the database holds another event at its watermark (restored from another copy?)"
+        }
+        return nil
+    }
+
+    /// Copies committed pages of the events WAL into the database file without blocking the
+    /// writer or readers (a passive checkpoint). SQLite only starts a WAL over when a
+    /// checkpoint has reached its end and no reader still reads an older snapshot, which beside
+    /// constant writes and back-to-back derived reads never happens by itself; so past
+    /// `restartPages` it tells the `WALGate`: the writer finishes the job between two commits
+    /// (see `resetWALIfWanted`), where only the last few frames are left to copy, and the
+    /// derived readers step aside while an old snapshot of theirs is in the way. Synchronous.
+    /// Returns the WAL's size in pages and how many were copied.
+    @discardableResult
+    func checkpoint(restartPages: Int) throws -> (walPages: Int, checkpointed: Int) {
+        try checkpointer.inDatabase { db in
+            let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
+            let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
+            walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
+            return (pages, done)
+        }
+    }
+
+    /// On the writer's connection, between transactions, while a restart is wanted: a passive
+    /// checkpoint that no commit can overtake. Once it reaches the WAL's end the gate opens, and
+    /// the commit that follows starts the WAL over (the derived readers that step aside hold
+    /// no older snapshot; readers that begin now read the database file only).
+    func resetWALIfWanted(_ db: Database) {
+        guard walGate.restartWanted else { return }
+        // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
+        // it can on ingest's own time: at most one attempt every `restartAttemptSpacing`.
+        let now = ContinuousClock.now
+        guard lastRestartAttempt.withLock({ last in
+            guard now - last >= Self.restartAttemptSpacing else { return false }
+            last = now
+            return true
+        }), let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
+        let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
+        if done >= pages { walGate.restartPrepared() }
+    }
+
+    /// Truncates the WALs and closes the connections (at shutdown).
+    func close(truncating truncate: String) throws {
+        walGate.restartPrepared()
+        _ = try? checkpointer.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+        try checkpointer.close()
+        try pool.close()
+        try idIndex.close()
+    }
+}
+
+/// The watermark (second column) of a derived file's state query's single row; 0 without a row.
+func derivedWatermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
+    try Row.fetchOne(db.cachedStatement(sql: stateSQL)).map { $0[1] as Int64 } ?? 0
+}
