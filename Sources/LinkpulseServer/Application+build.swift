@@ -150,20 +150,20 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
     )
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
-    ResolveController(ingest: ingest, database: deps.database, rate: settings.resolveRate, burst: settings.resolveBurst)
+    ResolveController(ingest: ingest, events: deps.database.events, attribution: deps.database.attribution, rate: settings.resolveRate, burst: settings.resolveBurst)
         .addRoutes(to: router)
-    AttributionController(database: deps.database, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
-    let freshness = RollupFreshness(database: deps.database, pacer: pacer, now: deps.now)
-    HealthController(database: deps.database, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
+    AttributionController(events: deps.database.events, attribution: deps.database.attribution, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
+    let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, now: deps.now)
+    HealthController(events: deps.database.events, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
         .addRoutes(to: router)
     AdminController(
-        database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(database: deps.database, logger: deps.logger),
+        database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(rollups: deps.database.rollups, logger: deps.logger),
         freshness: freshness
     ).addRoutes(to: router)
-    let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
+    let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
     StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
     ExportController(
-        exporter: CSVExporter(stats: stats, database: deps.database), stats: stats, database: deps.database,
+        exporter: CSVExporter(stats: stats, reader: deps.database.stats), stats: stats, ledger: deps.database.exportLedger,
         directory: settings.exportDirectory, readKey: deps.secrets.readKey
     ).addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
@@ -187,20 +187,20 @@ public func buildApplication(
         .map { IngestPacer(pacing: IngestPacing(lagLimitMs: $0)) }
     var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, pacer: pacer, logger: logger),
-        TimerService(job: IdIndexJob(database: deps.database, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
+        TimerService(job: IdIndexJob(events: deps.database.events, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(1), logger: logger),
-        TimerService(job: DiskWatchJob(database: deps.database, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
+        TimerService(job: DiskWatchJob(events: deps.database.events, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
         TimerService(
             job: RetentionJob(
                 database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter { if case .events = $0.content { true } else { false } }.map(\.name),
                 now: deps.now, logger: logger),
             every: settings.retentionInterval, logger: logger),
-        TimerService(job: RollupJob(database: deps.database, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
+        TimerService(job: RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
     ]
     if let pacer {
         services.append(TimerService(
-            job: IngestPacingJob(database: deps.database, pacer: pacer, now: deps.now, logger: logger), every: .milliseconds(250), logger: logger))
+            job: IngestPacingJob(rollups: deps.database.rollups, pacer: pacer, now: deps.now, logger: logger), every: .milliseconds(250), logger: logger))
     }
     if !settings.exportJobs.isEmpty {
         let scheduler = exportScheduler(deps, settings: settings, logger: logger)
@@ -224,10 +224,10 @@ public func buildApplication(
 
 /// The scheduler of the configured export jobs, reading through the same stats service as the API.
 public func exportScheduler(_ deps: AppDependencies, settings: ServerSettings, logger: Logger) -> ExportScheduler {
-    let stats = StatsService(database: deps.database, defaultZone: settings.defaultTimeZone, now: deps.now)
+    let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
     return ExportScheduler(
         jobs: settings.exportJobs, directory: settings.exportDirectory,
-        exporter: CSVExporter(stats: stats, database: deps.database), database: deps.database, now: deps.now, logger: logger)
+        exporter: CSVExporter(stats: stats, reader: deps.database.stats), ledger: deps.database.exportLedger, rollups: deps.database.rollups, now: deps.now, logger: logger)
 }
 
 /// `GET /healthz`: the process is alive (200 `{"status":"ok"}` once the database answers a
@@ -238,7 +238,7 @@ public func exportScheduler(_ deps: AppDependencies, settings: ServerSettings, l
 /// each check says `ok` and what it saw. Neither needs a key (load balancers and systemd
 /// probe them); neither says more than the state of the process.
 struct HealthController: Sendable {
-    let database: AppDatabase
+    let events: EventStore
     let storage: StorageGuard
     let freshness: RollupFreshness
     let maxRollupLag: Duration
@@ -254,7 +254,7 @@ struct HealthController: Sendable {
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("healthz") { _, _ -> Response in
-            if await database.events.isHealthy() {
+            if await events.isHealthy() {
                 return .json(["status": "ok"], status: .ok)
             }
             return .databaseUnavailable
@@ -268,8 +268,8 @@ struct HealthController: Sendable {
 
     func readiness() async -> Readiness {
         var checks: [String: Readiness.Check] = [:]
-        let answers = await database.events.isHealthy()
-        let (writable, failing) = (database.events.eventsFileWritable, database.events.ingestFailing)
+        let answers = await events.isHealthy()
+        let (writable, failing) = (events.eventsFileWritable, events.ingestFailing)
         checks["database"] = .init(
             ok: answers && writable && !failing,
             detail: !answers ? "the events database does not answer a read"
@@ -391,7 +391,7 @@ struct MetricsController: Sendable {
 /// `linkpulse_attribution_backlog_events` (stored, not yet attributed: the part of the backlog
 /// that waits for the attribution follower rather than the rollup timer).
 struct RollupFreshness: Sendable {
-    let database: AppDatabase
+    let rollups: RollupStore
     let pacer: IngestPacer?
     let now: @Sendable () -> Int64
     let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
@@ -429,7 +429,7 @@ struct RollupFreshness: Sendable {
 
     /// Reads the progress, updates the gauges and returns it.
     func read() async throws -> Status {
-        let progress = try await database.rollups.rollupProgress()
+        let progress = try await rollups.rollupProgress()
         let status = Status(
             storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
             backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),

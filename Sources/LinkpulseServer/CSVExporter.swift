@@ -8,7 +8,7 @@ import LinkpulseStore
 /// raw-event export is read page by page and never held whole in memory.
 public struct CSVExporter: Sendable {
     let stats: StatsService
-    let database: AppDatabase
+    let reader: StatsReader
 
     /// Events per page of a raw-event export (one read transaction and one chunk each).
     static let eventsPerPage = 4096
@@ -22,9 +22,9 @@ public struct CSVExporter: Sendable {
         "properties", "bot", "bot_reason", "visitor_id", "match_type", "matched_click_id",
     ]
 
-    public init(stats: StatsService, database: AppDatabase) {
+    public init(stats: StatsService, reader: StatsReader) {
         self.stats = stats
-        self.database = database
+        self.reader = reader
     }
 
     /// Writes `content` as CSV to `sink` (gzip-compressed with `gzip`); returns the number of
@@ -68,7 +68,7 @@ public struct CSVExporter: Sendable {
     /// Reads the first page of a raw-event export.
     public func startEvents(_ query: StatsQuery) async throws -> StartedEvents {
         let range = RawEventQuery(fromMs: query.fromMs, toMs: query.toMs, filters: query.filters, includeBots: query.includeBots)
-        let first = try await database.stats.rawEventsPage(range, cursor: try database.stats.rawEventCursor(for: range), limit: Self.eventsPerPage)
+        let first = try await reader.rawEventsPage(range, cursor: try await reader.rawEventCursor(for: range), limit: Self.eventsPerPage)
         return StartedEvents(query: query, range: range, first: first)
     }
 
@@ -119,13 +119,13 @@ public struct CSVExporter: Sendable {
         var csv = CSVRows(reservingCapacity: Self.eventsPerPage * 360)
         csv.row(Self.eventColumns)
         try await sink(csv.bytes)
-        let (database, range) = (self.database, started.range)
+        let (reader, range) = (self.reader, started.range)
         let clock = ZoneClock(identifier: started.query.zone)!
         var total = 0
         var current = started.first
         while true {
             let reading = current.next.map { cursor in
-                Task { try await database.stats.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage) }
+                Task { try await reader.rawEventsPage(range, cursor: cursor, limit: Self.eventsPerPage) }
             }
             if current.page.count > 0 {
                 csv.removeAll()

@@ -11,7 +11,7 @@ import LinkpulseStore
 struct ExportController: Sendable {
     let exporter: CSVExporter
     let stats: StatsService
-    let database: AppDatabase
+    let ledger: ExportLedger
     let directory: URL
     let readKey: String
 
@@ -42,7 +42,7 @@ struct ExportController: Sendable {
             }
             let known: Bool
             do {
-                known = try await database.exportLedger.exportFiles().contains { $0.name == name }
+                known = try await ledger.exportFiles().contains { $0.name == name }
             } catch {
                 return .databaseUnavailable
             }
@@ -112,7 +112,7 @@ struct ExportController: Sendable {
     /// The recorded files that are still on disk, newest first.
     func listedFiles() async throws -> [ExportListing] {
         let clock = ZoneClock(identifier: stats.defaultZone)!
-        return try await database.exportLedger.exportFiles().compactMap { file in
+        return try await ledger.exportFiles().compactMap { file in
             FileManager.default.fileExists(atPath: directory.appending(path: file.name).path)
                 ? ExportListing(file, clock: clock) : nil
         }

@@ -14,20 +14,22 @@ public struct ExportScheduler: Sendable {
     let jobs: [ExportJob]
     let directory: URL
     let exporter: CSVExporter
-    let database: AppDatabase
+    let ledger: ExportLedger
+    let rollups: RollupStore
     let now: @Sendable () -> Int64
     let logger: Logger
     let written = Counter(label: "linkpulse_export_files_total")
     let failures = Counter(label: "linkpulse_export_failures_total")
 
     public init(
-        jobs: [ExportJob], directory: URL, exporter: CSVExporter, database: AppDatabase,
+        jobs: [ExportJob], directory: URL, exporter: CSVExporter, ledger: ExportLedger, rollups: RollupStore,
         now: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.jobs = jobs
         self.directory = directory
         self.exporter = exporter
-        self.database = database
+        self.ledger = ledger
+        self.rollups = rollups
         self.now = now
         self.logger = logger
     }
@@ -48,7 +50,7 @@ public struct ExportScheduler: Sendable {
         var rolledUp = false
         for job in jobs where jobName == nil || job.name == jobName {
             do {
-                let last = try await database.exportLedger.lastExportedPeriod(job: job.name)
+                let last = try await ledger.lastExportedPeriod(job: job.name)
                 let due = job.schedule.duePeriods(after: last?.startMs, nowMs: now(), limit: job.keep)
                 if due.skipped > 0 {
                     logger.warning("export catch-up skips periods older than the files kept", metadata: ["job": "\(job.name)", "skipped": "\(due.skipped)"])
@@ -81,7 +83,7 @@ public struct ExportScheduler: Sendable {
         let record = ExportFileRecord(
             name: name, job: job.name, periodStartMs: period.startMs, periodEndMs: period.endMs,
             periodLabel: period.label, rows: rows, bytes: bytes, createdAtMs: now())
-        try await database.exportLedger.recordExport(record)
+        try await ledger.recordExport(record)
         written.increment()
         logger.info("export written", metadata: ["job": "\(job.name)", "file": "\(name)", "rows": "\(rows)", "bytes": "\(bytes)"])
         return record
@@ -89,20 +91,20 @@ public struct ExportScheduler: Sendable {
 
     /// Deletes the job's files beyond its newest `keep`.
     func applyRetention(_ job: ExportJob) async throws {
-        let files = try await database.exportLedger.exportFiles().filter { $0.job == job.name }
+        let files = try await ledger.exportFiles().filter { $0.job == job.name }
         for file in files.dropFirst(job.keep) {
             let path = directory.appending(path: file.name).path
             if unlink(path) != 0 && errno != ENOENT {
                 logger.warning("could not delete an old export", metadata: ["file": "\(file.name)", "error": "\(String(cString: strerror(errno)))"])
                 continue
             }
-            try await database.exportLedger.forgetExportFile(name: file.name)
+            try await ledger.forgetExportFile(name: file.name)
         }
     }
 
     /// Rolls up every event stored so far, on the store's rollup thread.
     func bringRollupsUpToDate() async throws {
-        _ = try await database.rollups.rollUpStoredSoFar()
+        _ = try await rollups.rollUpStoredSoFar()
     }
 }
 

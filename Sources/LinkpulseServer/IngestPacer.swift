@@ -78,21 +78,21 @@ public final class IngestPacer: Sendable {
 /// logging when pacing begins (at most once a minute) so an operator sees why ingest slowed.
 public struct IngestPacingJob: TimerJob {
     public let name = "ingest-pacing"
-    let database: AppDatabase
+    let rollups: RollupStore
     let pacer: IngestPacer
     let now: @Sendable () -> Int64
     let logger: Logger
     private let lastNotice = MutexBox<Int64?>(nil)
 
-    public init(database: AppDatabase, pacer: IngestPacer, now: @escaping @Sendable () -> Int64, logger: Logger) {
-        self.database = database
+    public init(rollups: RollupStore, pacer: IngestPacer, now: @escaping @Sendable () -> Int64, logger: Logger) {
+        self.rollups = rollups
         self.pacer = pacer
         self.now = now
         self.logger = logger
     }
 
     public func run() throws {
-        let progress = try database.rollups.rollupProgressBlocking()
+        let progress = try rollups.rollupProgressBlocking()
         let at = now()
         let lagMs = Int64((progress.lagSeconds(nowMs: at) * 1000).rounded())
         let change = pacer.observe(.init(atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq))

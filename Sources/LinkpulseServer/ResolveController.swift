@@ -17,15 +17,17 @@ import NIOCore
 /// is public, and the limit keeps it from being used to probe who clicked what.
 struct ResolveController: Sendable {
     let ingest: IngestController
-    let database: AppDatabase
+    let events: EventStore
+    let attribution: AttributionStore
     let limiter: MutexBox<RateLimiter>
     /// How long a request waits for the attribution follower before answering 503.
     let attributionWait: Duration
     let resolved = ResolveMetrics()
 
-    init(ingest: IngestController, database: AppDatabase, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
+    init(ingest: IngestController, events: EventStore, attribution: AttributionStore, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
         self.ingest = ingest
-        self.database = database
+        self.events = events
+        self.attribution = attribution
         self.limiter = MutexBox(RateLimiter(rate: rate, burst: burst))
         self.attributionWait = attributionWait
     }
@@ -126,10 +128,10 @@ struct ResolveController: Sendable {
             let seq: Int64?
             switch outcomes.first {
             case .stored(let storedSeq): seq = storedSeq
-            default: seq = try await database.events.storedSeq(ofEventId: event.id)
+            default: seq = try await events.storedSeq(ofEventId: event.id)
             }
             guard let seq else { throw StoreError.closed }
-            switch try await database.attribution.attributedEvent(seq: seq, wait: attributionWait) {
+            switch try await attribution.attributedEvent(seq: seq, wait: attributionWait) {
             case .attributed(let attributed):
                 var answer = ResolveAnswer(attributed)
                 // An event first sent to /v1/events and now resolved under its id: no earlier resolve.
@@ -177,7 +179,8 @@ struct ResolveMetrics: Sendable {
 /// attributed, in the words of `/v1/resolve`'s answer, within moments of its 2xx (the request
 /// waits up to `wait` for the attribution follower, then answers 503 with `Retry-After`).
 struct AttributionController: Sendable {
-    let database: AppDatabase
+    let events: EventStore
+    let attribution: AttributionStore
     let readKey: String
     let wait: Duration
 
@@ -209,10 +212,10 @@ struct AttributionController: Sendable {
             return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
         }
         do {
-            guard let seq = try await database.events.storedSeq(ofEventId: id) else {
+            guard let seq = try await events.storedSeq(ofEventId: id) else {
                 return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
             }
-            switch try await database.attribution.attributedEvent(seq: seq, wait: wait) {
+            switch try await attribution.attributedEvent(seq: seq, wait: wait) {
             case .attributed(let event):
                 let answer = ResolveAnswer(event)
                 let properties = answer.click?.properties.flatMap {

@@ -58,20 +58,20 @@ public struct TimeseriesResponse: Encodable, Sendable {
 
 /// The stats answers, shared by the JSON API and (later) the CSV exports.
 public struct StatsService: Sendable {
-    let database: AppDatabase
+    let reader: StatsReader
     /// The zone used when a request names none (`--timezone`).
     public let defaultZone: String
     public let now: @Sendable () -> Int64
 
-    public init(database: AppDatabase, defaultZone: String, now: @escaping @Sendable () -> Int64) {
-        self.database = database
+    public init(reader: StatsReader, defaultZone: String, now: @escaping @Sendable () -> Int64) {
+        self.reader = reader
         self.defaultZone = defaultZone
         self.now = now
     }
 
     /// The metrics of the whole range.
     public func summary(_ query: StatsQuery) async throws -> ConversionMetrics {
-        let groups = try await database.stats.statsCounts(query, grouping: .none, withVisitors: true)
+        let groups = try await reader.statsCounts(query, grouping: .none, withVisitors: true)
         return (groups[.all] ?? CountsByAudience()).metrics(includeBots: query.includeBots)
     }
 
@@ -82,7 +82,7 @@ public struct StatsService: Sendable {
         // ref filter narrows the rows to one value's (read through its index): merging their
         // sketches costs less than reading the rows again for the page.
         let visitorsInFirstPass = q.sort == .uniqueClicks || q.stats.filters.campaign != nil || q.stats.filters.ref != nil
-        let groups = try await database.stats.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: visitorsInFirstPass)
+        let groups = try await reader.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: visitorsInFirstPass)
         // Sort small (value, index) pairs, not whole rows; build rows for the page only.
         let entries = groups.map { key, counts -> (key: String?, counts: CountsByAudience) in
             if case .value(let value) = key { return (value, counts) }
@@ -108,7 +108,7 @@ public struct StatsService: Sendable {
         var page = Array(rows)
         if !visitorsInFirstPass && !page.isEmpty {
             let keys = page.map(\.key)
-            let exact = try await database.stats.statsCounts(
+            let exact = try await reader.statsCounts(
                 q.stats, grouping: .dimension(q.by), withVisitors: true, onlyKeys: keys, visitorsOnly: true)
             for i in page.indices {
                 let visitors = exact[.value(page[i].key)]?.clickVisitors(includeBots: q.stats.includeBots) ?? 0
@@ -123,7 +123,7 @@ public struct StatsService: Sendable {
     public func timeseries(_ query: StatsQuery, interval: SeriesInterval) async throws -> TimeseriesResponse {
         let clock = ZoneClock(identifier: query.zone)!
         let starts = Self.bucketStarts(query, interval: interval, clock: clock)
-        let groups = try await database.stats.statsCounts(query, grouping: .buckets(starts), withVisitors: true)
+        let groups = try await reader.statsCounts(query, grouping: .buckets(starts), withVisitors: true)
         let points = starts.map { start in
             TimeseriesPoint(t: clock.format(start), metrics: (groups[.bucket(start)] ?? CountsByAudience()).metrics(includeBots: query.includeBots))
         }

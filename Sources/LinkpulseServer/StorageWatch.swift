@@ -45,7 +45,7 @@ public final class StorageGuard: Sendable {
 /// logging when ingest stops or resumes for want of space.
 public struct DiskWatchJob: TimerJob {
     public let name = "disk-watch"
-    let database: AppDatabase
+    let events: EventStore
     let storage: StorageGuard
     let logger: Logger
     let databaseBytes: [String: Gauge]
@@ -53,8 +53,8 @@ public struct DiskWatchJob: TimerJob {
     let freeBytes = Gauge(label: "linkpulse_disk_free_bytes")
     let totalBytes = Gauge(label: "linkpulse_disk_total_bytes")
 
-    public init(database: AppDatabase, storage: StorageGuard, logger: Logger) {
-        self.database = database
+    public init(events: EventStore, storage: StorageGuard, logger: Logger) {
+        self.events = events
         self.storage = storage
         self.logger = logger
         let names = StoreFiles.all.map(\.name)
@@ -63,7 +63,7 @@ public struct DiskWatchJob: TimerJob {
     }
 
     public func run() throws {
-        let usage = try database.events.diskUsage()
+        let usage = try events.diskUsage()
         for file in usage.files {
             databaseBytes[file.name]?.record(Double(file.databaseBytes))
             walBytes[file.name]?.record(Double(file.walBytes))
@@ -72,7 +72,7 @@ public struct DiskWatchJob: TimerJob {
         totalBytes.record(Double(usage.totalBytes))
         let before = storage.record(freeBytes: usage.freeBytes, totalBytes: usage.totalBytes)
         guard let now = storage.reading, now.low != (before?.low ?? false) else { return }
-        let metadata: Logger.Metadata = ["free_bytes": "\(now.freeBytes)", "required_bytes": "\(now.requiredBytes)", "dir": "\(database.directory.path)"]
+        let metadata: Logger.Metadata = ["free_bytes": "\(now.freeBytes)", "required_bytes": "\(now.requiredBytes)", "dir": "\(events.directory.path)"]
         if now.low {
             logger.critical("free disk space is below --min-free-disk: ingest answers 503 insufficient_storage until there is room", metadata: metadata)
         } else {

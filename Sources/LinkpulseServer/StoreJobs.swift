@@ -9,31 +9,31 @@ import Metrics
 /// `threshold` ids, or when ids have waited longer than `maxAge` (to keep restarts fast).
 public struct IdIndexJob: TimerJob {
     public let name = "id-index"
-    let database: AppDatabase
+    let events: EventStore
     let threshold: Int
     let maxAge: Duration
     let lastMerge = MutexBox(ContinuousClock.now)
     let mergeDuration = Metrics.Timer(label: "linkpulse_store_id_merge_step_duration_seconds", preferredDisplayUnit: .seconds)
     let logger: Logger
 
-    public init(database: AppDatabase, threshold: Int = 100_000, maxAge: Duration = .seconds(60), logger: Logger) {
-        self.database = database
+    public init(events: EventStore, threshold: Int = 100_000, maxAge: Duration = .seconds(60), logger: Logger) {
+        self.events = events
         self.threshold = threshold
         self.maxAge = maxAge
         self.logger = logger
     }
 
     public func run() throws {
-        if !database.events.idMergeInProgress {
-            let waiting = database.events.idTailCount
+        if !events.idMergeInProgress {
+            let waiting = events.idTailCount
             let stale = ContinuousClock.now - lastMerge.value > maxAge
             guard waiting >= threshold || (waiting > 0 && stale) else { return }
         }
         let start = ContinuousClock.now
         // Spread a round over ticks while merges keep up; when ids pile up faster than that
         // (sustained batch load), merge whole rounds to keep the writer's memory bounded.
-        let behind = database.events.idTailCount > 3 * threshold
-        let (merged, finished) = try database.events.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
+        let behind = events.idTailCount > 3 * threshold
+        let (merged, finished) = try events.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
         if finished { lastMerge.value = ContinuousClock.now }
         mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])
@@ -120,7 +120,7 @@ public struct RetentionJob: TimerJob {
 /// adds nothing.
 public struct RollupJob: TimerJob {
     public let name = "rollup"
-    let database: AppDatabase
+    let rollups: RollupStore
     let budget: Duration
     let logger: Logger
     let processed = Counter(label: "linkpulse_rollup_events_total")
@@ -128,8 +128,8 @@ public struct RollupJob: TimerJob {
 
     /// - Parameter budget: how long one part of a run may go on before the thread's other work
     ///   gets a turn (the rollup interval).
-    public init(database: AppDatabase, budget: Duration = .seconds(10), logger: Logger) {
-        self.database = database
+    public init(rollups: RollupStore, budget: Duration = .seconds(10), logger: Logger) {
+        self.rollups = rollups
         self.budget = budget
         self.logger = logger
     }
@@ -139,7 +139,7 @@ public struct RollupJob: TimerJob {
         // Passes of up to 200,000 events: a backlog is worked off in fewer, larger passes, each
         // rewriting the same day's parts once (measured: after a minute of full load, caught up
         // 37 s after it instead of 85 s with 50,000, and a lower peak RSS; docs/PERFORMANCE.md).
-        database.rollups.requestRollUp(batch: 200_000, budget: budget) { result in
+        rollups.requestRollUp(batch: 200_000, budget: budget) { result in
             switch result {
             case .success(let (count, took)):
                 duration.recordNanoseconds(took.nanoseconds)
@@ -152,13 +152,13 @@ public struct RollupJob: TimerJob {
     }
 
     public func finish() async {
-        await database.rollups.settled()
+        await rollups.settled()
     }
 
     /// Rolls up until caught up, now, and returns how many events it counted (the admin endpoint).
     func runNow() async throws -> Int {
         let start = ContinuousClock.now
-        let count = try await database.rollups.rollUpNow()
+        let count = try await rollups.rollUpNow()
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
         processed.increment(by: count)
         return count

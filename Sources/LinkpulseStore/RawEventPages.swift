@@ -113,10 +113,10 @@ public struct RawEventCursor: Sendable {
 extension StatsReader {
     /// Starts a raw-event export of `query` at the newest event stored so far; throws
     /// `ParameterError` (naming `from`) when it starts before the raw-event horizon.
-    public func rawEventCursor(for query: RawEventQuery) throws -> RawEventCursor {
+    public func rawEventCursor(for query: RawEventQuery) async throws -> RawEventCursor {
         if let horizon = rawHorizon.ms, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
         let sql = queries.installation.maxSeq
-        return RawEventCursor(snapshotSeq: try pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 })
+        return RawEventCursor(snapshotSeq: try await pool.read { db in try Int64.fetchOne(db, sql: sql) ?? 0 })
     }
 
     /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to

@@ -93,8 +93,8 @@ struct Export: AsyncParsableCommand {
         let content = try content()
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
         if rollup { try database.rollups.rollUpThroughCurrent() }
-        let stats = StatsService(database: database, defaultZone: tz, now: { Int64(Date().timeIntervalSince1970 * 1000) })
-        let exporter = CSVExporter(stats: stats, database: database)
+        let stats = StatsService(reader: database.stats, defaultZone: tz, now: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let exporter = CSVExporter(stats: stats, reader: database.stats)
         let rows: Int
         if out == "-" || Self.isSpecialFile(out) {
             // Standard output, or a device or pipe (/dev/null, a FIFO): written straight through,

@@ -90,7 +90,7 @@ import Testing
         let events = Self.sampleEvents()
         _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
         let (page, _) = try await store.database.stats.rawEventsPage(
-            RawEventQuery(fromMs: 0, toMs: .max), cursor: try store.database.stats.rawEventCursor(for: RawEventQuery(fromMs: 0, toMs: .max)), limit: 100)
+            RawEventQuery(fromMs: 0, toMs: .max), cursor: try await store.database.stats.rawEventCursor(for: RawEventQuery(fromMs: 0, toMs: .max)), limit: 100)
         #expect(page.count == events.count)
         func text(_ row: Int, _ column: RawEventColumn) -> String? {
             page.withText(row: row, RawEventPage.textColumns.firstIndex(of: column)!) { $0.map { String(decoding: $0, as: UTF8.self) } }
@@ -107,7 +107,7 @@ import Testing
         // The platform filter compares codes.
         var android = RawEventQuery(fromMs: 0, toMs: .max)
         android.filters.platform = .android
-        let (filtered, _) = try await store.database.stats.rawEventsPage(android, cursor: try store.database.stats.rawEventCursor(for: android), limit: 100)
+        let (filtered, _) = try await store.database.stats.rawEventsPage(android, cursor: try await store.database.stats.rawEventCursor(for: android), limit: 100)
         #expect(filtered.count == 1)
     }
 
