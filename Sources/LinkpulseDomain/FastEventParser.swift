@@ -27,6 +27,11 @@ enum FastEventParser {
     struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var i = 0
+        /// How many objects and arrays enclose the cursor, and the most that enclosed it since
+        /// `deepest` was last set: a Segment message's nesting depth, measured as it is read
+        /// (see `SegmentBody.read`).
+        var nesting = 0
+        var deepest = 0
 
         init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
@@ -99,6 +104,13 @@ enum FastEventParser {
             guard j < bytes.count else { return nil }
             i = j + 1
             return UnsafeBufferPointer(rebasing: bytes[start..<j])
+        }
+
+        /// Steps into the object or array at the cursor.
+        mutating func open() {
+            i += 1
+            nesting += 1
+            if nesting > deepest { deepest = nesting }
         }
 
         mutating func value(flatObject: Bool) -> Value? {
@@ -258,11 +270,12 @@ enum FastEventParser {
         /// A flat object of scalar values; `.object(nil)` when a value is null or nested, as
         /// `[String: PropertyValue]` decoding would fail there.
         mutating func object() -> Value? {
-            i += 1
+            open()
             var result: [String: PropertyValue]? = [:]
             space()
             if peek == UInt8(ascii: "}") {
                 i += 1
+                nesting -= 1
                 return .object(result)
             }
             while true {
@@ -282,7 +295,10 @@ enum FastEventParser {
                 space()
                 guard let c = peek else { return nil }
                 i += 1
-                if c == UInt8(ascii: "}") { return .object(result) }
+                if c == UInt8(ascii: "}") {
+                    nesting -= 1
+                    return .object(result)
+                }
                 guard c == UInt8(ascii: ",") else { return nil }
             }
         }
@@ -296,7 +312,7 @@ enum FastEventParser {
                 let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
                 var members: [String: JSONValue] = [:]
                 var items: [JSONValue] = []
-                i += 1
+                open()
                 space()
                 if peek == close {
                     i += 1
@@ -322,6 +338,7 @@ enum FastEventParser {
                         guard next == UInt8(ascii: ",") else { return nil }
                     }
                 }
+                nesting -= 1
                 return isObject ? .object(members) : .array(items)
             default:
                 switch value(flatObject: false) {
@@ -340,10 +357,11 @@ enum FastEventParser {
             switch c {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let close = c == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                i += 1
+                open()
                 space()
                 if peek == close {
                     i += 1
+                    nesting -= 1
                     return true
                 }
                 while true {
@@ -359,7 +377,10 @@ enum FastEventParser {
                     space()
                     guard let next = peek else { return false }
                     i += 1
-                    if next == close { return true }
+                    if next == close {
+                        nesting -= 1
+                        return true
+                    }
                     guard next == UInt8(ascii: ",") else { return false }
                 }
             case UInt8(ascii: "\""):

@@ -291,6 +291,9 @@ struct SegmentBodyParts {
     var hasBatch = false
     /// The messages of `batch`; nil when it is not an array.
     var batch: [SegmentMessage]?
+    /// Each message's bytes in the body and how deeply it nests (1 for an object of scalars):
+    /// the batch's elements, or the whole body when it is a single message.
+    var frames: [(range: Range<Int>, depth: Int)] = []
 }
 
 /// A Segment request body read: its envelope and each message (in the order
@@ -306,6 +309,31 @@ public struct SegmentBody: Sendable {
     public func message(at index: Int) -> Result<SegmentMessage, EventError> {
         if let problem = unreadable[index] { return .failure(problem) }
         return .success(messages[index])
+    }
+
+    /// Reads `body` and frames its messages (as `IngestBody.frame` does: each one's bytes, and
+    /// a rejection when it is too large or nests too deeply). A body that parses as a whole,
+    /// the common case, is framed by that parse; any other is framed by `IngestBody.frame` and
+    /// read message by message (`read(_:framed:)`). `body` is nil when the request is not a
+    /// Segment body (see there), the framing a failure when it is not JSON or carries too
+    /// many messages.
+    public static func read(_ body: [UInt8]) -> (framing: Result<[FramedEvent], BodyError>, body: SegmentBody?) {
+        guard let whole = body.withUnsafeBufferPointer(FastEventParser.segmentBody), !whole.hasBatch || whole.batch != nil else {
+            let framing = IngestBody.frame(body, format: .json)
+            guard case .success(let framed) = framing else { return (framing, nil) }
+            return (framing, read(body, framed: framed))
+        }
+        if whole.frames.count > IngestLimits.maxEventsPerRequest {
+            return (.failure(IngestBody.Scanner.tooMany(whole.frames.count)), nil)
+        }
+        var unreadable: [Int: EventError] = [:]
+        let framed = whole.frames.enumerated().map { index, frame in
+            let rejection = IngestBody.Scanner.check(frame.range, depth: frame.depth)
+            if let rejection { unreadable[index] = rejection }
+            return FramedEvent(range: frame.range, rejection: rejection)
+        }
+        let messages = whole.hasBatch ? whole.batch ?? [] : [whole.top]
+        return (.success(framed), SegmentBody(envelope: SegmentEnvelope(whole), messages: messages, unreadable: unreadable))
     }
 
     /// Reads `body`, framed by `IngestBody.frame`; nil when the body is not one JSON object.

@@ -13,18 +13,22 @@ extension FastEventParser {
         parser.space()
         guard parser.peek == UInt8(ascii: "{") else { return nil }
         var body = SegmentBodyParts()
+        let start = parser.i
         let read = parser.members(Parser.bodyNames) { parser, index in
             switch index {
             case Parser.writeKeyIndex?:
                 return parser.scalar(into: &body.writeKey)
             case Parser.batchIndex?:
                 body.hasBatch = true
-                return parser.batch(into: &body.batch)
+                body.frames = []
+                return parser.batch(into: &body.batch, frames: &body.frames)
             default:
                 return parser.messageMember(index, into: &body.top, depth: 1)
             }
         }
         guard read else { return nil }
+        // A single message is the whole object (its depth counts from it, as framing counts).
+        if !body.hasBatch { body.frames = [(start..<parser.i, parser.deepest)] }
         parser.space()
         return parser.i == bytes.count ? body : nil
     }
@@ -69,10 +73,11 @@ extension FastEventParser.Parser {
     /// Walks the object at the cursor: for each member, `read` gets its name (unescaped, valid
     /// UTF-8) and reads the value. False on a syntax error.
     mutating func members(_ read: (inout Self, UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
-        i += 1
+        open()
         space()
         if peek == UInt8(ascii: "}") {
             i += 1
+            nesting -= 1
             return true
         }
         while true {
@@ -93,7 +98,10 @@ extension FastEventParser.Parser {
             space()
             guard let next = peek else { return false }
             i += 1
-            if next == UInt8(ascii: "}") { return true }
+            if next == UInt8(ascii: "}") {
+                nesting -= 1
+                return true
+            }
             guard next == UInt8(ascii: ",") else { return false }
         }
     }
@@ -149,30 +157,36 @@ extension FastEventParser.Parser {
         }
     }
 
-    /// `batch`: its messages when it is an array, nil otherwise.
-    mutating func batch(into slot: inout [SegmentMessage]?) -> Bool {
+    /// `batch`: its messages when it is an array, nil otherwise; and where each message is
+    /// in the body and how deeply it nests (see `SegmentBody.read`).
+    mutating func batch(into slot: inout [SegmentMessage]?, frames: inout [(range: Range<Int>, depth: Int)]) -> Bool {
         guard peek == UInt8(ascii: "[") else {
             slot = nil
             return skip(depth: 1)
         }
         var messages: [SegmentMessage] = []
-        i += 1
+        open()
         space()
         if peek == UInt8(ascii: "]") {
             i += 1
+            nesting -= 1
             slot = messages
             return true
         }
         while true {
             space()
+            let (start, base) = (i, nesting)
+            deepest = base
             guard let message = message(depth: 2) else { return false }
             messages.append(message)
+            frames.append((start..<i, deepest - base))
             space()
             guard let next = peek else { return false }
             i += 1
             if next == UInt8(ascii: "]") { break }
             guard next == UInt8(ascii: ",") else { return false }
         }
+        nesting -= 1
         slot = messages
         return true
     }

@@ -61,8 +61,7 @@ struct SegmentController: Sendable {
         }
         guard ingest.queue.admit(bytes: body.count) else { return Self.error(ingest.overloaded()) }
         defer { ingest.queue.leave(bytes: body.count) }
-        let framing = IngestBody.frame(body, format: .json)
-        let read: SegmentBody? = if case .success(let framed) = framing { SegmentBody.read(body, framed: framed) } else { nil }
+        let (framing, read) = SegmentBody.read(body)
         let envelope = read?.envelope
         guard headerKeyMatches(request) || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true else {
             return Self.error(

@@ -248,6 +248,50 @@ import Testing
         }
     }
 
+    /// A body that parses as a whole is framed by that parse: each message's bytes and its
+    /// rejection (too large, too deep) as `IngestBody.frame` gives them, the same messages as
+    /// reading it framed, and too many messages refused the same way. Bodies that do not parse
+    /// go through the framing itself.
+    @Test func framingByTheParseAgreesWithIngestBodyFrame() throws {
+        func nested(_ levels: Int) -> String {
+            String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels)
+        }
+        func list(_ levels: Int) -> String { String(repeating: "[", count: levels) + String(repeating: "]", count: levels) }
+        let big = String(repeating: "x", count: IngestLimits.maxEventBytes)
+        let messages = [
+            #"{"type":"track","event":"Application Opened","messageId":"m1"}"#,
+            #"{"type":"track","properties":{"n":\#(nested(14))}}"#,  // 16 levels: the limit
+            #"{"type":"track","properties":{"n":\#(nested(15))}}"#,  // 17: too deep
+            #"{"type":"track","context":{"os":{"x":\#(list(14))}}}"#,  // 17 levels in context
+            #"{"type":"track","context":{"library":\#(nested(13))}}"#,  // 16, in a skipped member
+            #"{"type":"track","messageId":\#(nested(16))}"#,  // 17, in a scalar's place
+            #"{"type":"track","integrations":\#(list(15))}"#,  // 16, skipped
+            #"{"type":"track","properties":{"big":"\#(big)"}}"#,  // too large
+            #"{}"#, "[]", "[[1]]", "42", #""s""#, "null",
+        ]
+        var bodies = messages.map { #"{"batch":[\#($0)],"writeKey":"k"}"# }
+        bodies += messages.filter { $0.hasPrefix("{") }
+        bodies.append(#"{"sentAt":"2026-11-20T10:00:00Z","batch":[ "#
+            + messages.joined(separator: " , ") + #" ] , "context":{"ip":"203.0.113.9","deep":\#(nested(20))}}"#)
+        bodies.append(#"{"batch":[\#(messages[0]), {"type": tru}]}"#)  // broken: framed, then read apart
+        bodies.append(#"{"batch":5}"#)
+        bodies.append(#"{"batch":[]}"#)
+        for text in bodies {
+            let body = Array(text.utf8)
+            let framing = IngestBody.frame(body, format: .json)
+            let (byParse, read) = SegmentBody.read(body)
+            #expect(byParse == framing, "\(text.prefix(120))")
+            guard case .success(let framed) = framing else { continue }
+            let reference = SegmentBody.read(body, framed: framed)
+            #expect(read?.messages == reference?.messages, "\(text.prefix(120))")
+            #expect(read?.unreadable == reference?.unreadable, "\(text.prefix(120))")
+            #expect(read?.envelope.writeKey == reference?.envelope.writeKey && read?.envelope.context == reference?.envelope.context)
+        }
+        let tooMany = Array((#"{"batch":["# + Array(repeating: "{}", count: IngestLimits.maxEventsPerRequest + 1).joined(separator: ",") + "]}").utf8)
+        #expect(SegmentBody.read(tooMany).framing == IngestBody.frame(tooMany, format: .json))
+        #expect(SegmentBody.read(tooMany).body == nil)
+    }
+
     @Test func aBodyThatIsNotOneObjectIsNotRead() {
         for text in [#"[{"type":"track"}]"#, #"{"batch":{"type":"track"}}"#, #"{"type": tru}"#] {
             let body = Array(text.utf8)
