@@ -35,14 +35,33 @@ public struct SegmentMapping: Sendable {
 
     /// Event names (lowercased) that are link events, and which kind each is.
     public let eventNames: [String: EventKind]
+    /// The same names as the spec and the operator spell them ("Application Installed"), which
+    /// is how SDKs send them: looked up first, so most messages' names are never lowercased.
+    let spelledNames: [String: EventKind]
     /// Hosts (lowercased) whose link URLs carry the ref as their last path segment.
     public let linkDomains: Set<String>
 
     public init(extraNames: [String: EventKind] = [:], linkDomains: [String] = []) {
         var names = Self.standardNames
-        for (name, kind) in extraNames { names[name.lowercased()] = kind }
+        var spelled = Dictionary(uniqueKeysWithValues: Self.standardNames.map { (Self.titleCased($0.key), $0.value) })
+        for (name, kind) in extraNames {
+            names[name.lowercased()] = kind
+            spelled[name] = kind
+        }
+        // A spelling that lowercases to another kind's name must not shadow it.
         eventNames = names
+        spelledNames = spelled.filter { names[$0.key.lowercased()] == $0.value }
         self.linkDomains = Set(linkDomains.map { $0.lowercased() })
+    }
+
+    /// "application installed" → "Application Installed", as Segment's spec spells its names.
+    static func titleCased(_ name: String) -> String {
+        name.split(separator: " ").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    }
+
+    /// The kind of link event `name` names, matched case-insensitively; nil for any other name.
+    func kind(named name: String) -> EventKind? {
+        spelledNames[name] ?? eventNames[name.lowercased()]
     }
 
     /// Why a Segment config file is refused.
@@ -99,7 +118,7 @@ public struct SegmentMapping: Sendable {
         }
         let typeName: String
         switch m.type {
-        case .string(let name)?: typeName = name.lowercased()
+        case .string(let name)?: typeName = name == SegmentMessageType.track.rawValue ? name : name.lowercased()
         case nil, .null?:
             guard let endpointType else {
                 return .invalid(EventError(
@@ -112,7 +131,7 @@ public struct SegmentMapping: Sendable {
                 code: "wrong_type", field: "type", message: "`type` must be a string such as \"track\" (got \(other.typeName))."))
         }
         guard typeName == SegmentMessageType.track.rawValue,
-              case .string(let name)? = m.event, let kind = eventNames[name.lowercased()]
+              case .string(let name)? = m.event, let kind = kind(named: name)
         else { return .ignored }
         return .linkEvent(payload(kind: kind, m, envelope: envelope))
     }

@@ -31,6 +31,27 @@ import Testing
         }
     }
 
+    /// Names spelled as sent are looked up before lowercasing: the answer is always the one
+    /// the lowercased name gives, whatever the operator's names and their case.
+    @Test func aNameSpelledAsSentMeansWhatItsLowercaseMeans() throws {
+        let mappings = [
+            SegmentMapping(),
+            SegmentMapping(extraNames: ["Application Installed": .click, "Link Clicked": .click, "link clicked": .open]),
+            SegmentMapping(extraNames: ["LINK OPENED": .open]),
+        ]
+        let names = [
+            "Application Installed", "application installed", "Application Opened", "Deep Link Opened", "Deep Link Clicked",
+            "Link Clicked", "link clicked", "LINK CLICKED", "Link Opened", "LINK OPENED", "Order Completed", "",
+        ]
+        for mapping in mappings {
+            for name in names {
+                #expect(mapping.kind(named: name) == mapping.eventNames[name.lowercased()], "\(name)")
+            }
+        }
+        #expect(SegmentMapping().kind(named: "Application Installed") == .install)
+        #expect(SegmentMapping.titleCased("deep link clicked") == "Deep Link Clicked")
+    }
+
     @Test func everyOtherMessageIsIgnoredNotRefused() throws {
         let mapping = SegmentMapping()
         for json in [
