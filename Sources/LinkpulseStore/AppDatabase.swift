@@ -80,44 +80,43 @@ public final class AppDatabase: Sendable {
         let rollupPath = directory.appending(path: Self.rollupFileName).path
         let attributionPath = directory.appending(path: Self.attributionFileName).path
 
-        try Self.createEventsFileIfNew(at: eventsPath)
+        let connection = queries.connection
+        try Self.createEventsFileIfNew(at: eventsPath, connection)
         // The id index file first: every events connection attaches it.
         var idConfig = Configuration()
         idConfig.busyMode = .timeout(10)
         idConfig.prepareDatabase { db in
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            _ = try String.fetchOne(db, sql: connection.wal)
+            try db.execute(sql: connection.durabilityNormal)
         }
         let idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
 
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: AttributionStore.cacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], checkpointsElsewhere: true)
+            cacheKiB: AttributionStore.cacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection, checkpointsElsewhere: true)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
         let attributionCheckpointer = try DatabaseQueue(
-            path: attributionPath, configuration: Self.derivedFileConfiguration(cacheKiB: 256, attaching: [], checkpointsElsewhere: true))
+            path: attributionPath, configuration: Self.derivedFileConfiguration(cacheKiB: 256, attaching: [], connection, checkpointsElsewhere: true))
 
         // The rollup file next: every events connection attaches it too.
         // 16 MiB of cache: the daemon shares its memory with ingest.
         let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], sketches: true)
+            cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.maximumReaderCount = 2
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        let synchronous = connection.durability(durability)
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            // Checkpoints run on their own connection (see EventStore.checkpoint), not inside a commit.
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
-            try db.execute(sql: "ATTACH DATABASE ? AS ids", arguments: [idIndexPath])
-            try db.execute(sql: "ATTACH DATABASE ? AS agg", arguments: [rollupPath])
-            try db.execute(sql: "ATTACH DATABASE ? AS attr", arguments: [attributionPath])
+            try db.execute(sql: synchronous)
+            try db.execute(sql: connection.events)
+            try connection.attach(db, path: idIndexPath, as: "ids")
+            try connection.attach(db, path: rollupPath, as: "agg")
+            try connection.attach(db, path: attributionPath, as: "attr")
             SketchFunctions.register(in: db)
             CompactEvent.register(in: db)
         }
@@ -125,8 +124,8 @@ public final class AppDatabase: Sendable {
         var checkpointConfig = Configuration()
         checkpointConfig.busyMode = .timeout(10)
         checkpointConfig.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            try db.execute(sql: synchronous)
+            try db.execute(sql: connection.eventsCheckpointer)
         }
         let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
@@ -148,13 +147,12 @@ public final class AppDatabase: Sendable {
     /// the space of deleted events back (see `releaseFreePages`). It has to be set before the
     /// file's first page is written, which turning WAL on already does. A file that exists
     /// with content is left as it is.
-    static func createEventsFileIfNew(at path: String) throws {
+    static func createEventsFileIfNew(at path: String, _ connection: ConnectionQueries) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         guard size == nil || size == 0 else { return }
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: connection.createEventsFile)
         }
         try queue.close()
     }
@@ -166,17 +164,18 @@ public final class AppDatabase: Sendable {
     /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
     /// With `checkpointsElsewhere`, its commits never checkpoint (see `checkpointAttribution`).
     static func derivedFileConfiguration(
-        cacheKiB: Int, attaching files: [(schema: String, path: String)], sketches: Bool = false, checkpointsElsewhere: Bool = false
+        cacheKiB: Int, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries, sketches: Bool = false,
+        checkpointsElsewhere: Bool = false
     ) -> Configuration {
         var config = Configuration()
         config.busyMode = .timeout(120)
         config.prepareDatabase { db in
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
-            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
-            if checkpointsElsewhere { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
-            for file in files { try db.execute(sql: "ATTACH DATABASE ? AS \(file.schema)", arguments: [file.path]) }
+            _ = try String.fetchOne(db, sql: connection.wal)
+            try db.execute(sql: connection.durabilityNormal)
+            try db.execute(sql: connection.derived)
+            try db.execute(sql: connection.cacheSize(kib: cacheKiB))
+            if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
+            for file in files { try connection.attach(db, path: file.path, as: file.schema) }
             if sketches { SketchFunctions.register(in: db) }
         }
         return config

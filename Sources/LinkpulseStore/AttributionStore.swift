@@ -14,7 +14,7 @@ public final class AttributionStore: Sendable {
     /// and the id index ("ids") attached.
     let queue: DatabaseQueue
     /// A connection used only to checkpoint the file's WAL, so a checkpoint never waits for
-    /// a round (its commits never checkpoint, see `checkpoint(_:schema:)`).
+    /// a round (its commits never checkpoint, see `checkpoint(_:)`).
     let checkpointer: DatabaseQueue
     /// The events it attributes, and where it reads the answers from.
     let events: EventStore
@@ -101,7 +101,7 @@ public final class AttributionStore: Sendable {
     /// reaches the end the gate opens, and the next round's commit starts the WAL over.
     func restartAttributionWALIfWanted() throws {
         guard gate.restartWanted else { return }
-        let (pages, done) = try queue.inDatabase { db in try checkpoint(db, schema: "main") }
+        let (pages, done) = try queue.inDatabase { db in try checkpoint(db) }
         if done >= pages { gate.restartPrepared() }
     }
 
@@ -111,8 +111,8 @@ public final class AttributionStore: Sendable {
     /// half the time (see docs/PERFORMANCE.md).
     @discardableResult
     public func attributeAllInBulk() throws -> Int {
-        try queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -262144") }
-        defer { try? queue.inDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)") } }
+        try queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: 262_144)) }
+        defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: Self.cacheKiB)) } }
         return try attributeAll(batch: 200_000)
     }
 
@@ -212,7 +212,7 @@ public final class AttributionStore: Sendable {
             }
             if let upToDate { progress.advance(to: upToDate) }
             if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
-                try checkpoint(db, schema: "main")
+                try checkpoint(db)
             }
             return processed
         }
@@ -338,16 +338,16 @@ public final class AttributionStore: Sendable {
         progress.advance(to: state[1])
     }
 
-    /// Checkpoints the file's WAL (PASSIVE: never waits for its writer) on `db`, where it is
-    /// attached as `schema`. The follower commits after every ingest commit; had each commit
+    /// Checkpoints the file's WAL (PASSIVE: never waits for its writer) on `db`, one of its own
+    /// connections. The follower commits after every ingest commit; had each commit
     /// checkpointed when the WAL filled, every few hundred rounds would have paid for writing
     /// pages back and a flush (measured: a third of the resolve throughput). The daemon's
     /// checkpoint job calls `checkpoint(restartPages:)` every second; the follower itself only
     /// when nothing has for `followerCheckpointAfter` (a command such as `linkpulse rollup`
     /// has no job). Returns the WAL's frames and how many of them are copied back.
     @discardableResult
-    func checkpoint(_ db: Database, schema: String) throws -> (walPages: Int, checkpointed: Int) {
-        let row = try Row.fetchOne(db, sql: "PRAGMA \(schema).wal_checkpoint(PASSIVE)")
+    func checkpoint(_ db: Database) throws -> (walPages: Int, checkpointed: Int) {
+        let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
         checkpointed.withLock { $0 = ContinuousClock.now }
         return (row?[1] ?? 0, row?[2] ?? 0)
     }
@@ -355,7 +355,7 @@ public final class AttributionStore: Sendable {
     /// The checkpoint job's pass over the file, on a connection of its own; past `restartPages`
     /// the follower is asked to start the WAL over between two rounds (see `WALGate`).
     func checkpoint(restartPages: Int) throws {
-        let (pages, done) = try checkpointer.inDatabase { db in try checkpoint(db, schema: "main") }
+        let (pages, done) = try checkpointer.inDatabase { db in try checkpoint(db) }
         gate.measured(pages: pages, checkpointed: done, limit: restartPages)
     }
 

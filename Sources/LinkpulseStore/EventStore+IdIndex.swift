@@ -88,7 +88,7 @@ extension EventStore {
         tail.withLock { $0.requestPrune(through: round.upTo) }
         mergeRound.withLock { $0 = nil }
         // Keep the index file's WAL short; readers only ever hold it for one lookup.
-        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: queries.truncateWAL) }
         return (slice.count, true)
     }
 

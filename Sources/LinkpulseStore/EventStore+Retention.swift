@@ -39,7 +39,7 @@ extension EventStore {
             let surplus = free - reserveBytes / max(pageSize, 512)
             guard mode == 2, surplus > 0 else { return released }
             let pages = min(surplus, step)
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA main.incremental_vacuum(\(pages))") }
+            try pool.writeWithoutTransaction { db in try db.execute(sql: queries.connection.incrementalVacuum(pages: pages)) }
             released += pages
         }
     }

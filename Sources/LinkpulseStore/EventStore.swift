@@ -125,7 +125,7 @@ public final class EventStore: Sendable {
     @discardableResult
     func checkpoint(restartPages: Int) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
-            let row = try Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)")
+            let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
             let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
             walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
             return (pages, done)
@@ -145,7 +145,7 @@ public final class EventStore: Sendable {
             guard now - last >= Self.restartAttemptSpacing else { return false }
             last = now
             return true
-        }), let row = try? Row.fetchOne(db, sql: "PRAGMA main.wal_checkpoint(PASSIVE)") else { return }
+        }), let row = try? Row.fetchOne(db, sql: queries.connection.checkpointPassive) else { return }
         let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
         if done >= pages { walGate.restartPrepared() }
     }

@@ -21,6 +21,8 @@ struct SQLQueries: Sendable {
     /// One event with its attribution, for answers to apps (`answer/attributed_event.sql`).
     let attributedEvent: String
     let truncateWAL: String
+    /// Connection settings, checkpoints and attachments (`connection/`).
+    let connection: ConnectionQueries
     let attribution: AttributionQueries
     let rollup: RollupQueries
     let stats: StatsQueries
@@ -64,6 +66,7 @@ struct SQLQueries: Sendable {
                 deleteOldFingerprintClicks: try text("retention/delete_old_fingerprint_clicks.sql")),
             attributedEvent: try text("answer/attributed_event.sql"),
             truncateWAL: try text("truncate_wal.sql"),
+            connection: try ConnectionQueries.load(),
             attribution: AttributionQueries(
                 state: try text("attribution/state.sql"),
                 reset: try text("attribution/reset.sql"),
@@ -267,5 +270,45 @@ public enum StoreError: Error, CustomStringConvertible {
                 + "whose counts are now kept only in the rollups; restore the derived files (linkpulse-rollups.sqlite, "
                 + "linkpulse-attribution.sqlite) from the backup taken with them, or start over from an empty data directory"
         }
+    }
+}
+
+/// The statements of `queries/connection/`: how each connection is set up (WAL, durability,
+/// checkpoints left to the checkpoint job, the other files attached), passive checkpoints, and
+/// the two settings SQLite takes no parameter for (`cache_size`, `incremental_vacuum`), whose
+/// number the store writes into the text.
+struct ConnectionQueries: Sendable {
+    let wal, attach, events, eventsCheckpointer, durabilityFull, durabilityNormal, derived, noAutocheckpoint: String
+    let createEventsFile, checkpointPassive: String
+    private let cacheSizeTemplate, incrementalVacuumTemplate: String
+
+    static func load() throws -> ConnectionQueries {
+        func text(_ name: String) throws -> String { try SQLQueries.text("connection/\(name).sql") }
+        return ConnectionQueries(
+            wal: try text("wal"), attach: try text("attach"), events: try text("events"),
+            eventsCheckpointer: try text("events_checkpointer"), durabilityFull: try text("durability_full"),
+            durabilityNormal: try text("durability_normal"), derived: try text("derived"), noAutocheckpoint: try text("no_autocheckpoint"),
+            createEventsFile: try text("create_events_file"), checkpointPassive: try text("checkpoint_passive"),
+            cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
+    }
+
+    /// The `synchronous` level of `durability`.
+    func durability(_ durability: Durability) -> String {
+        durability == .full ? durabilityFull : durabilityNormal
+    }
+
+    /// `cache_size.sql` for a cache of `kib` KiB.
+    func cacheSize(kib: Int) -> String {
+        cacheSizeTemplate.replacingOccurrences(of: "{kib}", with: String(kib))
+    }
+
+    /// `incremental_vacuum.sql` for at most `pages` pages.
+    func incrementalVacuum(pages: Int) -> String {
+        incrementalVacuumTemplate.replacingOccurrences(of: "{pages}", with: String(pages))
+    }
+
+    /// Attaches the file at `path` as `schema` on `db`.
+    func attach(_ db: Database, path: String, as schema: String) throws {
+        try db.execute(sql: attach, arguments: ["path": path, "schema": schema])
     }
 }

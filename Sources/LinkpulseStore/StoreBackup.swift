@@ -91,7 +91,7 @@ public enum StoreBackup {
         if carriesDerived {
             try source.inDatabase { db in
                 for derived in derivedFiles {
-                    try db.execute(sql: "ATTACH DATABASE ? AS \(derived.schema)", arguments: [directory.appending(path: derived.fileName).path])
+                    try db.execute(sql: queries.attach, arguments: ["path": directory.appending(path: derived.fileName).path, "schema": derived.schema])
                 }
                 let hold = try Int64.fetchOne(db, sql: queries.derivedWatermark) ?? 0
                 try db.execute(sql: queries.holdRetention, arguments: [hold, nowMs + retentionHoldMs])
@@ -252,7 +252,7 @@ public enum StoreBackup {
 /// The backup statements (`queries/backup/`).
 struct BackupQueries {
     let copyInto, createManifest, insertManifest, manifest, counts, integrityCheck, makeRestored: String
-    let rawHorizon, derivedWatermark, holdRetention, releaseRetention, copySchemaInto, makeRestoredWithDerived: String
+    let rawHorizon, derivedWatermark, holdRetention, releaseRetention, copySchemaInto, makeRestoredWithDerived, attach: String
 
     static func load() throws -> BackupQueries {
         BackupQueries(
@@ -268,7 +268,8 @@ struct BackupQueries {
             holdRetention: try SQLQueries.text("backup/hold_retention.sql"),
             releaseRetention: try SQLQueries.text("backup/release_retention.sql"),
             copySchemaInto: try SQLQueries.text("backup/copy_schema_into.sql"),
-            makeRestoredWithDerived: try SQLQueries.text("backup/make_restored_with_derived.sql"))
+            makeRestoredWithDerived: try SQLQueries.text("backup/make_restored_with_derived.sql"),
+            attach: try SQLQueries.text("connection/attach.sql"))
     }
 }
 

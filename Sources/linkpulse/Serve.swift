@@ -258,7 +258,7 @@ enum DemoData {
         _ = try await GeneratedTraffic.write(
             TrafficProfile(events: events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
             into: database, secrets: secrets, receivedAtMs: now)
-        try database.rollups.rollUpAll()
+        try await database.rollups.rollUpNow()
         print("Done in \(ContinuousClock.now - start).")
         fflush(nil)  // all streams: stdout is fully buffered when redirected
     }
