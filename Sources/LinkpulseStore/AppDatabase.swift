@@ -162,7 +162,7 @@ public final class AppDatabase: Sendable {
     /// state is rebuilt after a power loss if need be), a WAL truncated back to 64 MiB after
     /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names.
     /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
-    /// With `checkpointsElsewhere`, its commits never checkpoint (see `checkpointAttribution`).
+    /// With `checkpointsElsewhere`, its commits never checkpoint (see `AttributionStore.checkpoint(_:)`).
     static func derivedFileConfiguration(
         cacheKiB: Int, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries, sketches: Bool = false,
         checkpointsElsewhere: Bool = false
@@ -231,8 +231,13 @@ public final class AppDatabase: Sendable {
     /// for the next start), leaving no large WAL behind (a command such as `generate` writes
     /// gigabytes into them). The object must not be used afterwards.
     public func close() throws {
+        // Every part is told first, and every WAL gate opened: a pass or round waiting at one
+        // would otherwise hold up the threads' stop, and a run would start a new pass meanwhile.
+        events.walGate.restartPrepared()
         attribution.beginClosing()
         rollups.beginClosing()
+        attribution.stopThreads()
+        rollups.stopThread()
         let truncate = queries.truncateWAL
         try attribution.close(truncating: truncate)
         try rollups.close(truncating: truncate)

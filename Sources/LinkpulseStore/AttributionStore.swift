@@ -369,10 +369,15 @@ public final class AttributionStore: Sendable {
         _ = try? await urgentThread.run {}
     }
 
-    /// Stops the rounds between two batches (the next start finishes the backlog).
+    /// Makes rounds stop between two batches (the next start finishes the backlog) and opens
+    /// the WAL gate, so nothing waits at it while the threads stop.
     func beginClosing() {
         closing.withLock { $0 = true }
         gate.restartPrepared()
+    }
+
+    /// Lets the queued rounds finish and ends the threads (after `beginClosing`).
+    func stopThreads() {
         thread.stop()
         urgentThread.stop()
     }

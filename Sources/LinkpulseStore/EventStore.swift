@@ -150,9 +150,8 @@ public final class EventStore: Sendable {
         if done >= pages { walGate.restartPrepared() }
     }
 
-    /// Truncates the WALs and closes the connections (at shutdown).
+    /// Truncates the WALs and closes the connections (at shutdown, once nothing else uses them).
     func close(truncating truncate: String) throws {
-        walGate.restartPrepared()
         _ = try? checkpointer.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
         _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
         try checkpointer.close()

@@ -13,7 +13,7 @@ import LinkpulseDomain
 /// Only times and seqs are held (a matched click's link is read from the events by seq), so
 /// an entry is 16 to 24 bytes. Nothing here must be saved: the memory half is exactly the
 /// indexed clicks at or after the horizon, which the events database can list again
-/// (`AppDatabase.rebuildRecentClicks`).
+/// (`AttributionStore.recentClicks(_:through:horizon:disk:)`).
 struct RecentClicks {
     /// A click by ref: when it happened and its seq. Arrays of them are kept sorted by
     /// (time, seq): of clicks at the same instant, the one stored last is the newest.

@@ -84,9 +84,13 @@ public final class RollupStore: Sendable {
         requests = CoalescedWork(on: thread, coversRunning: true)
     }
 
-    /// Stops the runs between two passes (the next start finishes the backlog).
+    /// Makes runs stop between two passes (the next start finishes the backlog).
     func beginClosing() {
         closing.withLock { $0 = true }
+    }
+
+    /// Lets the queued runs finish and ends the thread (after `beginClosing`).
+    func stopThread() {
         thread.stop()
     }
 
