@@ -35,108 +35,32 @@ extension AppDatabase {
     ///    reserve are released (new installations are created with incremental auto-vacuum;
     ///    older ones reuse the free pages instead, so their file stops growing).
     public func pruneRawEvents(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionOutcome {
-        let retention = queries.retention
-        if events.rawHorizon.ms == nil, try events.pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
-            // Nothing to delete yet: no horizon, so nothing is refused that still could be answered.
-            return RawRetentionOutcome(horizonMs: horizonMs)
-        }
-        let horizon = try events.writeEvents { db -> Int64 in
-            try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
-            return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
-        }
-        events.rawHorizon.set(horizon)
-        try attribution.queue.inDatabase { db in
-            try db.execute(sql: retention.attributionByClick)
-            try db.inTransaction(.deferred) {
-                try db.cachedStatement(sql: queries.attribution.lock).execute()
-                return .commit
-            }
-        }
+        // Nothing to delete yet: no horizon, so nothing is refused that still could be answered.
+        guard let horizon = try events.recordRawHorizon(horizonMs) else { return RawRetentionOutcome(horizonMs: horizonMs) }
+        try attribution.adoptRawHorizon()
         var outcome = RawRetentionOutcome(horizonMs: horizon)
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        let below = try events.pool.read { db -> Int64 in
-            let row = try Row.fetchOne(db, sql: retention.watermarks, arguments: [nowMs])
-            return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
-        }
-        let belowSeq = min(below, events.indexedThrough.withLock { $0 })
+        let belowSeq = try events.retentionBoundSeq(nowMs: Int64(Date().timeIntervalSince1970 * 1000))
         var cursor = (ms: Int64.min, seq: Int64.min)
         var keptClicks: [Int64] = []
         while true {
-            let expired = try events.pool.read { db in
-                try ExpiredEvent.fetch(db, sql: retention.expiredEvents, after: cursor, horizon: horizon, below: belowSeq, limit: batch)
-            }
+            let expired = try events.expiredEvents(after: cursor, horizon: horizon, below: belowSeq, limit: batch)
             guard let last = expired.last else { break }
             cursor = (last.occurredAtMs, last.seq)
-            try forgetAttribution(of: expired)
-            let (deleted, kept) = try deleteUnlessStillMatched(expired.map { ($0.seq, $0.isClick) })
+            try attribution.forget(expired)
+            let (deleted, kept) = try events.deleteUnlessStillMatched(expired.map { ($0.seq, $0.isClick) })
             outcome.deletedEvents += deleted
             keptClicks += kept
             if expired.count < batch { break }
         }
         // A click kept only for events deleted in a later batch of this run goes now.
         if !keptClicks.isEmpty {
-            let (deleted, kept) = try deleteUnlessStillMatched(keptClicks.map { ($0, true) })
+            let (deleted, kept) = try events.deleteUnlessStillMatched(keptClicks.map { ($0, true) })
             outcome.deletedEvents += deleted
             outcome.keptClicks = kept.count
         }
-        let hour = TimeGrain.floor(horizon, TimeGrain.hourMs) / TimeGrain.hourMs
-        while try attribution.queue.inDatabase({ db -> Int in
-            try db.execute(sql: retention.deleteOldFingerprintClicks, arguments: [hour, batch])
-            return db.changesCount
-        }) == batch {}
+        try attribution.dropFingerprintClicks(before: horizon, batch: batch)
         if outcome.deletedEvents > 0 { outcome.releasedPages = try events.releaseFreePages() }
         return outcome
-    }
-
-    /// Takes what the attribution file keeps of expiring events out of it, in one transaction
-    /// of the follower's connection (between its rounds): the attributions of installs, opens
-    /// and fallbacks (they are counted in the rollups), and clicks from the on-disk ref index.
-    func forgetAttribution(of expired: [ExpiredEvent]) throws {
-        let retention = queries.retention
-        try attribution.queue.inDatabase { db in
-            try db.inTransaction(.deferred) {
-                let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
-                let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
-                for event in expired {
-                    if event.isClick {
-                        guard let ref = event.ref else { continue }
-                        try unindex.bind(1, ref)
-                        try unindex.bind(2, event.occurredAtMs)
-                        try unindex.bind(3, event.seq)
-                        try unindex.run()
-                    } else {
-                        try forget.bind(1, event.seq)
-                        try forget.run()
-                    }
-                }
-                return .commit
-            }
-        }
-    }
-
-    /// Deletes these raw events in one transaction, except the clicks an attribution still
-    /// names; returns how many went and the seqs of the clicks kept.
-    func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
-        let retention = queries.retention
-        return try self.events.writeEvents { db in
-            let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
-            let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
-            var deleted = 0
-            var kept: [Int64] = []
-            for event in events {
-                if event.isClick {
-                    try matched.bind(1, event.seq)
-                    if try matched.firstInt64() != nil {
-                        kept.append(event.seq)
-                        continue
-                    }
-                }
-                try delete.bind(1, event.seq)
-                try delete.run()
-                deleted += 1
-            }
-            return (deleted, kept)
-        }
     }
 }
 

@@ -60,6 +60,69 @@ extension EventStore {
     }
 }
 
+extension EventStore {
+    /// Records `horizonMs` as the raw-event horizon (it never moves back; stats refuse raw
+    /// edges before it from now on) once there is an event before it to delete; returns the
+    /// horizon in force, or nil while nothing is before it (then nothing is recorded).
+    func recordRawHorizon(_ horizonMs: Int64) throws -> Int64? {
+        let retention = queries.retention
+        if rawHorizon.ms == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
+            return nil
+        }
+        let horizon = try writeEvents { db -> Int64 in
+            try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
+            return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
+        }
+        rawHorizon.set(horizon)
+        return horizon
+    }
+
+    /// The seq below which events may be deleted at `nowMs`: under the rollups' and
+    /// attribution's watermarks, a running backup's hold, and the id index's watermark (an id
+    /// still only in the writer's memory must reach the index before its row can go, or a
+    /// resend would be taken for new).
+    func retentionBoundSeq(nowMs: Int64) throws -> Int64 {
+        let sql = queries.retention.watermarks
+        let below = try pool.read { db -> Int64 in
+            let row = try Row.fetchOne(db, sql: sql, arguments: [nowMs])
+            return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
+        }
+        return min(below, indexedThrough.withLock { $0 })
+    }
+
+    /// The next batch of events before `horizon` and below seq `below`, after `cursor` in
+    /// (time, seq) order.
+    func expiredEvents(after cursor: (ms: Int64, seq: Int64), horizon: Int64, below: Int64, limit: Int) throws -> [ExpiredEvent] {
+        let sql = queries.retention.expiredEvents
+        return try pool.read { db in try ExpiredEvent.fetch(db, sql: sql, after: cursor, horizon: horizon, below: below, limit: limit) }
+    }
+
+    /// Deletes these raw events in one transaction, except the clicks an attribution still
+    /// names; returns how many went and the seqs of the clicks kept.
+    func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
+        let retention = queries.retention
+        return try writeEvents { db in
+            let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
+            let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
+            var deleted = 0
+            var kept: [Int64] = []
+            for event in events {
+                if event.isClick {
+                    try matched.bind(1, event.seq)
+                    if try matched.firstInt64() != nil {
+                        kept.append(event.seq)
+                        continue
+                    }
+                }
+                try delete.bind(1, event.seq)
+                try delete.run()
+                deleted += 1
+            }
+            return (deleted, kept)
+        }
+    }
+}
+
 /// The raw-event horizon as last recorded: the time before which retention deleted the raw
 /// events (nil while everything is kept). Set by retention, read by every part that must not
 /// answer from events that are gone.

@@ -1,0 +1,57 @@
+import GRDB
+import LinkpulseDomain
+
+/// What retention takes out of the attribution file: the follower's connection runs each of
+/// these between two rounds (they queue behind a round in progress).
+extension AttributionStore {
+    /// After a new raw-event horizon is recorded: clicks the follower may no longer match are
+    /// those before it, and the round in progress, which may still have matched one, ends
+    /// before this returns.
+    func adoptRawHorizon() throws {
+        let retention = queries.retention
+        try queue.inDatabase { db in
+            try db.execute(sql: retention.attributionByClick)
+            try db.inTransaction(.deferred) {
+                try db.cachedStatement(sql: queries.attribution.lock).execute()
+                return .commit
+            }
+        }
+    }
+
+    /// Takes what the file keeps of expiring events out of it, in one transaction: the
+    /// attributions of installs, opens and fallbacks (they are counted in the rollups), and
+    /// clicks from the on-disk ref index.
+    func forget(_ expired: [ExpiredEvent]) throws {
+        let retention = queries.retention
+        try queue.inDatabase { db in
+            try db.inTransaction(.deferred) {
+                let forget = HotStatement(try db.cachedStatement(sql: retention.deleteAttribution), in: db)
+                let unindex = HotStatement(try db.cachedStatement(sql: retention.deleteRefClick), in: db)
+                for event in expired {
+                    if event.isClick {
+                        guard let ref = event.ref else { continue }
+                        try unindex.bind(1, ref)
+                        try unindex.bind(2, event.occurredAtMs)
+                        try unindex.bind(3, event.seq)
+                        try unindex.run()
+                    } else {
+                        try forget.bind(1, event.seq)
+                        try forget.run()
+                    }
+                }
+                return .commit
+            }
+        }
+    }
+
+    /// Drops the on-disk fingerprint index's hours before `horizonMs`, `batch` rows a
+    /// transaction.
+    func dropFingerprintClicks(before horizonMs: Int64, batch: Int) throws {
+        let sql = queries.retention.deleteOldFingerprintClicks
+        let hour = TimeGrain.floor(horizonMs, TimeGrain.hourMs) / TimeGrain.hourMs
+        while try queue.inDatabase({ db -> Int in
+            try db.execute(sql: sql, arguments: [hour, batch])
+            return db.changesCount
+        }) == batch {}
+    }
+}
