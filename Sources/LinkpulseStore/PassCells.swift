@@ -59,6 +59,20 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
         slots = [Int32](repeating: -1, count: Self.slotCount(for: capacity))
     }
 
+    /// A table of these cells (distinct keys), its slots built for them.
+    private init(keys: [Key], counts: [SIMD16<Lane>], clicks: [CellClick]) {
+        self.keys = keys
+        self.counts = counts
+        self.clicks = clicks
+        slots = [Int32](repeating: -1, count: Self.slotCount(for: keys.count))
+        let mask = slots.count - 1
+        for (index, key) in keys.enumerated() {
+            var slot = Int(truncatingIfNeeded: key.cellHash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(index)
+        }
+    }
+
     private static func slotCount(for cells: Int) -> Int {
         var n = 16
         while n < 2 * cells { n <<= 1 }
@@ -121,6 +135,13 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
             if j >= 0 { result.clicks.append(CellClick(cell: j, hash: click.hash)) }
         }
         return result
+    }
+
+    /// The same cells under other keys, when `key` maps no two of them to one: only the keys
+    /// are new, the counts and clicks are this table's own arrays (shared until either table
+    /// is changed), so a coarser grain whose cells are the finer ones costs no copy of them.
+    func relabeled<Other: PassCellKey>(by key: (Key) -> Other) -> CellTable<Other, Lane> {
+        CellTable<Other, Lane>(keys: keys.map(key), counts: counts, clicks: clicks)
     }
 
     /// Adds `more` to cell `index`'s counts.

@@ -125,9 +125,15 @@ struct RollupCount {
 }
 
 extension CellTable where Key == CubeCell, Lane == Int32 {
-    /// The cells added up into buckets `length` long.
+    /// The cells added up into buckets `length` long. When every cell is in one bucket (a
+    /// pass of fresh events: they all fall in the same 15 minutes), each coarser cell is one
+    /// finer cell, and the table shares the finer one's counts instead of copying them.
     func coarser(_ length: Int64) -> PassCells<CubeCell> {
-        regrouped { cell, _ in CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key) }
+        if let first = keys.first?.bucket, keys.allSatisfy({ $0.bucket == first }) {
+            let bucket = TimeGrain.floor(first, length)
+            return relabeled { CubeCell(bucket: bucket, key: $0.key) }
+        }
+        return regrouped { cell, _ in CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key) }
     }
 }
 

@@ -76,6 +76,38 @@ import Testing
         #expect(clicked.counts[0].widened == odd.vector)
     }
 
+    /// A pass whose cells are all in one 15-minute bucket rolls up into hours and days by
+    /// relabelling (its counts shared, not copied): the same cells, counts and visitors as
+    /// regrouping gives, and every cell found again by its new key. Cells in two buckets of one
+    /// hour are still added up.
+    @Test func coarserGrainsOfOneBucketAreTheSameCellsRelabelled() {
+        let quarter = Int64(1_763_632_800_000) + 15 * 60_000
+        func table(buckets: [Int64]) -> PassCells<CubeCell> {
+            var cells = PassCells<CubeCell>()
+            for (i, (_, event)) in Self.events().enumerated() {
+                let key = CubeKey(tuple: UInt32(i % 50), platform: Platform.allCases[i % Platform.allCases.count], isBot: i % 11 == 0)
+                cells.count(event, in: cells.cell(CubeCell(bucket: buckets[i % buckets.count], key: key)))
+            }
+            return cells
+        }
+        let one = table(buckets: [quarter])
+        for length in [TimeGrain.hourMs, TimeGrain.dayMs] {
+            let relabelled = one.coarser(length)
+            let regrouped = one.regrouped { cell, _ in CubeCell(bucket: TimeGrain.floor(cell.bucket, length), key: cell.key) }
+            #expect(relabelled.keys == regrouped.keys)
+            #expect(relabelled.counts == regrouped.counts)
+            let (a, b) = (relabelled.visitors(), regrouped.visitors())
+            #expect(relabelled.keys.indices.allSatisfy { a.sketch($0) == b.sketch($0) })
+            var lookedUp = relabelled
+            #expect(relabelled.keys.enumerated().allSatisfy { lookedUp.cell($0.element) == $0.offset })
+            #expect(lookedUp.count == relabelled.count)
+        }
+        let two = table(buckets: [quarter, quarter + 15 * 60_000])
+        let hours = two.coarser(TimeGrain.hourMs)
+        #expect(hours.count == one.count)
+        #expect(hours.counts.reduce(PassCounts(), &+) == one.counts.reduce(PassCounts(), &+))
+    }
+
     @Test func aCellWithoutClicksHasNoSketch() {
         var cells = PassCells<Name>()
         cells.count(CountedEvent(kind: .open, platform: .web, isBot: true, deferred: true, visitorHash: 9, dimensions: LinkDimensions(), match: .organic), in: cells.cell("a"))
