@@ -316,9 +316,10 @@ public final class AttributionStore: Sendable {
         return found
     }
 
-    /// At open: ties the attribution file to this database, and starts it over (and the
-    /// rollups counted from it) when it belongs to another one, claims events that do not
-    /// exist, or names another event at its watermark than the one stored there.
+    /// At open: ties the attribution file to this database, and starts it over when it belongs
+    /// to another one, claims events that do not exist, or names another event at its
+    /// watermark than the one stored there. The rollups counted from it are then ahead of it,
+    /// and `RollupStore.prepareRollups`, which runs next, recomputes them.
     func prepareAttribution() throws {
         let state = try queue.inDatabase { db -> Row? in
             try queries.prepareAttributionStatements(db)
