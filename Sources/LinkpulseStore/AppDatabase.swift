@@ -143,6 +143,32 @@ public final class AppDatabase: Sendable {
         try rollups.prepareRollups()
     }
 
+    /// `init` for async callers (`serve`): opening migrates the files and catches the id index
+    /// up, seconds on a large installation, so it runs on a thread of its own, never on the
+    /// cooperative pool.
+    public static func open(
+        directory: URL, durability: Durability = .full, attributionWindowMs: Int64 = 2 * 3_600_000, logger: Logger
+    ) async throws -> AppDatabase {
+        try await onThreadOfItsOwn(named: "linkpulse.open") {
+            try AppDatabase(directory: directory, durability: durability, attributionWindowMs: attributionWindowMs, logger: logger)
+        }
+    }
+
+    /// `close` for async callers: it waits for the derived work's threads, so it runs on a
+    /// thread of its own.
+    public func shutDown() async throws {
+        try await Self.onThreadOfItsOwn(named: "linkpulse.close") { [self] in try close() }
+    }
+
+    /// Runs `body` on a new thread and resumes the caller with its result.
+    static func onThreadOfItsOwn<T: Sendable>(named name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.name = name
+            thread.start()
+        }
+    }
+
     /// Creates a new events database with incremental auto-vacuum, so that retention can give
     /// the space of deleted events back (see `releaseFreePages`). It has to be set before the
     /// file's first page is written, which turning WAL on already does. A file that exists

@@ -193,7 +193,7 @@ struct Serve: AsyncParsableCommand {
         let secrets = try InstallationSecrets.loadOrCreate(
             directory: dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
         let durability = Durability(rawValue: durability) ?? .full
-        let database = try AppDatabase(
+        let database = try await AppDatabase.open(
             directory: dataURL, durability: durability, attributionWindowMs: attribution.windowMs, logger: logger)
         logger.info(
             "database open",
@@ -237,7 +237,7 @@ struct Serve: AsyncParsableCommand {
             fflush(nil)  // all streams: stdout is fully buffered when redirected
         }
         try await app.runService()
-        try database.close()
+        try await database.shutDown()
         logger.notice("stopped")
     }
 }
