@@ -113,7 +113,9 @@ public final class AppDatabase: Sendable {
         let synchronous = connection.durability(durability)
         config.prepareDatabase { db in
             try db.execute(sql: synchronous)
-            try db.execute(sql: connection.events)
+            // Checkpoints run on their own connection (see EventStore.checkpoint), not inside a commit.
+            try db.execute(sql: connection.noAutocheckpoint)
+            try db.execute(sql: connection.journalSizeLimit)
             try connection.attach(db, path: idIndexPath, as: "ids")
             try connection.attach(db, path: rollupPath, as: "agg")
             try connection.attach(db, path: attributionPath, as: "attr")
@@ -125,7 +127,7 @@ public final class AppDatabase: Sendable {
         checkpointConfig.busyMode = .timeout(10)
         checkpointConfig.prepareDatabase { db in
             try db.execute(sql: synchronous)
-            try db.execute(sql: connection.eventsCheckpointer)
+            try db.execute(sql: connection.journalSizeLimit)
         }
         let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
@@ -178,7 +180,8 @@ public final class AppDatabase: Sendable {
         guard size == nil || size == 0 else { return }
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: connection.createEventsFile)
+            try db.execute(sql: connection.autoVacuumIncremental)
+            _ = try String.fetchOne(db, sql: connection.wal)
         }
         try queue.close()
     }
@@ -198,7 +201,7 @@ public final class AppDatabase: Sendable {
         config.prepareDatabase { db in
             _ = try String.fetchOne(db, sql: connection.wal)
             try db.execute(sql: connection.durabilityNormal)
-            try db.execute(sql: connection.derived)
+            try db.execute(sql: connection.journalSizeLimit)
             try db.execute(sql: connection.cacheSize(kib: cacheKiB))
             if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
             for file in files { try connection.attach(db, path: file.path, as: file.schema) }

@@ -10,7 +10,7 @@ extension EventStore {
         let sql = queries.deleteOldQuarantine
         var total = 0
         while true {
-            let deleted = try writeEvents { db -> Int in
+            let deleted = try pool.writeDeferred { db -> Int in
                 try db.execute(sql: sql, arguments: [beforeMs, batch])
                 return db.changesCount
             }
@@ -69,7 +69,7 @@ extension EventStore {
         if rawHorizon.ms == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
             return nil
         }
-        let horizon = try writeEvents { db -> Int64 in
+        let horizon = try pool.writeDeferred { db -> Int64 in
             try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
             return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
         }
@@ -101,7 +101,7 @@ extension EventStore {
     /// names; returns how many went and the seqs of the clicks kept.
     func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
         let retention = queries.retention
-        return try writeEvents { db in
+        return try pool.writeDeferred { db in
             let matched = HotStatement(try db.cachedStatement(sql: retention.clickStillMatched), in: db)
             let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
             var deleted = 0

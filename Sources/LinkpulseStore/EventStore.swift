@@ -63,11 +63,6 @@ public final class EventStore: Sendable {
         return (try? await pool.read { db in try Int.fetchOne(db, sql: sql) }) == 1
     }
 
-    /// A deferred write transaction on the events database (see `DatabasePool.writeDeferred`).
-    func writeEvents<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeDeferred(body)
-    }
-
     /// Whether the last ingest commit failed (cleared by the next one that succeeds).
     public var ingestFailing: Bool { lastIngestFailed.withLock { $0 } }
 

@@ -278,17 +278,17 @@ public enum StoreError: Error, CustomStringConvertible {
 /// the two settings SQLite takes no parameter for (`cache_size`, `incremental_vacuum`), whose
 /// number the store writes into the text.
 struct ConnectionQueries: Sendable {
-    let wal, attach, events, eventsCheckpointer, durabilityFull, durabilityNormal, derived, noAutocheckpoint: String
-    let createEventsFile, checkpointPassive: String
+    let wal, attach, durabilityFull, durabilityNormal, journalSizeLimit, noAutocheckpoint: String
+    let autoVacuumIncremental, checkpointPassive: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
     static func load() throws -> ConnectionQueries {
         func text(_ name: String) throws -> String { try SQLQueries.text("connection/\(name).sql") }
         return ConnectionQueries(
-            wal: try text("wal"), attach: try text("attach"), events: try text("events"),
-            eventsCheckpointer: try text("events_checkpointer"), durabilityFull: try text("durability_full"),
-            durabilityNormal: try text("durability_normal"), derived: try text("derived"), noAutocheckpoint: try text("no_autocheckpoint"),
-            createEventsFile: try text("create_events_file"), checkpointPassive: try text("checkpoint_passive"),
+            wal: try text("wal"), attach: try text("attach"), durabilityFull: try text("durability_full"),
+            durabilityNormal: try text("durability_normal"), journalSizeLimit: try text("journal_size_limit"),
+            noAutocheckpoint: try text("no_autocheckpoint"),
+            autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }
 

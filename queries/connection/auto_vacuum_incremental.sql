@@ -1,0 +1,5 @@
+-- auto_vacuum_incremental: the first statement of a new events database, before its first
+-- page is written (turning WAL on writes one): lets retention give the space of deleted
+-- events back to the filesystem (incremental_vacuum.sql).
+-- Parameters: none. Idempotent: yes (on a file with content it no longer changes anything).
+PRAGMA auto_vacuum = INCREMENTAL
