@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Reads docs/openapi.yaml, the API's one description, to serve it as /openapi.json.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // The PostgreSQL store (`--database postgres://…`): several daemons on one database.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Tests only: an independent RFC 4180 reader to check the CSV exports against.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
@@ -50,6 +52,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             plugins: ["EmbedTextPlugin"]
         ),
@@ -94,10 +97,13 @@ let package = Package(
             name: "LinkpulseDomainTests",
             dependencies: ["LinkpulseDomain"]
         ),
+        // Tests only: child processes, and a throwaway PostgreSQL cluster (Debian's server).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "LinkpulseStoreTests",
             dependencies: [
                 "LinkpulseStore",
+                "TestSupport",
                 "LinkpulseDomain",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -109,6 +115,7 @@ let package = Package(
                 "LinkpulseStore",
                 "LinkpulseDomain",
                 "linkpulse",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -4,7 +4,8 @@
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
 # Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
 # tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
-# and systemd's systemd-analyze (the unit in ops/systemd is verified).
+# systemd's systemd-analyze (the unit in ops/systemd is verified), and PostgreSQL's server (the
+# PostgreSQL store's tests start a throwaway cluster of their own).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
@@ -14,6 +15,8 @@ if [ "${1:-build}" = "test" ]; then
   want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
   # The systemd unit in ops/systemd is checked with systemd-analyze verify.
   want+=(systemd)
+  # The PostgreSQL store is tested against Debian's server, in a throwaway cluster per test run.
+  want+=(postgresql)
 fi
 
 # The SDKs' Python environment, pinned, inside the build folder (never in git).

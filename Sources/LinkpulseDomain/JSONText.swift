@@ -4,7 +4,7 @@
 /// keys in UTF-8 byte order, strings escaped the minimal way (`"`, `\` and control characters;
 /// `/` as is), integral numbers below 9·10¹⁵ without a fraction, other numbers as Swift prints
 /// them.
-enum JSONText {
+public enum JSONText {
     /// The stored text of an event's flat `properties`.
     static func properties(_ properties: [String: PropertyValue]) -> String {
         var out: [UInt8] = []
@@ -29,8 +29,8 @@ enum JSONText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends `text` as a JSON string.
-    static func appendString(_ text: String, to out: inout [UInt8]) {
+    /// Appends `text` as a JSON string (the PostgreSQL store writes its batches with it too).
+    public static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

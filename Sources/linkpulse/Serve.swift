@@ -266,12 +266,30 @@ enum DemoData {
 
 /// `linkpulse migrate`: creates or upgrades the database files, then exits.
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create or upgrade the database, then exit.")
+    static let configuration = CommandConfiguration(
+        abstract: "Create or upgrade the database, then exit.",
+        discussion: "With --database, the PostgreSQL database at that URL (safe while other daemons start or run on it); without, the SQLite files under --data-dir.")
 
     @OptionGroup var storage: StorageOptions
 
+    @Option(help: "PostgreSQL database URL, postgres://user[:password]@host[:port]/database (LINKPULSE_DATABASE). Without it: SQLite under --data-dir.")
+    var database: String? = Environment.string("database")
+
+    mutating func validate() throws {
+        if let database {
+            do { _ = try PostgresLocation(url: database) } catch { throw ValidationError("--database: \(error)") }
+        }
+    }
+
     func run() async throws {
         let logger = storage.bootstrapLogging()
+        if let url = database {
+            let location = try PostgresLocation(url: url)
+            let store = try await PostgresStore.open(location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+            await store.close()
+            logger.notice("database is up to date", metadata: ["database": "\(location)"])
+            return
+        }
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
         try database.close()
         logger.notice("database is up to date", metadata: ["data_dir": "\(storage.dataURL.path)"])

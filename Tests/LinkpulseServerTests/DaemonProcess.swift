@@ -1,66 +1,12 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A value behind a lock, shareable between tasks and threads.
 final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
     init(_ value: Value) { mutex = Mutex(value) }
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
-
-/// A child process started with `posix_spawn`, its output appended to a file. Every child of
-/// the tests (daemons, commands, SDK scripts, chromedriver) is launched this way, not with
-/// Foundation's `Process`, whose `run()` now and then crashed the whole test process (SIGSEGV
-/// in a `memmove` inside `run()`, seen in CI and here, even with launches made one at a time).
-final class ChildProcess: Sendable {
-    let pid: pid_t
-    private let exitStatus = Mutex<Int32?>(nil)
-
-    /// Starts `executable`; standard output goes to the file `output` (appended), standard
-    /// error to `errors` (nil: the same file).
-    init(
-        executable: String, arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-        output: String, errors: String? = nil
-    ) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND | O_CREAT, 0o644)
-        if let errors {
-            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_APPEND | O_CREAT, 0o644)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, executable, &actions, nil, argv, envp)
-        guard code == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
-        self.pid = pid
-    }
-
-    /// The exit status (128 + the signal for a process a signal ended), or nil while it runs;
-    /// with `wait`, blocks until it has exited. -1 when someone else reaped it.
-    func status(wait: Bool) -> Int32? {
-        exitStatus.withLock { known in
-            if let known { return known }
-            var raw: Int32 = 0
-            var reaped: pid_t
-            repeat { reaped = waitpid(pid, &raw, wait ? 0 : WNOHANG) } while reaped == -1 && errno == EINTR
-            if reaped == -1 && errno == ECHILD {
-                known = -1
-                return -1
-            }
-            guard reaped == pid else { return nil }
-            let status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            known = status
-            return status
-        }
-    }
-
-    var isRunning: Bool { status(wait: false) == nil }
 }
 
 /// The real `linkpulse` binary, started as a child process over a data directory, for tests

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

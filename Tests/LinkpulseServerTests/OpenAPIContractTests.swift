@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import Testing
 
 /// The OpenAPI document against the real daemon: schemathesis (from PyPI, installed by

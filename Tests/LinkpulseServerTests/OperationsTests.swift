@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import GRDB
 import LinkpulseStore
 import NIOCore

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import NIOCore
 
 /// A small W3C WebDriver client for headless Chromium through Debian's `chromedriver`: enough

@@ -1,0 +1,234 @@
+import Foundation
+import LinkpulseDomain
+import Logging
+import PostgresNIO
+
+/// Raw events, the ids they were stored under, and the quarantine, in PostgreSQL: the part of
+/// `PostgresStore` the ingest writer writes. Exactly once across daemons: an id is stored once,
+/// whichever daemon receives it, concurrently or later (`lp_event_ids`), and seqs follow commit
+/// order across daemons (see `queries/postgres/migrations/0001_events.sql`).
+public final class PostgresEventStore: Sendable {
+    let client: PostgresClient
+    let queries: PostgresQueries
+    let logger: Logger
+
+    init(client: PostgresClient, queries: PostgresQueries, logger: Logger) {
+        self.client = client
+        self.queries = queries
+        self.logger = logger
+    }
+
+    /// Stores the events and quarantine rows of several requests in ONE transaction (group
+    /// commit, committed with `synchronous_commit` on) and returns, per request and per event,
+    /// whether it was stored or a duplicate: an id stored before by any daemon, or earlier in
+    /// `work`, is a duplicate. The same contract as the SQLite store's `EventStore.store`.
+    public func store(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
+        let commit = IngestCommit(work)
+        let (firstSeq, storedOrdinals) = try await client.withTransaction(logger: logger) { connection in
+            var stored: Set<Int64> = []
+            var firstSeq: Int64 = 0
+            if !commit.unique.isEmpty {
+                for try await next in try await connection.query(PostgresQuery(unsafeSQL: queries.ingest.lockSeq), logger: logger).decode(Int64.self) {
+                    firstSeq = next
+                }
+                let rows = try await connection.query(
+                    PostgresStore.query(queries.ingest.insertEvents, commit.eventsJSON(), firstSeq), logger: logger)
+                for try await seq in rows.decode(Int64.self) { stored.insert(seq - firstSeq) }
+                try await connection.query(
+                    PostgresStore.query(queries.ingest.advanceSeq, firstSeq + Int64(commit.unique.count)), logger: logger)
+            }
+            if commit.hasQuarantine {
+                try await connection.query(PostgresStore.query(queries.ingest.insertQuarantine, commit.quarantineJSON()), logger: logger)
+            }
+            return (firstSeq, stored)
+        }
+        return commit.outcomes(firstSeq: firstSeq, stored: storedOrdinals)
+    }
+
+    /// The seq of the event stored under exactly this id, or nil.
+    public func storedSeq(ofEventId id: String) async throws -> Int64? {
+        for try await seq in try await client.query(PostgresStore.query(queries.ingest.storedSeq, id), logger: logger).decode(Int64.self) {
+            return seq
+        }
+        return nil
+    }
+
+    /// Up to `limit` stored events with a seq above `afterSeq`, in seq order, as they were
+    /// validated (what the derived work replays and a copy reads).
+    public func events(afterSeq: Int64, limit: Int) async throws -> [(seq: Int64, event: IngestEvent)] {
+        let rows = try await client.query(PostgresStore.query(queries.ingest.eventsAfter, afterSeq, Int64(limit)), logger: logger)
+        var events: [(seq: Int64, event: IngestEvent)] = []
+        for try await row in rows {
+            let c = row.makeRandomAccess()
+            var event = IngestEvent(
+                id: try c[1].decode(String.self), kind: CompactEvent.kind(code: Int64(try c[2].decode(Int16.self))),
+                occurredAtMs: try c[5].decode(Int64.self), receivedAtMs: try c[6].decode(Int64.self), sentAtMs: try c[7].decode(Int64?.self),
+                ref: try c[8].decode(String?.self), campaign: try c[9].decode(String?.self), source: try c[10].decode(String?.self),
+                medium: try c[11].decode(String?.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[3].decode(Int16.self))),
+                deviceId: try c[15].decode(String?.self), clickId: try c[16].decode(String?.self),
+                clickIdSource: try c[17].decode(Int16?.self).flatMap { ClickIdSource(code: Int($0)) },
+                deferred: try c[12].decode(Bool?.self), url: try c[19].decode(String?.self), referrer: try c[20].decode(String?.self),
+                userAgent: try c[21].decode(String?.self), ipHash: try c[14].decode(String?.self), visitorId: try c[13].decode(String.self),
+                osVersion: try c[22].decode(String?.self), appVersion: try c[23].decode(String?.self),
+                propertiesJSON: try c[25].decode(String?.self), botReason: try c[24].decode(String?.self))
+            event.isResolve = try c[18].decode(Bool.self)
+            events.append((try c[0].decode(Int64.self), event))
+        }
+        return events
+    }
+
+    /// The newest quarantined events, newest first (for operators).
+    public func recentQuarantine(limit: Int) async throws -> [QuarantineRecord] {
+        let rows = try await client.query(PostgresStore.query(queries.ingest.recentQuarantine, Int64(limit)), logger: logger)
+        var records: [QuarantineRecord] = []
+        for try await row in rows {
+            let c = row.makeRandomAccess()
+            records.append(QuarantineRecord(
+                id: try c[0].decode(Int64.self), receivedAtMs: try c[1].decode(Int64.self), eventIndex: try c[2].decode(Int32?.self).map(Int.init),
+                code: try c[3].decode(String.self), field: try c[4].decode(String?.self), message: try c[5].decode(String.self),
+                rawText: try c[6].decode(String.self), rawTruncated: try c[7].decode(Bool.self), userAgent: try c[8].decode(String?.self)))
+        }
+        return records
+    }
+}
+
+/// One group commit's events as the PostgreSQL writer sends them: every id once (the first
+/// occurrence in the commit; later ones are duplicates without asking the database), numbered
+/// by ordinal, written as the JSON arrays `insert_events.sql` and `insert_quarantine.sql` read.
+struct IngestCommit: Sendable {
+    let work: [IngestWork]
+    /// The first occurrence of each id, in order; an event's ordinal is its index here.
+    let unique: [IngestEvent]
+    /// For each request and event: its ordinal, or nil when its id came earlier in the commit.
+    let ordinals: [[Int64?]]
+
+    init(_ work: [IngestWork]) {
+        self.work = work
+        var seen: [String: Int64] = [:]
+        var unique: [IngestEvent] = []
+        ordinals = work.map { request in
+            request.events.map { event in
+                guard seen[event.id] == nil else { return nil }
+                let ordinal = Int64(unique.count)
+                seen[event.id] = ordinal
+                unique.append(event)
+                return ordinal
+            }
+        }
+        self.unique = unique
+    }
+
+    var hasQuarantine: Bool { work.contains { !$0.quarantine.isEmpty } }
+
+    /// Per request and event: stored under `firstSeq` + its ordinal when the ordinal is in
+    /// `stored`, else a duplicate.
+    func outcomes(firstSeq first: Int64, stored: Set<Int64>) -> [[StoredOutcome]] {
+        ordinals.map { request in
+            request.map { ordinal in
+                guard let ordinal, stored.contains(ordinal) else { return .duplicate }
+                return .stored(seq: first + ordinal)
+            }
+        }
+    }
+
+    /// The unique events as `insert_events.sql` reads them.
+    func eventsJSON() -> String {
+        var out = JSONObjects(capacity: unique.count * 420)
+        for (ordinal, e) in unique.enumerated() {
+            out.open()
+            out.member("ordinal", Int64(ordinal))
+            out.member("event_id", e.id)
+            out.member("type", CompactEvent.code(e.kind))
+            out.member("platform", Int64(e.platform.code))
+            out.member("bot", e.isBot)
+            out.member("occurred_at_ms", e.occurredAtMs)
+            out.member("received_at_ms", e.receivedAtMs)
+            out.member("sent_at_ms", e.sentAtMs)
+            out.member("ref", e.ref)
+            out.member("campaign", e.campaign)
+            out.member("source", e.source)
+            out.member("medium", e.medium)
+            out.member("deferred", e.deferred)
+            out.member("visitor_id", e.visitorId)
+            out.member("ip_hash", e.ipHash)
+            out.member("device_id", e.deviceId)
+            out.member("click_id", e.clickId)
+            out.member("click_id_source", e.clickIdSource.map { Int64($0.code) })
+            out.member("resolve", e.isResolve)
+            out.member("url", e.url)
+            out.member("referrer", e.referrer)
+            out.member("user_agent", e.userAgent)
+            out.member("os_version", e.osVersion)
+            out.member("app_version", e.appVersion)
+            out.member("bot_reason", e.botReason)
+            out.member("properties", e.propertiesJSON)
+            out.close()
+        }
+        return out.text
+    }
+
+    /// The quarantined events as `insert_quarantine.sql` reads them.
+    func quarantineJSON() -> String {
+        var out = JSONObjects(capacity: 512)
+        for rejected in work.flatMap(\.quarantine) {
+            out.open()
+            out.member("received_at_ms", rejected.receivedAtMs)
+            out.member("event_index", rejected.index.map(Int64.init))
+            out.member("code", rejected.error.code)
+            out.member("field", rejected.error.field)
+            out.member("message", rejected.error.message)
+            out.member("raw_text", rejected.rawText)
+            out.member("raw_truncated", rejected.truncated)
+            out.member("user_agent", rejected.userAgent)
+            out.close()
+        }
+        return out.text
+    }
+}
+
+/// A JSON array of flat objects, written member by member (a nil value is left out, which
+/// `json_to_recordset` reads as NULL).
+struct JSONObjects {
+    private var bytes: [UInt8] = [UInt8(ascii: "[")]
+    private var firstObject = true
+    private var firstMember = true
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    mutating func open() {
+        if !firstObject { bytes.append(UInt8(ascii: ",")) }
+        firstObject = false
+        firstMember = true
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    mutating func close() { bytes.append(UInt8(ascii: "}")) }
+
+    private mutating func name(_ name: String) {
+        if !firstMember { bytes.append(UInt8(ascii: ",")) }
+        firstMember = false
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: "\":".utf8)
+    }
+
+    mutating func member(_ key: String, _ value: String?) {
+        guard let value else { return }
+        name(key)
+        JSONText.appendString(value, to: &bytes)
+    }
+
+    mutating func member(_ key: String, _ value: Int64?) {
+        guard let value else { return }
+        name(key)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func member(_ key: String, _ value: Bool?) {
+        guard let value else { return }
+        name(key)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    var text: String { String(decoding: bytes + [UInt8(ascii: "]")], as: UTF8.self) }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// The PostgreSQL store's statements, from `queries/postgres/` (compiled into the binary).
+struct PostgresQueries: Sendable {
+    /// Migration bookkeeping and partitions (`schema/`).
+    struct Schema: Sendable {
+        let lock, createMigrations, applied, record, ensureEventMonths, databaseId: String
+    }
+
+    /// The ingest writer's statements and the reads of what it stored (`ingest/`).
+    struct Ingest: Sendable {
+        let lockSeq, advanceSeq, insertEvents, insertQuarantine, storedSeq, eventsAfter, recentQuarantine: String
+    }
+
+    let schema: Schema
+    let ingest: Ingest
+    /// The migrations, in order: (name, the statements of its file).
+    let migrations: [(name: String, statements: [String])]
+
+    static func load() throws -> PostgresQueries {
+        func text(_ name: String) throws -> String { try SQLQueries.text("postgres/" + name) }
+        return PostgresQueries(
+            schema: Schema(
+                lock: try text("schema/lock.sql"),
+                createMigrations: try text("schema/create_migrations.sql"),
+                applied: try text("schema/applied.sql"),
+                record: try text("schema/record.sql"),
+                ensureEventMonths: try text("schema/ensure_event_months.sql"),
+                databaseId: try text("schema/database_id.sql")),
+            ingest: Ingest(
+                lockSeq: try text("ingest/lock_seq.sql"),
+                advanceSeq: try text("ingest/advance_seq.sql"),
+                insertEvents: try text("ingest/insert_events.sql"),
+                insertQuarantine: try text("ingest/insert_quarantine.sql"),
+                storedSeq: try text("ingest/stored_seq.sql"),
+                eventsAfter: try text("ingest/events_after.sql"),
+                recentQuarantine: try text("ingest/recent_quarantine.sql")),
+            migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
+    }
+}
+
+/// Splits an SQL file into its statements, for a server that takes one statement per query
+/// (PostgreSQL's extended protocol). A `;` ends a statement except inside a quoted string
+/// (`'…'`), a quoted name (`"…"`), a dollar-quoted body (`$$…$$`, `$tag$…$tag$`) or a comment
+/// (`-- …` to the end of the line, `/* … */`). Statements are returned trimmed, without their
+/// `;`; comments stay in them; a piece holding only comments and space is dropped.
+enum SQLScript {
+    static func statements(of sql: String) -> [String] {
+        let text = Array(sql.utf8)
+        var statements: [String] = []
+        var start = 0
+        var i = 0
+        /// Index just past the first occurrence of `needle` at or after `from` (end when none).
+        func after(_ needle: [UInt8], from: Int) -> Int {
+            var j = from
+            while j + needle.count <= text.count {
+                if text[j..<(j + needle.count)].elementsEqual(needle) { return j + needle.count }
+                j += 1
+            }
+            return text.count
+        }
+        func finish(_ end: Int) {
+            let piece = String(decoding: text[start..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !isOnlyComments(piece) { statements.append(piece) }
+        }
+        while i < text.count {
+            switch text[i] {
+            case UInt8(ascii: "'"): i = after([UInt8(ascii: "'")], from: i + 1)
+            case UInt8(ascii: "\""): i = after([UInt8(ascii: "\"")], from: i + 1)
+            case UInt8(ascii: "-") where i + 1 < text.count && text[i + 1] == UInt8(ascii: "-"):
+                i = after([UInt8(ascii: "\n")], from: i + 2)
+            case UInt8(ascii: "/") where i + 1 < text.count && text[i + 1] == UInt8(ascii: "*"):
+                i = after(Array("*/".utf8), from: i + 2)
+            case UInt8(ascii: "$"):
+                // A dollar quote's tag: `$`, letters, digits or `_` not starting with a digit
+                // (`$1` is a parameter), then `$`.
+                var j = i + 1
+                if j < text.count, text[j] >= UInt8(ascii: "0"), text[j] <= UInt8(ascii: "9") {
+                    i = j
+                    continue
+                }
+                while j < text.count, text[j] == UInt8(ascii: "_") || (text[j] | 0x20 >= UInt8(ascii: "a") && text[j] | 0x20 <= UInt8(ascii: "z"))
+                    || (text[j] >= UInt8(ascii: "0") && text[j] <= UInt8(ascii: "9")) {
+                    j += 1
+                }
+                if j < text.count, text[j] == UInt8(ascii: "$") {
+                    let tag = Array(text[i...j])
+                    i = after(tag, from: j + 1)
+                } else {
+                    i += 1
+                }
+            case UInt8(ascii: ";"):
+                finish(i)
+                i += 1
+                start = i
+            default: i += 1
+            }
+        }
+        finish(text.count)
+        return statements
+    }
+
+    /// Whether `piece` holds nothing but comments and white space.
+    static func isOnlyComments(_ piece: String) -> Bool {
+        var rest = Substring(piece)
+        while true {
+            rest = rest.drop { $0.isWhitespace }
+            if rest.isEmpty { return true }
+            if rest.hasPrefix("--") {
+                rest = rest.drop { $0 != "\n" }
+            } else if rest.hasPrefix("/*"), let end = rest.range(of: "*/") {
+                rest = rest[end.upperBound...]
+            } else {
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+-- applied: the migrations already applied, by name.
+SELECT name FROM lp_migrations
