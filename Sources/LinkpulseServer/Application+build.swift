@@ -371,11 +371,12 @@ extension Response {
 /// whenever they are looked at, not as of the last rollup pass.
 struct MetricsController: Sendable {
     let registry: PrometheusCollectorRegistry
-    let freshness: RollupFreshness
+    /// Nil where nothing is rolled up (a daemon on PostgreSQL, so far).
+    let freshness: RollupFreshness?
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("metrics") { _, _ -> Response in
-            _ = try? await freshness.read()
+            _ = try? await freshness?.read()
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             return Response(

@@ -13,12 +13,13 @@ import ServiceLifecycle
 /// that follows the wait.
 public struct IngestWriterService: Service {
     let queue: IngestQueue
-    let database: AppDatabase
+    /// Where commits go: the SQLite store or the PostgreSQL one.
+    let database: any IngestStore
     let metrics: IngestMetrics
     let pacer: IngestPacer?
     let logger: Logger
 
-    public init(queue: IngestQueue, database: AppDatabase, metrics: IngestMetrics, pacer: IngestPacer? = nil, logger: Logger) {
+    public init(queue: IngestQueue, database: any IngestStore, metrics: IngestMetrics, pacer: IngestPacer? = nil, logger: Logger) {
         self.queue = queue
         self.database = database
         self.metrics = metrics

@@ -35,7 +35,7 @@ public enum Durability: String, Sendable, CaseIterable {
 /// order, runs their migrations, ties each derived file to the events database (recomputing
 /// what does not fit), and holds what spans the parts: ingest (a commit, then the follower
 /// woken), retention, checkpoints and closing.
-public final class AppDatabase: Sendable {
+public final class AppDatabase: IngestStore {
     /// File names under the data directory.
     public static let eventsFileName = "linkpulse.sqlite"
     public static let idIndexFileName = "linkpulse-ids.sqlite"

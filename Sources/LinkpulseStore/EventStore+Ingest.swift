@@ -13,6 +13,16 @@ public struct IngestWork: Sendable {
     }
 }
 
+/// Where the ingest writer commits what requests bring: the SQLite store (`AppDatabase`) or
+/// the PostgreSQL one (`PostgresStore`).
+public protocol IngestStore: Sendable {
+    /// Stores the events and quarantine rows of several requests in ONE transaction (group
+    /// commit) and returns, per request and per event, whether it was stored or a duplicate.
+    /// When it returns, everything reported `.stored` is durable; an id stored before, or
+    /// earlier in `work`, is a duplicate.
+    func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]]
+}
+
 /// What became of one valid event.
 public enum StoredOutcome: Sendable, Equatable {
     /// Newly stored under this seq.

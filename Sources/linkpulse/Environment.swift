@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LinkpulseStore
 import Logging
 
 /// Reads `LINKPULSE_…` environment variables as option defaults.
@@ -62,5 +63,20 @@ struct StorageOptions: ParsableArguments {
             return handler
         }
         return Logger(label: "linkpulse")
+    }
+}
+
+/// `--database`: the PostgreSQL database to use instead of the SQLite files under `--data-dir`.
+struct DatabaseOption: ParsableArguments {
+    @Option(help: "PostgreSQL database URL, postgres://user[:password]@host[:port]/database (LINKPULSE_DATABASE). Without it: SQLite under --data-dir.")
+    var database: String? = Environment.string("database")
+
+    /// Where the PostgreSQL store is, or nil for SQLite.
+    var location: PostgresLocation? { database.flatMap { try? PostgresLocation(url: $0) } }
+
+    mutating func validate() throws {
+        if let database {
+            do { _ = try PostgresLocation(url: database) } catch { throw ValidationError("--database: \(error)") }
+        }
     }
 }

@@ -14,6 +14,7 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the daemon (the default command).")
 
     @OptionGroup var storage: StorageOptions
+    @OptionGroup var postgres: DatabaseOption
 
     @Option(help: "Address to listen on (LINKPULSE_HOST).")
     var host: String = Environment.string("host") ?? "127.0.0.1"
@@ -187,6 +188,10 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
+        if let location = postgres.location {
+            try await runOnPostgres(location, logger: logger, registry: registry)
+            return
+        }
         let dataURL = demo ? storage.dataURL.appending(path: "demo") : storage.dataURL
         let claim = try DataDirectoryLock(directory: dataURL)
         defer { withExtendedLifetime(claim) {} }
@@ -242,6 +247,29 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+extension Serve {
+    /// The daemon on PostgreSQL: ingest only so far (see `buildPostgresApplication`). Several
+    /// daemons may run on one database; each keeps nothing under `--data-dir`.
+    func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
+        if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
+        let store = try await PostgresStore.open(location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+        do {
+            let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
+            logger.info("database open", metadata: ["database": "\(location)"])
+            let settings = ServerSettings(
+                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, segmentMapping: try segmentMapping())
+            let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
+            try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
+                .runService()
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        logger.notice("stopped")
+    }
+}
+
 /// The demo database's traffic: a month of generated events ending now, made once.
 enum DemoData {
     static let profile = (events: 250_000, days: 30, refs: 2_000, campaigns: 12)
@@ -271,20 +299,11 @@ struct Migrate: AsyncParsableCommand {
         discussion: "With --database, the PostgreSQL database at that URL (safe while other daemons start or run on it); without, the SQLite files under --data-dir.")
 
     @OptionGroup var storage: StorageOptions
-
-    @Option(help: "PostgreSQL database URL, postgres://user[:password]@host[:port]/database (LINKPULSE_DATABASE). Without it: SQLite under --data-dir.")
-    var database: String? = Environment.string("database")
-
-    mutating func validate() throws {
-        if let database {
-            do { _ = try PostgresLocation(url: database) } catch { throw ValidationError("--database: \(error)") }
-        }
-    }
+    @OptionGroup var postgres: DatabaseOption
 
     func run() async throws {
         let logger = storage.bootstrapLogging()
-        if let url = database {
-            let location = try PostgresLocation(url: url)
+        if let location = postgres.location {
             let store = try await PostgresStore.open(location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
             await store.close()
             logger.notice("database is up to date", metadata: ["database": "\(location)"])

@@ -5,6 +5,7 @@ struct PostgresQueries: Sendable {
     /// Migration bookkeeping and partitions (`schema/`).
     struct Schema: Sendable {
         let lock, createMigrations, applied, record, ensureEventMonths, databaseId: String
+        let keepInstallationValue, installationValues, ping: String
     }
 
     /// The ingest writer's statements and the reads of what it stored (`ingest/`).
@@ -26,7 +27,10 @@ struct PostgresQueries: Sendable {
                 applied: try text("schema/applied.sql"),
                 record: try text("schema/record.sql"),
                 ensureEventMonths: try text("schema/ensure_event_months.sql"),
-                databaseId: try text("schema/database_id.sql")),
+                databaseId: try text("schema/database_id.sql"),
+                keepInstallationValue: try text("schema/keep_installation_value.sql"),
+                installationValues: try text("schema/installation_values.sql"),
+                ping: try text("schema/ping.sql")),
             ingest: Ingest(
                 lockSeq: try text("ingest/lock_seq.sql"),
                 advanceSeq: try text("ingest/advance_seq.sql"),

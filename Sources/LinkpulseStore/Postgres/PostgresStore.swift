@@ -9,7 +9,7 @@ import PostgresNIO
 /// the SQLite store, are named for what they own: `events` (raw events, their ids and the
 /// quarantine). Every call is `async` and blocks no thread: the PostgreSQL client is
 /// non-blocking.
-public final class PostgresStore: Sendable {
+public final class PostgresStore: IngestStore {
     public let location: PostgresLocation
     /// Raw events, their ids and the quarantine.
     public let events: PostgresEventStore
@@ -52,6 +52,12 @@ public final class PostgresStore: Sendable {
             await store.close()
             throw error
         }
+    }
+
+    /// Stores the events and quarantine rows of several requests in one transaction: see
+    /// `PostgresEventStore.store`.
+    public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
+        try await events.store(work)
     }
 
     /// Stops the connection pool; waits until its connections are closed.
@@ -103,6 +109,34 @@ public final class PostgresStore: Sendable {
             return id
         }
         return nil
+    }
+
+    /// The installation's stored values (access keys, hashing secret) for `proposed`'s keys:
+    /// each proposed value is stored unless its key holds one already, and the stored one is
+    /// returned. Every daemon proposes values of its own at start; the first one stored wins,
+    /// so all daemons on one database end up with the same keys and visitor ids.
+    public func installationValues(proposing proposed: [String: String]) async throws -> [String: String] {
+        for (key, value) in proposed.sorted(by: { $0.key < $1.key }) {
+            try await client.query(Self.query(queries.schema.keepInstallationValue, key, value), logger: logger)
+        }
+        var stored: [String: String] = [:]
+        for try await (key, value) in try await client.query(PostgresQuery(unsafeSQL: queries.schema.installationValues), logger: logger)
+            .decode((String, String).self) where proposed[key] != nil {
+            stored[key] = value
+        }
+        return stored
+    }
+
+    /// Whether the server answers a query now (for `/healthz`).
+    public func isHealthy() async -> Bool {
+        do {
+            try await Self.withTimeout(.seconds(5), what: "a health check") {
+                try await self.client.query(PostgresQuery(unsafeSQL: self.queries.schema.ping), logger: self.logger)
+            }
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// `sql` with `values` bound as $1, $2, … in order.

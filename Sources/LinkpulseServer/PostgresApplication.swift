@@ -1,0 +1,144 @@
+import Foundation
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest.
+///
+/// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
+/// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
+/// per daemon), `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. Any number of daemons may
+/// share the database: an id is stored once whichever daemon receives it, and the keys and the
+/// hashing secret are the database's, so every daemon takes the same keys and gives a visitor
+/// the same id. Attribution, rollups, stats, resolve, exports and the dashboard do not run on
+/// PostgreSQL yet: their paths answer 501 `not_on_postgresql` (see `NotOnPostgresMiddleware`).
+public func buildPostgresApplication(
+    store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
+    queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,
+    now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+    logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let router = Router(context: LinkpulseRequestContext.self)
+    router.add(middleware: NotOnPostgresMiddleware())
+    let ingest = IngestController(
+        queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes)), ingestKey: secrets.ingestKey,
+        trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
+    ingest.addRoutes(to: router)
+    SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
+    PostgresHealthController(store: store).addRoutes(to: router)
+    OpenAPIController().addRoutes(to: router)
+    if let prometheus { MetricsController(registry: prometheus, freshness: nil).addRoutes(to: router) }
+    router.add(middleware: MethodNotAllowedMiddleware())
+    let services: [any Service] = [
+        IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
+        TimerService(job: EventMonthsJob(store: store, now: now, logger: logger), every: .seconds(3600), logger: logger),
+    ]
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
+        services: services,
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? settings.port
+            logger.notice("listening", metadata: ["host": "\(settings.host)", "port": "\(port)", "database": "\(store.location)"])
+            await onServerRunning(port)
+        },
+        logger: logger)
+}
+
+extension InstallationSecrets {
+    /// The installation's keys and hashing secret as the PostgreSQL database holds them: the
+    /// first daemon to start stores the ones it generated, every later one takes those. Keys
+    /// given by flag or environment take precedence for this daemon and are not stored.
+    public static func loadOrCreate(store: PostgresStore, ingestKey: String?, readKey: String?, logger: Logger) async throws -> InstallationSecrets {
+        let generated = InstallationSecrets(
+            ingestKey: "lpi_" + randomHex(bytes: 16), readKey: "lpr_" + randomHex(bytes: 16), hashSecret: randomHex(bytes: 32))
+        let proposed = [
+            CodingKeys.ingestKey.rawValue: generated.ingestKey, CodingKeys.readKey.rawValue: generated.readKey,
+            CodingKeys.hashSecret.rawValue: generated.hashSecret,
+        ]
+        let stored = try await store.installationValues(proposing: proposed)
+        guard let storedIngest = stored[CodingKeys.ingestKey.rawValue], let storedRead = stored[CodingKeys.readKey.rawValue],
+              let storedSecret = stored[CodingKeys.hashSecret.rawValue]
+        else { throw CocoaError(.coderValueNotFound) }
+        if stored == proposed {
+            logger.notice(
+                "generated access keys; they are kept in the database",
+                metadata: [
+                    "ingest_key": .string(ingestKey == nil ? storedIngest : "(given)"),
+                    "read_key": .string(readKey == nil ? storedRead : "(given)"),
+                ])
+        }
+        return InstallationSecrets(
+            ingestKey: ingestKey.flatMap { $0.isEmpty ? nil : $0 } ?? storedIngest,
+            readKey: readKey.flatMap { $0.isEmpty ? nil : $0 } ?? storedRead, hashSecret: storedSecret)
+    }
+}
+
+/// `GET /healthz` and `GET /readyz` of a daemon on PostgreSQL: 200 while the database answers a
+/// query, else 503 with `Retry-After` (the same bodies as on SQLite, with one check, `database`).
+struct PostgresHealthController: Sendable {
+    let store: PostgresStore
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.get("healthz") { _, _ -> Response in
+            await store.isHealthy() ? .json(["status": "ok"], status: .ok) : .databaseUnavailable
+        }
+        router.get("readyz") { _, _ -> Response in
+            let answers = await store.isHealthy()
+            let readiness = HealthController.Readiness(
+                status: answers ? "ready" : "not_ready",
+                checks: ["database": .init(ok: answers, detail: answers ? "PostgreSQL answers" : "PostgreSQL does not answer a query")])
+            return .json(readiness, status: answers ? .ok : .serviceUnavailable, headers: answers ? [:] : [.retryAfter: "5"])
+        }
+    }
+}
+
+/// Answers the paths a daemon on PostgreSQL does not serve yet with 501 and what to do instead,
+/// rather than a 404 that would read as a wrong URL.
+struct NotOnPostgresMiddleware: RouterMiddleware {
+    typealias Context = LinkpulseRequestContext
+
+    /// Path prefixes of what runs on SQLite only so far.
+    static let prefixes = ["/v1/stats", "/v1/resolve", "/v1/attributions", "/v1/admin", "/v1/export", "/v1/events.csv", "/dashboard"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") || path.hasPrefix($0 + ".") || ($0.hasSuffix(".csv") && path.hasPrefix($0)) })
+        else { return try await next(request, context) }
+        return .error(
+            .notImplemented, code: "not_on_postgresql",
+            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: only ingest is. Run the daemon on SQLite (without --database) for stats, resolve, exports and the dashboard.")
+    }
+}
+
+/// Once an hour: the month partitions of raw events exist from last month to two months ahead.
+struct EventMonthsJob: TimerJob {
+    let store: PostgresStore
+    let now: @Sendable () -> Int64
+    let logger: Logger
+    let running = MutexBox<Task<Void, Never>?>(nil)
+
+    var name: String { "event-months" }
+
+    func run() throws {
+        running.update { task in
+            guard task == nil else { return }
+            task = Task { [store, now, logger, running] in
+                do {
+                    let created = try await store.ensureEventMonths(aroundMs: now())
+                    if created > 0 { logger.info("created month partitions of raw events", metadata: ["count": "\(created)"]) }
+                } catch {
+                    logger.warning("could not create month partitions of raw events", metadata: ["error": "\(error)"])
+                }
+                running.value = nil
+            }
+        }
+    }
+
+    func finish() async {
+        await running.value?.value
+    }
+}

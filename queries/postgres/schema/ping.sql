@@ -1,0 +1,2 @@
+-- ping: answers when the server takes queries (health checks).
+SELECT 1
