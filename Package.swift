@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // The PostgreSQL store (`--database postgres://…`): several daemons on one database.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // TLS of the PostgreSQL store's own connection (the derived work's; the pool's comes with postgres-nio).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Tests only: an independent RFC 4180 reader to check the CSV exports against.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
@@ -53,6 +55,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             plugins: ["EmbedTextPlugin"]
         ),

@@ -25,6 +25,13 @@ public struct ClickIndex: ClickLookup, Sendable {
         if let fingerprint { byFingerprint[fingerprint, default: []].insertInTimeOrder(click) }
     }
 
+    /// Adds a person's click to be found by ref and by fingerprint only, not by id (a click an
+    /// earlier round left in a store's indexes, brought back for the lookups of a new round).
+    public mutating func addFindable(_ click: KnownClick, fingerprint: Fingerprint?) {
+        if let ref = click.dimensions.ref { byRef[ref, default: []].insertInTimeOrder(click) }
+        if let fingerprint { byFingerprint[fingerprint, default: []].insertInTimeOrder(click) }
+    }
+
     public func click(id: String) -> KnownClick? { byId[id] }
 
     public func newestClick(ref: String, atOrBefore atMs: Int64) -> KnownClick? {

@@ -6,7 +6,8 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 
-/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest.
+/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest
+/// and attribution.
 ///
 /// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
@@ -34,7 +35,8 @@ public func buildPostgresApplication(
     router.add(middleware: MethodNotAllowedMiddleware())
     let services: [any Service] = [
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
-        TimerService(job: EventMonthsJob(store: store, now: now, logger: logger), every: .seconds(3600), logger: logger),
+        TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
+        TimerService(job: AsyncTickJob.derivedWork(store.derived, logger: logger), every: .seconds(1), logger: logger),
     ]
     return Application(
         router: router,
@@ -114,25 +116,18 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
     }
 }
 
-/// Once an hour: the month partitions of raw events exist from last month to two months ahead.
-struct EventMonthsJob: TimerJob {
-    let store: PostgresStore
-    let now: @Sendable () -> Int64
-    let logger: Logger
+/// A timer job whose work is `async` (the PostgreSQL store's): each tick starts it unless the
+/// previous run is still going; `finish` waits for the one under way.
+struct AsyncTickJob: TimerJob {
+    let name: String
+    let work: @Sendable () async -> Void
     let running = MutexBox<Task<Void, Never>?>(nil)
-
-    var name: String { "event-months" }
 
     func run() throws {
         running.update { task in
             guard task == nil else { return }
-            task = Task { [store, now, logger, running] in
-                do {
-                    let created = try await store.ensureEventMonths(aroundMs: now())
-                    if created > 0 { logger.info("created month partitions of raw events", metadata: ["count": "\(created)"]) }
-                } catch {
-                    logger.warning("could not create month partitions of raw events", metadata: ["error": "\(error)"])
-                }
+            task = Task { [work, running] in
+                await work()
                 running.value = nil
             }
         }
@@ -140,5 +135,31 @@ struct EventMonthsJob: TimerJob {
 
     func finish() async {
         await running.value?.value
+    }
+}
+
+extension AsyncTickJob {
+    /// Every second: this daemon's turn at the derived work (attribution). It leads when it holds
+    /// the lock, else it stands by and takes over when the leader's session ends.
+    static func derivedWork(_ derived: PostgresDerivedWork, logger: Logger) -> AsyncTickJob {
+        AsyncTickJob(name: "derived-work") {
+            do {
+                try await derived.tick()
+            } catch {
+                logger.warning("derived work failed; its connection is closed and it will try again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Once an hour: the month partitions of raw events exist from last month to two months ahead.
+    static func eventMonths(_ store: PostgresStore, now: @escaping @Sendable () -> Int64, logger: Logger) -> AsyncTickJob {
+        AsyncTickJob(name: "event-months") {
+            do {
+                let created = try await store.ensureEventMonths(aroundMs: now())
+                if created > 0 { logger.info("created month partitions of raw events", metadata: ["count": "\(created)"]) }
+            } catch {
+                logger.warning("could not create month partitions of raw events", metadata: ["error": "\(error)"])
+            }
+        }
     }
 }

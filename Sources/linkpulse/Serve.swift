@@ -252,7 +252,8 @@ extension Serve {
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
-        let store = try await PostgresStore.open(location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+        let store = try await PostgresStore.open(
+            location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
         do {
             let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
             logger.info("database open", metadata: ["database": "\(location)"])

@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+import LinkpulseDomain
+import LinkpulseStore
+import Logging
 import TestSupport
 import Testing
 
@@ -11,6 +14,14 @@ import Testing
     static func daemon(_ url: String, arguments: [String] = []) throws -> (DaemonProcess, URL) {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-pg-daemon-\(UUID().uuidString)")
         return (try DaemonProcess(dataDirectory: data, arguments: ["--database", url] + arguments), data)
+    }
+
+    /// Two daemons on `url` (with `key` as their ingest key when given) and their data directories.
+    static func twoDaemons(_ url: String, key: String? = nil) throws -> (DaemonProcess, DaemonProcess, [URL]) {
+        let arguments = key.map { ["--ingest-key", $0] } ?? []
+        let (a, dataA) = try daemon(url, arguments: arguments)
+        let (b, dataB) = try daemon(url, arguments: arguments)
+        return (a, b, [dataA, dataB])
     }
 
     static func database(_ prefix: String) throws -> (cluster: PostgresTestCluster, url: String, name: String) {
@@ -26,13 +37,12 @@ import Testing
 
     @Test func theSameIdsSentToTwoDaemonsAtOnceAreStoredOnceUnderOneKeyAndOneVisitorId() async throws {
         let (cluster, url, name) = try Self.database("two_daemons")
-        let (a, dataA) = try Self.daemon(url)
-        let (b, dataB) = try Self.daemon(url)
+        let (a, b, data) = try Self.twoDaemons(url)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         defer {
             _ = a.terminate()
             _ = b.terminate()
-            for data in [dataA, dataB] { try? FileManager.default.removeItem(at: data) }
+            for directory in data { try? FileManager.default.removeItem(at: directory) }
         }
         let key = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'ingest_key'", database: name)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -72,15 +82,66 @@ import Testing
         try await http.shutdown()
     }
 
+    /// Clicks and installs through two daemons; the one doing the attribution is killed with
+    /// SIGKILL while events keep coming; the other takes over, and in the end every event is
+    /// attributed once, exactly as one replay of all of them decides.
+    @Test func whenTheAttributingDaemonIsKilledTheOtherTakesOverAndTheAnswersAreExact() async throws {
+        let (_, url, _) = try Self.database("takeover")
+        let key = "lpi_test_takeover"
+        let (a, b, data) = try Self.twoDaemons(url, key: key)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let reader = try await PostgresStore.open(try PostgresLocation(url: url), logger: logger, nowMs: 0)
+        defer {
+            _ = a.terminate()
+            _ = b.terminate()
+            for directory in data { try? FileManager.default.removeItem(at: directory) }
+        }
+        /// Sends `rounds` batches of clicks and installs alternately to the two daemons.
+        func send(_ prefix: String, rounds: Int, to daemons: [DaemonProcess]) async throws {
+            for round in 0..<rounds {
+                let batch = LiveHTTP.batch(prefix: "\(prefix)-\(round)", count: 100)
+                let answer = try await LiveHTTP.send(http, "\(daemons[round % daemons.count].baseURL)/v1/events", key: key, body: batch.body)
+                #expect(answer.status == 202, "\(answer.body)")
+            }
+        }
+        try await send("before", rounds: 20, to: [a, b])
+        // Whichever daemon took the lock says so in its log.
+        var leader: DaemonProcess?
+        for _ in 0..<200 where leader == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            leader = [a, b].first { DaemonProcess.read($0.logFile).contains("now does the derived work") }
+        }
+        let first = try #require(leader)
+        let other = first === a ? b : a
+        try await send("during", rounds: 30, to: [a, b])
+        first.kill9()
+        try await send("after", rounds: 20, to: [other])
+
+        let events = try await reader.events.events(afterSeq: 0, limit: 1_000_000)
+        let expected = try PostgresDerivedWork.replay(events, windowMs: 7_200_000)
+        var stored: [PostgresAttributionRecord] = []
+        for _ in 0..<300 {
+            stored = try await reader.attributions(afterSeq: 0, limit: 1_000_000)
+            if stored.count >= expected.count { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(events.count == 7000)
+        #expect(stored.count == expected.count && stored == expected, "\(stored.count) answers stored, \(expected.count) expected")
+        #expect(DaemonProcess.read(other.logFile).contains("now does the derived work"), "the other daemon took over")
+        await reader.close()
+        try await http.shutdown()
+    }
+
     @Test func anAcknowledgedEventSurvivesKill9OfItsDaemon() async throws {
         let (cluster, url, name) = try Self.database("kill9")
         let key = "lpi_test_kill9"
-        let (a, dataA) = try Self.daemon(url, arguments: ["--ingest-key", key])
-        let (b, dataB) = try Self.daemon(url, arguments: ["--ingest-key", key])
+        let (a, b, data) = try Self.twoDaemons(url, key: key)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         defer {
             _ = b.terminate()
-            for data in [dataA, dataB] { try? FileManager.default.removeItem(at: data) }
+            for directory in data { try? FileManager.default.removeItem(at: directory) }
         }
         let acknowledged = Locked<[String]>([])
         let senders = (0..<4).map { sender in

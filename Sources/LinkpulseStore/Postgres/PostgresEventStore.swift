@@ -56,7 +56,16 @@ public final class PostgresEventStore: Sendable {
     /// Up to `limit` stored events with a seq above `afterSeq`, in seq order, as they were
     /// validated (what the derived work replays and a copy reads).
     public func events(afterSeq: Int64, limit: Int) async throws -> [(seq: Int64, event: IngestEvent)] {
-        let rows = try await client.query(PostgresStore.query(queries.ingest.eventsAfter, afterSeq, Int64(limit)), logger: logger)
+        try await client.withConnection { connection in
+            try await Self.events(after: afterSeq, limit: limit, sql: queries.ingest.eventsAfter, on: connection, logger: logger)
+        }
+    }
+
+    /// `events(afterSeq:limit:)` on `connection` (inside its transaction, when it has one).
+    static func events(
+        after afterSeq: Int64, limit: Int, sql: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(seq: Int64, event: IngestEvent)] {
+        let rows = try await connection.query(PostgresStore.query(sql, afterSeq, Int64(limit)), logger: logger)
         var events: [(seq: Int64, event: IngestEvent)] = []
         for try await row in rows {
             let c = row.makeRandomAccess()

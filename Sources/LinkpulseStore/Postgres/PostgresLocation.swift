@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import PostgresNIO
 
 /// Where a PostgreSQL store lives, from the URL an operator gives `--database` (or
@@ -99,6 +100,31 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         return String(url[..<colon]) + ":***" + String(url[at...])
     }
 
+    /// The configuration of a single connection to this location (the derived work's, which
+    /// holds a session lock), with the pool's session settings.
+    var connectionConfiguration: PostgresConnection.Configuration {
+        get throws {
+            var configuration: PostgresConnection.Configuration
+            switch endpoint {
+            case .tcp(let host, let port):
+                let tls: PostgresConnection.Configuration.TLS = switch self.tls {
+                case .disable: .disable
+                case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                }
+                configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
+            case .socket(let directory, let port):
+                configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+            }
+            configuration.options.additionalStartupParameters = Self.sessionParameters
+            return configuration
+        }
+    }
+
+    /// What every session of the daemon sets at connection: its name in `pg_stat_activity`;
+    /// `synchronous_commit` on (a 2xx means committed, whatever the server's default); UTC.
+    static let sessionParameters = [("application_name", "linkpulse"), ("synchronous_commit", "on"), ("TimeZone", "UTC")]
+
     /// The client configuration this location describes.
     var clientConfiguration: PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
@@ -113,7 +139,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         case .socket(let directory, let port):
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         }
-        configuration.options.additionalStartupParameters = [("application_name", "linkpulse")]
+        configuration.options.additionalStartupParameters = Self.sessionParameters
         return configuration
     }
 }

@@ -13,8 +13,15 @@ struct PostgresQueries: Sendable {
         let lockSeq, advanceSeq, insertEvents, insertQuarantine, storedSeq, eventsAfter, recentQuarantine: String
     }
 
+    /// The derived-work lock and attribution (`attribution/`).
+    struct Attribution: Sendable {
+        let tryLead, state, advance, clicksById, newestRefClicks, fingerprintClicks: String
+        let insertAttributions, insertRefClicks, insertFingerprintClicks, attributionsAfter: String
+    }
+
     let schema: Schema
     let ingest: Ingest
+    let attribution: Attribution
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
 
@@ -39,6 +46,17 @@ struct PostgresQueries: Sendable {
                 storedSeq: try text("ingest/stored_seq.sql"),
                 eventsAfter: try text("ingest/events_after.sql"),
                 recentQuarantine: try text("ingest/recent_quarantine.sql")),
+            attribution: Attribution(
+                tryLead: try text("attribution/try_lead.sql"),
+                state: try text("attribution/state.sql"),
+                advance: try text("attribution/advance.sql"),
+                clicksById: try text("attribution/clicks_by_id.sql"),
+                newestRefClicks: try text("attribution/newest_ref_clicks.sql"),
+                fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),
+                insertAttributions: try text("attribution/insert_attributions.sql"),
+                insertRefClicks: try text("attribution/insert_ref_clicks.sql"),
+                insertFingerprintClicks: try text("attribution/insert_fingerprint_clicks.sql"),
+                attributionsAfter: try text("attribution/attributions_after.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }
 }

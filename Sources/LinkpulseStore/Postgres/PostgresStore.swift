@@ -2,6 +2,7 @@ import Foundation
 import LinkpulseDomain
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// A Linkpulse store in PostgreSQL (`--database postgres://…`), which several daemons may share.
 ///
@@ -13,6 +14,8 @@ public final class PostgresStore: IngestStore {
     public let location: PostgresLocation
     /// Raw events, their ids and the quarantine.
     public let events: PostgresEventStore
+    /// Attribution, done by whichever daemon holds the derived-work lock.
+    public let derived: PostgresDerivedWork
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
@@ -21,27 +24,30 @@ public final class PostgresStore: IngestStore {
     /// How long `open` waits for the server before it gives up, unless told otherwise.
     public static let connectTimeout: Duration = .seconds(30)
 
-    private init(location: PostgresLocation, logger: Logger) throws {
+    private init(location: PostgresLocation, attributionWindowMs: Int64, roundSize: Int, logger: Logger) throws {
         self.location = location
         self.logger = logger
         queries = try PostgresQueries.load()
-        var configuration = location.clientConfiguration
-        // A 2xx means committed: whatever the server's default, this session waits for the flush.
-        configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
-        configuration.options.additionalStartupParameters.append(("TimeZone", "UTC"))
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
         events = PostgresEventStore(client: client, queries: queries, logger: logger)
+        derived = PostgresDerivedWork(
+            location: location, queries: queries, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
     }
 
     /// Connects to the database at `location`, applies the migrations it lacks (one daemon at a
     /// time, whichever starts first) and makes sure the months around `nowMs` have partitions.
     /// Fails after `connectTimeout` when the server does not answer.
+    ///
+    /// - Parameters:
+    ///   - attributionWindowMs: the fingerprint window of attribution, as `--attribution-window`.
+    ///   - roundSize: the most events one attribution round (one transaction) takes.
     public static func open(
-        _ location: PostgresLocation, logger: Logger, nowMs: Int64, connectTimeout: Duration = connectTimeout
+        _ location: PostgresLocation, logger: Logger, nowMs: Int64, connectTimeout: Duration = connectTimeout,
+        attributionWindowMs: Int64 = 7_200_000, roundSize: Int = 10_000
     ) async throws -> PostgresStore {
-        let store = try PostgresStore(location: location, logger: logger)
+        let store = try PostgresStore(location: location, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
         do {
             try await withTimeout(connectTimeout, what: "connecting to \(location)") {
                 _ = try await store.migrate()
@@ -49,7 +55,9 @@ public final class PostgresStore: IngestStore {
             }
             return store
         } catch {
-            await store.close()
+            // A pool that never connected can take many seconds to wind down (its connection
+            // attempts back off): the caller gets the error now, the pool stops on its own.
+            Task { await store.close() }
             throw error
         }
     }
@@ -60,8 +68,21 @@ public final class PostgresStore: IngestStore {
         try await events.store(work)
     }
 
-    /// Stops the connection pool; waits until its connections are closed.
+    /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.
+    public func attributions(afterSeq: Int64, limit: Int) async throws -> [PostgresAttributionRecord] {
+        let rows = try await client.query(Self.query(queries.attribution.attributionsAfter, afterSeq, Int64(limit)), logger: logger)
+        var records: [PostgresAttributionRecord] = []
+        for try await (seq, match, click, candidates) in rows.decode((Int64, String, Int64?, Int32?).self) {
+            guard let match = MatchType(rawValue: match) else { continue }
+            records.append(PostgresAttributionRecord(seq: seq, match: match, clickSeq: click, candidates: candidates.map(Int.init)))
+        }
+        return records
+    }
+
+    /// Stops the derived work (freeing its lock) and the connection pool; waits until their
+    /// connections are closed.
     public func close() async {
+        await derived.stop()
         running.cancel()
         await running.value
     }
@@ -146,20 +167,53 @@ public final class PostgresStore: IngestStore {
         return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 
-    /// Runs `body`, failing with `PostgresStoreError.timedOut` when it takes longer than `limit`.
+    /// Runs `body`, failing with `PostgresStoreError.timedOut` when it takes longer than
+    /// `limit`. At the limit `body` is cancelled and not waited for (a connection attempt may
+    /// take a while to notice).
     static func withTimeout<T: Sendable>(_ limit: Duration, what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
+        let race = TimeoutRace<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            race.start(
+                continuation,
+                work: Task { do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) } },
+                timer: Task {
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
+                    race.finish(.failure(PostgresStoreError.timedOut(what: what, after: limit)))
+                })
+        }
+    }
+}
+
+/// The two sides of `PostgresStore.withTimeout`: whichever finishes first answers, and both
+/// tasks are then cancelled.
+private final class TimeoutRace<T: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, result: Result<T, any Error>?, tasks: [Task<Void, Never>])>((nil, nil, []))
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, work: Task<Void, Never>, timer: Task<Void, Never>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            state.tasks = [work, timer]
+            guard let result = state.result else {
+                state.continuation = continuation
                 return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let result = first else {
-                throw PostgresStoreError.timedOut(what: what, after: limit)
             }
             return result
         }
+        if let early {
+            continuation.resume(with: early)
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard state.result == nil else { return (nil, []) }
+            state.result = result
+            defer { state.continuation = nil }
+            return (state.continuation, state.tasks)
+        }
+        continuation?.resume(with: result)
+        for task in tasks { task.cancel() }
     }
 }
 

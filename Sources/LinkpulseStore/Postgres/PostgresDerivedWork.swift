@@ -1,0 +1,229 @@
+import Foundation
+import LinkpulseDomain
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The work derived from raw events on PostgreSQL (attribution, so far), done by one daemon at
+/// a time: the one whose connection holds the derived-work advisory lock.
+///
+/// Every daemon has one. At each `tick` (its timer's) it makes sure it has a connection of its
+/// own (not from the pool: the lock belongs to the session), tries the lock if it does not hold
+/// it, and when it does, attributes every new event in rounds, each round one transaction on
+/// that connection with the watermark in `lp_derived_state`. A daemon that dies ends its
+/// session, which frees the lock: another takes over at its next tick and goes on from the
+/// watermark, so no event is attributed twice or skipped, and one that lost its connection
+/// can write nothing more (its transactions were on it).
+public final class PostgresDerivedWork: Sendable {
+    let location: PostgresLocation
+    let queries: PostgresQueries
+    let attributor: Attributor
+    let roundSize: Int
+    let logger: Logger
+    private let state = Mutex<Session?>(nil)
+
+    /// The connection and whether it holds the lock.
+    struct Session: Sendable {
+        let connection: PostgresConnection
+        var leading: Bool
+    }
+
+    /// What a tick did.
+    public enum Outcome: Sendable, Equatable {
+        /// Another daemon holds the lock.
+        case standby
+        /// This daemon leads; it attributed this many events (0: nothing new).
+        case led(attributed: Int)
+    }
+
+    init(location: PostgresLocation, queries: PostgresQueries, attributionWindowMs: Int64, roundSize: Int, logger: Logger) {
+        self.location = location
+        self.queries = queries
+        attributor = Attributor(windowMs: attributionWindowMs)
+        self.roundSize = roundSize
+        self.logger = logger
+    }
+
+    /// The answers of one replay of `events` (every stored event, in seq order) through the
+    /// rules with this window: what the rounds must have stored, for checks and tests.
+    public static func replay(_ events: [(seq: Int64, event: IngestEvent)], windowMs: Int64) throws -> [PostgresAttributionRecord] {
+        try ReplayRound(events: events).decide(ReplayRound.EarlierClicks(), attributor: Attributor(windowMs: windowMs)).attributions.map {
+            PostgresAttributionRecord(
+                seq: $0.seq, match: $0.attribution.match, clickSeq: $0.attribution.clickSeq,
+                candidates: $0.attribution.match == .fingerprint ? $0.attribution.candidates : nil)
+        }
+    }
+
+    /// Whether this daemon held the lock at its last tick.
+    public var isLeading: Bool { state.withLock { $0?.leading ?? false } }
+
+    /// Connects if needed, leads if it can, and attributes until caught up or `budget` has
+    /// passed (the rest waits for the next tick). A failure closes the connection, so the lock
+    /// is free for others, and is thrown.
+    @discardableResult
+    public func tick(budget: Duration = .seconds(5)) async throws -> Outcome {
+        do {
+            var session = try await currentSession()
+            if !session.leading {
+                session.leading = try await tryLead(session.connection)
+                state.withLock { $0?.leading = session.leading }
+                if session.leading { logger.notice("this daemon now does the derived work (attribution)") }
+            }
+            guard session.leading else { return .standby }
+            let deadline = ContinuousClock.now + budget
+            var attributed = 0
+            while ContinuousClock.now < deadline {
+                let count = try await attributeRound(on: session.connection)
+                attributed += count
+                if count < roundSize { break }
+            }
+            return .led(attributed: attributed)
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// Closes the connection (freeing the lock when held).
+    public func stop() async {
+        let session = state.withLock { session in
+            defer { session = nil }
+            return session
+        }
+        try? await session?.connection.close()
+    }
+
+    func currentSession() async throws -> Session {
+        if let session = state.withLock({ $0 }), !session.connection.isClosed { return session }
+        let connection = try await PostgresConnection.connect(
+            configuration: location.connectionConfiguration, id: Int.random(in: 1...Int.max), logger: logger)
+        let session = Session(connection: connection, leading: false)
+        state.withLock { $0 = session }
+        return session
+    }
+
+    func tryLead(_ connection: PostgresConnection) async throws -> Bool {
+        for try await held in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.tryLead), logger: logger).decode(Bool.self) {
+            return held
+        }
+        return false
+    }
+
+    /// Attributes up to `roundSize` events after the watermark in one transaction; how many
+    /// events it read.
+    func attributeRound(on connection: PostgresConnection) async throws -> Int {
+        try await connection.withTransaction(logger: logger) { connection in
+            var through: Int64 = 0
+            for try await seq in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.state), logger: logger).decode(Int64.self) {
+                through = seq
+            }
+            let events = try await PostgresEventStore.events(
+                after: through, limit: roundSize, sql: queries.ingest.eventsAfter, on: connection, logger: logger)
+            guard let last = events.last?.seq else { return 0 }
+            let round = ReplayRound(events: events)
+            let earlier = try await earlierClicks(round.queries(windowMs: attributor.windowMs), on: connection)
+            let decisions = try round.decide(earlier, attributor: attributor)
+            try await write(decisions, on: connection)
+            try await connection.query(PostgresStore.query(queries.attribution.advance, last), logger: logger)
+            return events.count
+        }
+    }
+
+    /// The clicks of earlier rounds a round asks for, in three queries.
+    func earlierClicks(_ wanted: ReplayRound.ClickQueries, on connection: PostgresConnection) async throws -> ReplayRound.EarlierClicks {
+        var earlier = ReplayRound.EarlierClicks()
+        let q = queries.attribution
+        if !wanted.ids.isEmpty {
+            let rows = try await connection.query(PostgresStore.query(q.clicksById, Array(wanted.ids)), logger: logger)
+            for try await (id, seq, ms, ref, campaign, source, medium, os) in rows.decode((String, Int64, Int64, String?, String?, String?, String?, String?).self) {
+                earlier.byId[id] = KnownClick(
+                    seq: seq, occurredAtMs: ms, dimensions: LinkDimensions(ref: ref, campaign: campaign, source: source, medium: medium),
+                    osVersion: osMajorMinor(os))
+            }
+        }
+        if !wanted.newestByRef.isEmpty {
+            let pairs = Array(wanted.newestByRef)
+            let rows = try await connection.query(PostgresStore.query(q.newestRefClicks, pairs.map(\.ref), pairs.map(\.atMs)), logger: logger)
+            for try await (ref, ms, seq, campaign, source, medium) in rows.decode((String, Int64, Int64, String?, String?, String?).self) {
+                earlier.byRef.append(KnownClick(seq: seq, occurredAtMs: ms, dimensions: LinkDimensions(ref: ref, campaign: campaign, source: source, medium: medium)))
+            }
+        }
+        if !wanted.windows.isEmpty {
+            let windows = Array(wanted.windows)
+            let rows = try await connection.query(
+                PostgresStore.query(
+                    q.fingerprintClicks, windows.map(\.fingerprint.ipKey), windows.map { Int16($0.fingerprint.platform.code) },
+                    windows.map(\.fromMs), windows.map(\.throughMs)),
+                logger: logger)
+            for try await row in rows {
+                let c = row.makeRandomAccess()
+                let fingerprint = Fingerprint(ipKey: try c[0].decode(Int64.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[1].decode(Int16.self))))
+                let click = KnownClick(
+                    seq: try c[3].decode(Int64.self), occurredAtMs: try c[2].decode(Int64.self),
+                    dimensions: LinkDimensions(
+                        ref: try c[5].decode(String?.self), campaign: try c[6].decode(String?.self), source: try c[7].decode(String?.self),
+                        medium: try c[8].decode(String?.self)),
+                    osVersion: try c[4].decode(String?.self))
+                earlier.byFingerprint.append((fingerprint, click))
+            }
+        }
+        return earlier
+    }
+
+    /// Writes a round's answers and its clicks' index rows.
+    func write(_ decisions: ReplayRound.Decisions, on connection: PostgresConnection) async throws {
+        let q = queries.attribution
+        if !decisions.attributions.isEmpty {
+            var out = JSONObjects(capacity: decisions.attributions.count * 64)
+            for (seq, a) in decisions.attributions {
+                out.open()
+                out.member("seq", seq)
+                out.member("match_type", a.match.rawValue)
+                out.member("matched_click_seq", a.clickSeq)
+                out.member("candidates", a.match == .fingerprint ? Int64(a.candidates) : nil)
+                out.close()
+            }
+            try await connection.query(PostgresStore.query(q.insertAttributions, out.text), logger: logger)
+        }
+        if !decisions.refClicks.isEmpty {
+            var out = JSONObjects(capacity: decisions.refClicks.count * 96)
+            for click in decisions.refClicks {
+                out.open()
+                out.member("ref", click.dimensions.ref)
+                out.member("occurred_at_ms", click.occurredAtMs)
+                out.member("seq", click.seq)
+                out.member("campaign", click.dimensions.campaign)
+                out.member("source", click.dimensions.source)
+                out.member("medium", click.dimensions.medium)
+                out.close()
+            }
+            try await connection.query(PostgresStore.query(q.insertRefClicks, out.text), logger: logger)
+        }
+        if !decisions.fingerprintClicks.isEmpty {
+            var out = JSONObjects(capacity: decisions.fingerprintClicks.count * 128)
+            for (fingerprint, click) in decisions.fingerprintClicks {
+                out.open()
+                out.member("ip_key", fingerprint.ipKey)
+                out.member("platform", Int64(fingerprint.platform.code))
+                out.member("occurred_at_ms", click.occurredAtMs)
+                out.member("seq", click.seq)
+                out.member("os_version", click.osVersion)
+                out.member("ref", click.dimensions.ref)
+                out.member("campaign", click.dimensions.campaign)
+                out.member("source", click.dimensions.source)
+                out.member("medium", click.dimensions.medium)
+                out.close()
+            }
+            try await connection.query(PostgresStore.query(q.insertFingerprintClicks, out.text), logger: logger)
+        }
+    }
+}
+
+/// One stored answer: how an event was attributed (`lp_attributions`).
+public struct PostgresAttributionRecord: Sendable, Equatable {
+    public var seq: Int64
+    public var match: MatchType
+    public var clickSeq: Int64?
+    /// How many clicks fitted, for a fingerprint match; nil otherwise.
+    public var candidates: Int?
+}

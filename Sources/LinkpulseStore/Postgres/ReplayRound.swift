@@ -1,0 +1,99 @@
+import LinkpulseDomain
+
+/// One round of attribution over stored events in seq order, with what earlier rounds left in
+/// the store handed in, not looked up: pure, so a round decides exactly what a replay of every
+/// event through one `ClickIndex` decides (tested), whatever the store behind it.
+///
+/// A round first says what it needs from earlier rounds (`ClickQueries`): the clicks named by
+/// its events' `click_id`s, for each (ref, time) the newest click of that ref at or before it,
+/// and for each fingerprint window every click in it. Given those (`EarlierClicks`), `decide`
+/// replays the round: its own clicks become findable by the events after them, exactly as in
+/// the SQLite follower, and every non-bot install, open and fallback gets its `Attribution`.
+struct ReplayRound {
+    let events: [(seq: Int64, event: IngestEvent)]
+
+    /// What a round asks the store for.
+    struct ClickQueries: Equatable {
+        var ids: Set<String> = []
+        /// (ref, time): the newest click of the ref at or before the time.
+        var newestByRef: Set<RefAt> = []
+        /// Every click of the fingerprint in [from, through].
+        var windows: Set<Window> = []
+
+        struct RefAt: Hashable { var ref: String; var atMs: Int64 }
+        struct Window: Hashable { var fingerprint: Fingerprint; var fromMs: Int64; var throughMs: Int64 }
+    }
+
+    /// The clicks of earlier rounds that answer a round's `ClickQueries`.
+    struct EarlierClicks {
+        /// By event id, bots' clicks too (only ever found by id).
+        var byId: [String: KnownClick] = [:]
+        /// Non-bot clicks found by ref or by fingerprint; each may come several times.
+        var byRef: [KnownClick] = []
+        var byFingerprint: [(fingerprint: Fingerprint, click: KnownClick)] = []
+    }
+
+    /// What a round decided, for the store to write in one transaction with its watermark.
+    struct Decisions {
+        var attributions: [(seq: Int64, attribution: Attribution)] = []
+        /// The round's non-bot clicks, findable by ref and by fingerprint from now on.
+        var refClicks: [KnownClick] = []
+        var fingerprintClicks: [(fingerprint: Fingerprint, click: KnownClick)] = []
+    }
+
+    /// The subject `Attributor` decides for a stored event.
+    static func subject(seq: Int64, _ e: IngestEvent) -> AttributionSubject {
+        AttributionSubject(
+            seq: seq, kind: e.kind, occurredAtMs: e.occurredAtMs,
+            dimensions: LinkDimensions(ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium),
+            clickId: e.kind == .click ? nil : e.clickId, clickIdSource: e.clickIdSource,
+            fingerprint: Fingerprint(ipHash: e.ipHash, platform: e.platform), osVersion: e.osVersion, isBot: e.isBot)
+    }
+
+    /// What the round needs from earlier rounds: for every non-bot event it attributes, what
+    /// each rule it may reach looks up.
+    func queries(windowMs: Int64) -> ClickQueries {
+        var queries = ClickQueries()
+        for (seq, event) in events where event.kind != .click && !event.isBot {
+            let s = Self.subject(seq: seq, event)
+            if let id = s.clickId { queries.ids.insert(id) }
+            if let ref = s.dimensions.ref {
+                queries.newestByRef.insert(.init(ref: ref, atMs: s.occurredAtMs))
+            } else if s.kind != .fallback, let fingerprint = s.fingerprint {
+                queries.windows.insert(.init(fingerprint: fingerprint, fromMs: s.occurredAtMs - windowMs, throughMs: s.occurredAtMs))
+            }
+        }
+        return queries
+    }
+
+    /// Replays the round over `earlier`.
+    func decide(_ earlier: EarlierClicks, attributor: Attributor) throws -> Decisions {
+        var index = ClickIndex()
+        for (id, click) in earlier.byId { index.add(click, id: id, fingerprint: nil, isBot: true) }
+        // A click found by several queries is added once (a window would count it twice). A
+        // click found by fingerprint is findable by its ref too, which adds nothing wrong: it is
+        // a real earlier click, and every ref the round looks up was asked for.
+        var added = Set<Int64>()
+        for (fingerprint, click) in earlier.byFingerprint where added.insert(click.seq).inserted {
+            index.addFindable(click, fingerprint: fingerprint)
+        }
+        for click in earlier.byRef where added.insert(click.seq).inserted {
+            index.addFindable(click, fingerprint: nil)
+        }
+        var decisions = Decisions()
+        for (seq, event) in events {
+            let s = Self.subject(seq: seq, event)
+            if event.kind == .click {
+                let click = KnownClick(seq: seq, occurredAtMs: s.occurredAtMs, dimensions: s.dimensions, osVersion: osMajorMinor(s.osVersion))
+                index.add(click, id: event.id, fingerprint: s.fingerprint, isBot: s.isBot)
+                guard !s.isBot else { continue }
+                if s.dimensions.ref != nil { decisions.refClicks.append(click) }
+                if let fingerprint = s.fingerprint { decisions.fingerprintClicks.append((fingerprint, click)) }
+                continue
+            }
+            guard !s.isBot else { continue }
+            decisions.attributions.append((seq, try attributor.attribute(s, in: &index)))
+        }
+        return decisions
+    }
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Ingest on PostgreSQL (issue 16): one daemon, then two daemons side by side, on one PostgreSQL,
+# beside the SQLite daemon in the same run (the baseline), driven by wrk on loopback.
+#
+# Usage: ops/bench/postgres.sh [--duration SECONDS]
+#
+# PostgreSQL is Debian's server in a throwaway cluster (initdb into a temporary directory, run as
+# `nobody` when this script runs as root, synchronous_commit on, fsync on, shared_buffers 256MB).
+# Every scenario starts on an empty database (or data directory). Two daemons get half the
+# connections each (two wrk processes at once; their events/s are added). The SQLite daemon runs
+# with its rollup timer at 1 h and pacing off, so both measure the ingest path (its attribution
+# follower still runs, the PostgreSQL daemon has none yet). Prints events/s, p50/p99, errors,
+# and the bytes an event takes in PostgreSQL (tables and indexes, WAL not counted).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. ops/bench/lib.sh  # bench_need_wrk
+
+DURATION=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+bench_need_wrk
+ops/install-deps.sh test >/dev/null
+swift build -c release --product linkpulse >/dev/null
+BIN=$PWD/.build/release/linkpulse
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+
+WORK=$(mktemp -d /tmp/linkpulse-pgbench.XXXXXX)
+chmod 755 "$WORK"
+PG_PORT=18095
+LP_PORTS=(18096 18097)
+KEY=lpi_bench_key
+PIDS=()
+as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u nobody -- "$@"; else "$@"; fi; }
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  as_pg "$PGBIN/pg_ctl" -D "$WORK/pg" -m fast stop >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+mkdir -p "$WORK/pg"
+[ "$(id -u)" -eq 0 ] && chown nobody:nogroup "$WORK/pg"
+as_pg "$PGBIN/initdb" -D "$WORK/pg" -U linkpulse --auth=trust -E UTF8 --no-locale >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$WORK/pg" -l "$WORK/pg/server.log" -w -o \
+  "-p $PG_PORT -c listen_addresses=127.0.0.1 -k $WORK/pg -c shared_buffers=256MB -c max_wal_size=4GB -c synchronous_commit=on -c max_connections=200" \
+  start >/dev/null
+psql_lp() { as_pg "$PGBIN/psql" -X -q -A -t -h 127.0.0.1 -p $PG_PORT -U linkpulse -d "$1" -c "$2"; }
+
+# start_daemon PORT ARGS…: starts a daemon and waits for /healthz.
+start_daemon() {
+  local port=$1; shift
+  LINKPULSE_LOG_LEVEL=warning "$BIN" serve --port "$port" --ingest-key $KEY "$@" > "$WORK/daemon-$port.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || { cat "$WORK/daemon-$port.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "daemon on $port did not start" >&2; exit 1
+}
+stop_daemons() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  PIDS=()
+}
+
+# load NAME BATCH CONNS PORT…: wrk against each port at once (CONNS split between them).
+load() {
+  local name=$1 batch=$2 conns=$3; shift 3
+  local per=$(( conns / $# )) threads=$(( 2 / $# )) files=() loaders=()
+  for port in "$@"; do
+    BATCH=$batch KEY=$KEY wrk -t"$threads" -c"$per" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua \
+      "http://127.0.0.1:$port/v1/events" > "$WORK/wrk-$port.out" &
+    loaders+=($!)
+    files+=("$WORK/wrk-$port.out")
+  done
+  wait "${loaders[@]}"
+  for file in "${files[@]}"; do
+    echo "$name batch=$batch conns=$conns $(grep '^RESULT' "$file")" >> "$WORK/results"
+  done
+}
+
+run_sqlite() {
+  rm -rf "$WORK/sqlite"
+  start_daemon "${LP_PORTS[0]}" --data-dir "$WORK/sqlite" --durability full --rollup-interval 1h --ingest-pacing off
+  load sqlite "$1" 64 "${LP_PORTS[0]}"
+  stop_daemons
+}
+
+run_postgres() {  # NAME DAEMONS BATCH
+  local db="bench_$1_$3"
+  psql_lp postgres "CREATE DATABASE $db" >/dev/null
+  local url="postgres://linkpulse@127.0.0.1:$PG_PORT/$db" ports=()
+  for i in $(seq 0 $(( $2 - 1 ))); do
+    start_daemon "${LP_PORTS[$i]}" --data-dir "$WORK/none-$i" --database "$url"
+    ports+=("${LP_PORTS[$i]}")
+  done
+  load "$1" "$3" 64 "${ports[@]}"
+  stop_daemons
+  psql_lp "$db" "SELECT count(*), (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE 'lp\_%') FROM lp_event_ids" \
+    | tr '|' ' ' | { read -r events bytes; echo "$1 batch=$3 stored=$events bytes=$bytes" >> "$WORK/sizes"; }
+}
+
+for batch in 100 1; do
+  run_sqlite "$batch"
+  run_postgres pg1 1 "$batch"
+  run_postgres pg2 2 "$batch"
+done
+
+python3 - "$WORK/results" "$WORK/sizes" "$DURATION" <<'PY'
+import sys
+from collections import defaultdict
+runs = defaultdict(list)
+for line in open(sys.argv[1]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+    runs[(parts[0], int(fields["batch"]))].append(fields)
+print(f"\nIngest on PostgreSQL against SQLite, same run ({sys.argv[3]} s a scenario, 64 connections)")
+print(f"{'store':<28} {'events/req':>10} {'events/s':>10} {'vs SQLite':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
+names = {"sqlite": "SQLite, one daemon", "pg1": "PostgreSQL, one daemon", "pg2": "PostgreSQL, two daemons"}
+for batch in (100, 1):
+    base = sum(float(f["rps"]) for f in runs[("sqlite", batch)]) * batch
+    for name in ("sqlite", "pg1", "pg2"):
+        fs = runs[(name, batch)]
+        if not fs:
+            continue
+        events = sum(float(f["rps"]) for f in fs) * batch
+        p50 = max(float(f["p50_ms"]) for f in fs)
+        p99 = max(float(f["p99_ms"]) for f in fs)
+        errors = sum(int(f["errors"]) + int(f["non2xx"]) for f in fs)
+        print(f"{names[name]:<28} {batch:>10} {events:>10.0f} {events / base:>8.2f}x {p50:>8.2f} {p99:>8.2f} {errors:>6}")
+print()
+for line in open(sys.argv[2]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:])
+    stored, size = int(fields["stored"]), int(fields["bytes"] or 0)
+    print(f"{names[parts[0]]}, {fields['batch']} events/request: {stored} events stored, {size / max(stored, 1):.0f} bytes an event in PostgreSQL (tables and indexes)")
+PY
