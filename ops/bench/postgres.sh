@@ -9,8 +9,10 @@
 # Every scenario starts on an empty database (or data directory). Two daemons get half the
 # connections each (two wrk processes at once; their events/s are added). The SQLite daemon runs
 # with its rollup timer at 1 h and pacing off, so both measure the ingest path (its attribution
-# follower still runs, the PostgreSQL daemon has none yet). Prints events/s, p50/p99, errors,
-# and the bytes an event takes in PostgreSQL (tables and indexes, WAL not counted).
+# follower still runs; on PostgreSQL one daemon attributes, the others stand by). Prints events/s,
+# p50/p99, errors, the CPU time per event of the daemons and of the PostgreSQL server (the
+# two cores are shared by all, wrk included), and the bytes an event takes in PostgreSQL
+# (tables and indexes, WAL not counted).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . ops/bench/lib.sh  # bench_need_wrk
@@ -69,10 +71,30 @@ stop_daemons() {
   PIDS=()
 }
 
-# load NAME BATCH CONNS PORT…: wrk against each port at once (CONNS split between them).
+# cpu_ticks PID…: user+system CPU time of the processes, in clock ticks.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") ))
+  done
+  echo "$total"
+}
+# server_pids: the PostgreSQL server and its processes (backends of every daemon among them).
+server_pids() {
+  local main
+  main=$(head -1 "$WORK/pg/postmaster.pid")
+  echo "$main" $(pgrep -P "$main")
+}
+
+# load NAME BATCH CONNS PORT…: wrk against each port at once (CONNS split between them); also
+# records the CPU time the daemons and the PostgreSQL server spent meanwhile.
 load() {
   local name=$1 batch=$2 conns=$3; shift 3
   local per=$(( conns / $# )) threads=$(( 2 / $# )) files=() loaders=()
+  local daemons_before server_before
+  daemons_before=$(cpu_ticks "${PIDS[@]}")
+  server_before=$(cpu_ticks $(server_pids))
   for port in "$@"; do
     BATCH=$batch KEY=$KEY wrk -t"$threads" -c"$per" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua \
       "http://127.0.0.1:$port/v1/events" > "$WORK/wrk-$port.out" &
@@ -80,9 +102,12 @@ load() {
     files+=("$WORK/wrk-$port.out")
   done
   wait "${loaders[@]}"
+  local daemons_cpu=$(( $(cpu_ticks "${PIDS[@]}") - daemons_before ))
+  local server_cpu=$(( $(cpu_ticks $(server_pids)) - server_before ))
   for file in "${files[@]}"; do
     echo "$name batch=$batch conns=$conns $(grep '^RESULT' "$file")" >> "$WORK/results"
   done
+  echo "$name batch=$batch daemons=$daemons_cpu server=$server_cpu hz=$(getconf CLK_TCK)" >> "$WORK/cpu"
 }
 
 run_sqlite() {
@@ -112,16 +137,22 @@ for batch in 100 1; do
   run_postgres pg2 2 "$batch"
 done
 
-python3 - "$WORK/results" "$WORK/sizes" "$DURATION" <<'PY'
+python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/cpu" <<'PY'
 import sys
 from collections import defaultdict
+cpu = {}
+for line in open(sys.argv[4]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:])
+    hz = int(fields["hz"])
+    cpu[(parts[0], int(fields["batch"]))] = (int(fields["daemons"]) / hz, int(fields["server"]) / hz)
 runs = defaultdict(list)
 for line in open(sys.argv[1]):
     parts = line.split()
     fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
     runs[(parts[0], int(fields["batch"]))].append(fields)
 print(f"\nIngest on PostgreSQL against SQLite, same run ({sys.argv[3]} s a scenario, 64 connections)")
-print(f"{'store':<28} {'events/req':>10} {'events/s':>10} {'vs SQLite':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
+print(f"{'store':<28} {'events/req':>10} {'events/s':>10} {'vs SQLite':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'daemon µs/ev':>12} {'server µs/ev':>12}")
 names = {"sqlite": "SQLite, one daemon", "pg1": "PostgreSQL, one daemon", "pg2": "PostgreSQL, two daemons"}
 for batch in (100, 1):
     base = sum(float(f["rps"]) for f in runs[("sqlite", batch)]) * batch
@@ -133,7 +164,10 @@ for batch in (100, 1):
         p50 = max(float(f["p50_ms"]) for f in fs)
         p99 = max(float(f["p99_ms"]) for f in fs)
         errors = sum(int(f["errors"]) + int(f["non2xx"]) for f in fs)
-        print(f"{names[name]:<28} {batch:>10} {events:>10.0f} {events / base:>8.2f}x {p50:>8.2f} {p99:>8.2f} {errors:>6}")
+        stored = events * float(fs[0]["seconds"])
+        daemon_s, server_s = cpu.get((name, batch), (0, 0))
+        server = f"{server_s * 1e6 / stored:>12.1f}" if name != "sqlite" else f"{'':>12}"
+        print(f"{names[name]:<28} {batch:>10} {events:>10.0f} {events / base:>8.2f}x {p50:>8.2f} {p99:>8.2f} {errors:>6} {daemon_s * 1e6 / stored:>12.1f} {server}")
 print()
 for line in open(sys.argv[2]):
     parts = line.split()

@@ -22,7 +22,10 @@ public final class PostgresEventStore: Sendable {
     /// commit, committed with `synchronous_commit` on) and returns, per request and per event,
     /// whether it was stored or a duplicate: an id stored before by any daemon, or earlier in
     /// `work`, is a duplicate. The same contract as the SQLite store's `EventStore.store`.
-    public func store(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
+    ///
+    /// - Parameter progress: an installation value (key, value) to set in the same transaction
+    ///   (how far `linkpulse copy` has come).
+    public func store(_ work: [IngestWork], progress: (key: String, value: String)? = nil) async throws -> [[StoredOutcome]] {
         let commit = IngestCommit(work)
         let (firstSeq, storedOrdinals) = try await client.withTransaction(logger: logger) { connection in
             var stored: Set<Int64> = []
@@ -39,6 +42,9 @@ public final class PostgresEventStore: Sendable {
             }
             if commit.hasQuarantine {
                 try await connection.query(PostgresStore.query(queries.ingest.insertQuarantine, commit.quarantineJSON()), logger: logger)
+            }
+            if let progress {
+                try await connection.query(PostgresStore.query(queries.schema.setInstallationValue, progress.key, progress.value), logger: logger)
             }
             return (firstSeq, stored)
         }

@@ -5,7 +5,7 @@ struct PostgresQueries: Sendable {
     /// Migration bookkeeping and partitions (`schema/`).
     struct Schema: Sendable {
         let lock, createMigrations, applied, record, ensureEventMonths, databaseId: String
-        let keepInstallationValue, installationValues, ping: String
+        let keepInstallationValue, setInstallationValue, installationValues, ping: String
     }
 
     /// The ingest writer's statements and the reads of what it stored (`ingest/`).
@@ -36,6 +36,7 @@ struct PostgresQueries: Sendable {
                 ensureEventMonths: try text("schema/ensure_event_months.sql"),
                 databaseId: try text("schema/database_id.sql"),
                 keepInstallationValue: try text("schema/keep_installation_value.sql"),
+                setInstallationValue: try text("schema/set_installation_value.sql"),
                 installationValues: try text("schema/installation_values.sql"),
                 ping: try text("schema/ping.sql")),
             ingest: Ingest(

@@ -140,9 +140,14 @@ public final class PostgresStore: IngestStore {
         for (key, value) in proposed.sorted(by: { $0.key < $1.key }) {
             try await client.query(Self.query(queries.schema.keepInstallationValue, key, value), logger: logger)
         }
+        return try await installationValues(matching: Set(proposed.keys))
+    }
+
+    /// The stored installation values under `keys` (those that have one).
+    public func installationValues(matching keys: Set<String>) async throws -> [String: String] {
         var stored: [String: String] = [:]
         for try await (key, value) in try await client.query(PostgresQuery(unsafeSQL: queries.schema.installationValues), logger: logger)
-            .decode((String, String).self) where proposed[key] != nil {
+            .decode((String, String).self) where keys.contains(key) {
             stored[key] = value
         }
         return stored

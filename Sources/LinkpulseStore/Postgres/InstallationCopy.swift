@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import LinkpulseDomain
+import Logging
+
+/// `linkpulse copy`: a SQLite installation's raw events and quarantine copied into a PostgreSQL
+/// store, in seq order, resumably.
+///
+/// The events go through the same group commit as ingest (`PostgresEventStore.store`), so an
+/// id already in PostgreSQL stays a duplicate, and they keep their order: PostgreSQL's seqs
+/// follow SQLite's, so attribution on PostgreSQL replays them in the same order and reaches the
+/// same answers. Each batch commits with a mark of how far the copy has come
+/// (`copy:<database id>:events` in `lp_installation`), so a copy that stopped goes on where it
+/// stopped; the quarantine likewise. The SQLite files are only read (a daemon may keep running
+/// on them; what it stores after the copy started is copied by running the copy again).
+public enum InstallationCopy {
+    /// What a copy did.
+    public struct Summary: Sendable, Equatable {
+        /// Events committed by this run, and those PostgreSQL already had under their ids.
+        public var events = 0
+        public var duplicates = 0
+        public var quarantined = 0
+        /// The SQLite seq the events are copied through, after this run.
+        public var throughSeq: Int64 = 0
+    }
+
+    /// Copies what is not copied yet from the SQLite installation in `directory` into `store`,
+    /// `batch` events per commit. `maxBatches` stops early (for tests of resuming).
+    public static func copy(
+        from directory: URL, to store: PostgresStore, batch: Int = 5_000, maxBatches: Int? = nil, logger: Logger
+    ) async throws -> Summary {
+        let file = directory.appending(path: "linkpulse.sqlite")
+        guard FileManager.default.fileExists(atPath: file.path) else { throw CopyError.noInstallation(directory.path) }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let source = try DatabasePool(path: file.path, configuration: configuration)
+        defer { try? source.close() }
+        let sqlite = try SQLQueries.load()
+        guard let databaseId = try await source.read({ try String.fetchOne($0, sql: sqlite.installation.databaseId) }) else {
+            throw CopyError.noInstallation(directory.path)
+        }
+        let eventsMark = "copy:\(databaseId):events"
+        let quarantineMark = "copy:\(databaseId):quarantine"
+        let marks = try await store.installationValues(matching: [eventsMark, quarantineMark])
+        var summary = Summary(throughSeq: marks[eventsMark].flatMap(Int64.init) ?? 0)
+        var quarantineThrough = marks[quarantineMark].flatMap(Int64.init) ?? 0
+        var batches = 0
+
+        while maxBatches.map({ batches < $0 }) ?? true {
+            let after = summary.throughSeq
+            let page = try await source.read { db in try readEvents(db, sql: try SQLQueries.text("copy/events_after.sql"), after: after, limit: batch) }
+            guard let last = page.last?.seq else { break }
+            let outcomes = try await store.events.store(
+                [IngestWork(events: page.map(\.event), quarantine: [])], progress: (eventsMark, String(last)))
+            let duplicates = outcomes[0].filter { $0 == .duplicate }.count
+            summary.events += page.count - duplicates
+            summary.duplicates += duplicates
+            summary.throughSeq = last
+            batches += 1
+            logger.info("copied events", metadata: ["through_seq": "\(last)", "events": "\(summary.events)"])
+        }
+        while maxBatches.map({ batches < $0 }) ?? true {
+            let after = quarantineThrough
+            let page = try await source.read { db in
+                try readQuarantine(db, sql: try SQLQueries.text("copy/quarantine_after.sql"), after: after, limit: batch)
+            }
+            guard let last = page.last?.id else { break }
+            _ = try await store.events.store([IngestWork(events: [], quarantine: page.map(\.event))], progress: (quarantineMark, String(last)))
+            summary.quarantined += page.count
+            quarantineThrough = last
+            batches += 1
+        }
+        return summary
+    }
+
+    static func readEvents(_ db: Database, sql: String, after: Int64, limit: Int) throws -> [(seq: Int64, event: IngestEvent)] {
+        try Row.fetchAll(db, sql: sql, arguments: [after, limit]).map { r in
+            var event = IngestEvent(
+                id: r["event_id"], kind: EventKind(rawValue: r["type"]) ?? .open, occurredAtMs: r["occurred_at_ms"],
+                receivedAtMs: r["received_at_ms"], sentAtMs: r["sent_at_ms"], ref: r["ref"], campaign: r["campaign"],
+                source: r["source"], medium: r["medium"], platform: Platform(rawValue: r["platform"]) ?? .other,
+                deviceId: r["device_id"], clickId: r["click_id"],
+                clickIdSource: (r["click_id_source"] as String?).flatMap(ClickIdSource.init(rawValue:)),
+                deferred: (r["deferred"] as Int64?).map { $0 != 0 }, url: r["url"], referrer: r["referrer"],
+                userAgent: r["user_agent"], ipHash: r["ip_hash"], visitorId: r["visitor_id"], osVersion: r["os_version"],
+                appVersion: r["app_version"], propertiesJSON: r["properties"], botReason: r["bot_reason"])
+            event.isResolve = (r["resolve"] as Int64?) == 1
+            return (r["seq"], event)
+        }
+    }
+
+    static func readQuarantine(_ db: Database, sql: String, after: Int64, limit: Int) throws -> [(id: Int64, event: QuarantinedEvent)] {
+        try Row.fetchAll(db, sql: sql, arguments: [after, limit]).map { r in
+            (r["id"], QuarantinedEvent(
+                receivedAtMs: r["received_at_ms"], index: r["event_index"],
+                error: EventError(code: r["code"], field: r["field"], message: r["message"]),
+                rawText: r["raw_text"], truncated: (r["raw_truncated"] as Int64? ?? 0) != 0, userAgent: r["user_agent"]))
+        }
+    }
+
+    public enum CopyError: Error, CustomStringConvertible {
+        case noInstallation(String)
+
+        public var description: String {
+            switch self {
+            case .noInstallation(let path): "no Linkpulse installation in \(path) (no linkpulse.sqlite with a database id): is --from its data directory?"
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import LinkpulseServer
+import LinkpulseStore
+import Logging
+
+/// `linkpulse copy`: moves a SQLite installation over to PostgreSQL.
+struct Copy: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a SQLite installation (events, quarantine, keys, hashing secret) into a PostgreSQL database.",
+        discussion: """
+            Copies what is not copied yet, in the order the events were stored, in commits of \
+            --batch events: stopped, it goes on where it stopped when run again; run again after \
+            the SQLite daemon stored more, it copies only those. The keys and the hashing secret \
+            go first, so visitor ids stay the same: copy into a database no daemon has started on \
+            yet (one that holds other keys is refused). Then the copied events are attributed, \
+            unless a daemon on the database already does that work. The SQLite files are only read.
+            """)
+
+    @OptionGroup var storage: StorageOptions
+
+    @Option(help: "The SQLite installation's data directory (default: --data-dir).")
+    var from: String?
+
+    @Option(help: "The PostgreSQL database URL, postgres://user[:password]@host[:port]/database.")
+    var to: String
+
+    @Option(help: "Events per commit.")
+    var batch: Int = 5_000
+
+    @OptionGroup var attribution: AttributionOptions
+
+    mutating func validate() throws {
+        guard batch > 0 else { throw ValidationError("--batch must be positive.") }
+        do { _ = try PostgresLocation(url: to) } catch { throw ValidationError("--to: \(error)") }
+    }
+
+    func run() async throws {
+        let logger = storage.bootstrapLogging()
+        let source = from.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? storage.dataURL
+        guard let data = FileManager.default.contents(atPath: source.appending(path: InstallationSecrets.fileName).path),
+              let secrets = try? JSONDecoder().decode(InstallationSecrets.self, from: data)
+        else { throw ValidationError("no readable \(InstallationSecrets.fileName) in \(source.path): is --from the installation's data directory?") }
+        let location = try PostgresLocation(url: to)
+        let store = try await PostgresStore.open(
+            location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
+        do {
+            try await Self.adoptKeys(secrets, into: store)
+            let start = ContinuousClock.now
+            let summary = try await InstallationCopy.copy(from: source, to: store, batch: batch, logger: logger)
+            var attributed = 0
+            while case .led(let count) = try await store.derived.tick(), count > 0 { attributed += count }
+            print("""
+                copied \(summary.events) events into \(location) (through seq \(summary.throughSeq); \(summary.duplicates) were there \
+                already), \(summary.quarantined) quarantined, and the keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
+                """)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    /// Stores the installation's keys and hashing secret in the database, or fails when it holds
+    /// others (its visitor ids would not match the copied events').
+    static func adoptKeys(_ secrets: InstallationSecrets, into store: PostgresStore) async throws {
+        let proposed = ["ingest_key": secrets.ingestKey, "read_key": secrets.readKey, "hash_secret": secrets.hashSecret]
+        let stored = try await store.installationValues(proposing: proposed)
+        guard stored == proposed else {
+            throw ValidationError(
+                "\(store.location) already holds other keys or another hashing secret (a daemon started on it before the copy?): copy into a new, empty database.")
+        }
+    }
+}
