@@ -6,12 +6,13 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 
-/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest
-/// and attribution.
+/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest,
+/// attribution, stats and the dashboard.
 ///
 /// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
-/// per daemon), `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. Any number of daemons may
+/// per daemon), the stats API and the dashboard (counted from the attributed raw events:
+/// `PostgresStatsReader`), `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. Any number of daemons may
 /// share the database: an id is stored once whichever daemon receives it, and the keys and the
 /// hashing secret are the database's, so every daemon takes the same keys and gives a visitor
 /// the same id. Attribution, rollups, stats, resolve, exports and the dashboard do not run on
@@ -30,6 +31,9 @@ public func buildPostgresApplication(
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
     PostgresHealthController(store: store).addRoutes(to: router)
+    let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
+    StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
+    DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let prometheus { MetricsController(registry: prometheus, freshness: nil).addRoutes(to: router) }
     router.add(middleware: MethodNotAllowedMiddleware())
@@ -104,7 +108,7 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
     typealias Context = LinkpulseRequestContext
 
     /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/stats", "/v1/resolve", "/v1/attributions", "/v1/admin", "/v1/export", "/v1/events.csv", "/dashboard"]
+    static let prefixes = ["/v1/resolve", "/v1/attributions", "/v1/admin", "/v1/export", "/v1/events.csv"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -112,7 +116,7 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
         else { return try await next(request, context) }
         return .error(
             .notImplemented, code: "not_on_postgresql",
-            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: only ingest is. Run the daemon on SQLite (without --database) for stats, resolve, exports and the dashboard.")
+            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, stats and the dashboard are. Run the daemon on SQLite (without --database) for resolve, attribution lookups, admin and exports.")
     }
 }
 

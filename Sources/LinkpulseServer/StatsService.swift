@@ -58,12 +58,12 @@ public struct TimeseriesResponse: Encodable, Sendable {
 
 /// The stats answers, shared by the JSON API and (later) the CSV exports.
 public struct StatsService: Sendable {
-    let reader: StatsReader
+    let reader: any StatsSource
     /// The zone used when a request names none (`--timezone`).
     public let defaultZone: String
     public let now: @Sendable () -> Int64
 
-    public init(reader: StatsReader, defaultZone: String, now: @escaping @Sendable () -> Int64) {
+    public init(reader: any StatsSource, defaultZone: String, now: @escaping @Sendable () -> Int64) {
         self.reader = reader
         self.defaultZone = defaultZone
         self.now = now

@@ -55,8 +55,8 @@ public final class StatsReader: Sendable {
     /// A long time series is read as two halves at once on two reader connections (its
     /// buckets are independent): on an idle machine it answers in about half the time.
     public func statsCounts(
-        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
-        visitorsOnly: Bool = false
+        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]?,
+        visitorsOnly: Bool
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         if case .buckets(let starts) = grouping, starts.count >= Self.bucketsWorthSplitting, onlyKeys == nil {
             let middle = starts.count / 2
@@ -183,20 +183,48 @@ public final class StatsReader: Sendable {
                 isBot: s.int64(3) != 0, deferred: s.int64(4) == 1, visitorHash: VisitorSketch.hash(s.text(5) ?? ""),
                 own: LinkDimensions(ref: s.text(6), campaign: s.text(7), source: s.text(8), medium: s.text(9)),
                 match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click)
-            guard plan.query.filters.admits(resolved.dimensions, platform: resolved.platform) else { continue }
-            let key: StatsGroupKey
-            switch plan.grouping {
-            case .none: key = .all
-            case .dimension(let dimension):
-                let value = dimension.value(of: resolved)
-                if let wanted, !wanted.contains(value) { continue }
-                key = .value(value)
-            case .buckets: key = plan.bucket(containing: s.int64(0))
-            }
-            var c = ConversionCounts()
-            c.add(resolved)
-            groups[key, default: CountsByAudience()].add(c, isBot: resolved.isBot)
+            plan.addRaw(resolved, occurredAtMs: s.int64(0), wanted: wanted, into: &groups)
         }
+    }
+}
+
+/// Where stats answers come from: the conversion counts of a range, grouped (the SQLite store's
+/// `StatsReader`, or the PostgreSQL store's `PostgresStatsReader`). `StatsService` asks nothing
+/// else, so both stores give the same answers from the same counts.
+public protocol StatsSource: Sendable {
+    /// Conversion counts of `query`'s range and filters, grouped by `grouping` (see
+    /// `StatsReader.statsCounts` for `withVisitors`, `onlyKeys` and `visitorsOnly`).
+    func statsCounts(
+        _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool
+    ) async throws -> [StatsGroupKey: CountsByAudience]
+}
+
+extension StatsSource {
+    /// `statsCounts` of every value, counts and visitors.
+    public func statsCounts(_ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool) async throws -> [StatsGroupKey: CountsByAudience] {
+        try await statsCounts(query, grouping: grouping, withVisitors: withVisitors, onlyKeys: nil, visitorsOnly: false)
+    }
+}
+
+extension StatsReader: StatsSource {}
+
+extension StatsPlan {
+    /// Adds one raw event, resolved as the rollups count it, to its group: when the filters
+    /// admit it and, for a dimension grouping limited to `wanted` values, its value is one.
+    func addRaw(_ resolved: CountedEvent, occurredAtMs: Int64, wanted: Set<String?>?, into groups: inout [StatsGroupKey: CountsByAudience]) {
+        guard query.filters.admits(resolved.dimensions, platform: resolved.platform) else { return }
+        let key: StatsGroupKey
+        switch grouping {
+        case .none: key = .all
+        case .dimension(let dimension):
+            let value = dimension.value(of: resolved)
+            if let wanted, !wanted.contains(value) { return }
+            key = .value(value)
+        case .buckets: key = bucket(containing: occurredAtMs)
+        }
+        var c = ConversionCounts()
+        c.add(resolved)
+        groups[key, default: CountsByAudience()].add(c, isBot: resolved.isBot)
     }
 }
 

@@ -258,7 +258,8 @@ extension Serve {
             let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
             logger.info("database open", metadata: ["database": "\(location)"])
             let settings = ServerSettings(
-                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, segmentMapping: try segmentMapping())
+                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, defaultTimeZone: timezone,
+                dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping())
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()

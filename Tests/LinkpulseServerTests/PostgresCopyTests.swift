@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import GRDB
 import LinkpulseDomain
@@ -91,5 +92,67 @@ import Testing
         #expect(try await other.events.events(afterSeq: 0, limit: 1).isEmpty)
         await other.close()
         await store.close()
+    }
+
+    /// The same events (a SQLite installation and its copy): the stats API of the SQLite daemon
+    /// and of two daemons on PostgreSQL give the same answers, whole days and edges within
+    /// hours, in UTC and in a zone half an hour off, with filters.
+    @Test func statsOnPostgresAreTheSQLiteDaemonsAnswersForTheSameEvents() async throws {
+        let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-copy-stats-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let generated = try LiveHTTP.command(["generate", "--data-dir", data.path, "--events", "5000", "--days", "3", "--refs", "30", "--seed", "9"])
+        #expect(generated.status == 0, "\(generated.output)")
+        let (_, url, _) = try PostgresDaemonTests.database("copy_stats")
+        let copy = try LiveHTTP.command(["copy", "--from", data.path, "--to", url])
+        #expect(copy.status == 0, "\(copy.output)")
+        let readKey = try LiveHTTP.keys(data).read
+        let sqlite = try DaemonProcess(dataDirectory: data)
+        let (a, b, directories) = try PostgresDaemonTests.twoDaemons(url)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer {
+            for daemon in [sqlite, a, b] { _ = daemon.terminate() }
+            for directory in directories { try? FileManager.default.removeItem(at: directory) }
+        }
+        let day: Int64 = 86_400_000
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func date(_ ms: Int64) -> String {
+            let f = DateFormatter()
+            f.dateFormat = "yyyy-MM-dd"
+            f.timeZone = TimeZone(identifier: "UTC")
+            return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        }
+        func instant(_ ms: Int64) -> String {
+            let f = ISO8601DateFormatter()
+            return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        }
+        let days = "from=\(date(now - 4 * day))&to=\(date(now + day))"
+        // Edges inside 15-minute buckets: the SQLite daemon answers them from raw events.
+        let edges = "from=\(instant(now - 2 * day - 7 * 60_000))&to=\(instant(now - 5 * 3_600_000 + 11 * 60_000))"
+        let paths = [
+            "/v1/stats/summary?\(days)&tz=UTC",
+            "/v1/stats/summary?\(edges)",
+            "/v1/stats/summary?\(days)&tz=Asia/Kolkata&include_bots=true",
+            "/v1/stats/breakdown?\(days)&by=ref&limit=50",
+            "/v1/stats/breakdown?\(edges)&by=campaign",
+            "/v1/stats/breakdown?\(days)&by=platform&tz=Asia/Kolkata",
+            "/v1/stats/breakdown?\(days)&by=source",
+            "/v1/stats/timeseries?\(days)&interval=day&tz=Asia/Kolkata",
+            "/v1/stats/timeseries?\(edges)&interval=hour",
+        ]
+        var compared = 0
+        for (index, path) in paths.enumerated() {
+            let fromSQLite = try await LiveHTTP.send(http, sqlite.baseURL + path, method: .GET, key: readKey)
+            let fromPostgres = try await LiveHTTP.send(http, [a, b][index % 2].baseURL + path, method: .GET, key: readKey)
+            #expect(fromSQLite.status == 200, "\(path): \(fromSQLite.body)")
+            let sqliteJSON = try JSONSerialization.jsonObject(with: Data(fromSQLite.body.utf8)) as? NSDictionary
+            let postgresJSON = try JSONSerialization.jsonObject(with: Data(fromPostgres.body.utf8)) as? NSDictionary
+            #expect(sqliteJSON != nil && sqliteJSON == postgresJSON, "\(path)\nSQLite: \(fromSQLite.body.prefix(600))\nPostgreSQL: \(fromPostgres.body.prefix(600))")
+            if sqliteJSON != nil && sqliteJSON == postgresJSON { compared += 1 }
+        }
+        #expect(compared == paths.count)
+        // The answers count something: installs attributed to links.
+        let summary = try await LiveHTTP.send(http, a.baseURL + "/v1/stats/summary?\(days)", method: .GET, key: readKey)
+        #expect(summary.body.contains("\"installs\":") && !summary.body.contains("\"installs\":0,"), "\(summary.body)")
+        try await http.shutdown()
     }
 }

@@ -75,8 +75,8 @@ import Testing
         #expect(visitors.trimmingCharacters(in: .whitespacesAndNewlines) == "1|2")
 
         // What does not run on PostgreSQL yet says so.
-        let stats = try await LiveHTTP.send(http, "\(a.baseURL)/v1/stats/summary", method: .GET, key: key)
-        #expect(stats.status == 501 && stats.body.contains("not_on_postgresql"), "\(stats.body)")
+        let export = try await LiveHTTP.send(http, "\(a.baseURL)/v1/export.csv", method: .GET, key: key)
+        #expect(export.status == 501 && export.body.contains("not_on_postgresql"), "\(export.body)")
         let health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
         #expect(health.status == 200, "\(health.body)")
         try await http.shutdown()

@@ -181,6 +181,10 @@ public final class PostgresDerivedWork: Sendable {
                 out.member("match_type", a.match.rawValue)
                 out.member("matched_click_seq", a.clickSeq)
                 out.member("candidates", a.match == .fingerprint ? Int64(a.candidates) : nil)
+                out.member("ref", a.dimensions.ref)
+                out.member("campaign", a.dimensions.campaign)
+                out.member("source", a.dimensions.source)
+                out.member("medium", a.dimensions.medium)
                 out.close()
             }
             try await connection.query(PostgresStore.query(q.insertAttributions, out.text), logger: logger)

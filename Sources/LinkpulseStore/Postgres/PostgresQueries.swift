@@ -19,9 +19,15 @@ struct PostgresQueries: Sendable {
         let insertAttributions, insertRefClicks, insertFingerprintClicks, attributionsAfter: String
     }
 
+    /// Stats read from the raw events (`stats/`).
+    struct Stats: Sendable {
+        let rawEvents: String
+    }
+
     let schema: Schema
     let ingest: Ingest
     let attribution: Attribution
+    let stats: Stats
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
 
@@ -58,6 +64,7 @@ struct PostgresQueries: Sendable {
                 insertRefClicks: try text("attribution/insert_ref_clicks.sql"),
                 insertFingerprintClicks: try text("attribution/insert_fingerprint_clicks.sql"),
                 attributionsAfter: try text("attribution/attributions_after.sql")),
+            stats: Stats(rawEvents: try text("stats/raw_events.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }
 }

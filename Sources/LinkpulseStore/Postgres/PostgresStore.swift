@@ -16,6 +16,8 @@ public final class PostgresStore: IngestStore {
     public let events: PostgresEventStore
     /// Attribution, done by whichever daemon holds the derived-work lock.
     public let derived: PostgresDerivedWork
+    /// Stats, counted from the attributed raw events.
+    public let stats: PostgresStatsReader
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
@@ -32,6 +34,7 @@ public final class PostgresStore: IngestStore {
         self.client = client
         running = Task { await client.run() }
         events = PostgresEventStore(client: client, queries: queries, logger: logger)
+        stats = PostgresStatsReader(client: client, queries: queries, logger: logger)
         derived = PostgresDerivedWork(
             location: location, queries: queries, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
     }

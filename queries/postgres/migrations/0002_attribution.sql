@@ -15,13 +15,18 @@ CREATE TABLE lp_derived_state (
 INSERT INTO lp_derived_state (job, through_seq) VALUES ('attribution', 0);
 
 -- One row per attributed event (non-bot installs, opens and fallbacks), as in the SQLite
--- attribution file: the match type, the click it is counted under (NULL when none), and for a
--- fingerprint match how many clicks fitted.
+-- attribution file: the match type, the click it is counted under (NULL when none), for a
+-- fingerprint match how many clicks fitted, and the link dimensions the event is counted
+-- under (Attribution.dimensions), so stats read one row here instead of the click's event.
 CREATE TABLE lp_attributions (
     seq               bigint  PRIMARY KEY,
     match_type        text    NOT NULL,
     matched_click_seq bigint,
-    candidates        integer
+    candidates        integer,
+    ref               text,
+    campaign          text,
+    source            text,
+    medium            text
 );
 
 -- Non-bot clicks by ref (attribution rule 2: the newest click of a ref at or before a time).
