@@ -2,7 +2,10 @@
 # Ingest on PostgreSQL (issue 16): one daemon, then two daemons side by side, on one PostgreSQL,
 # beside the SQLite daemon in the same run (the baseline), driven by wrk on loopback.
 #
-# Usage: ops/bench/postgres.sh [--duration SECONDS]
+# Usage: ops/bench/postgres.sh [--duration SECONDS] [--stats-events N [--requests R]]
+#   --stats-events N  then also: generates N events (90 days, 10,000 refs, 100 campaigns) into a
+#                     SQLite installation, copies it with `linkpulse copy` (timed), and measures
+#                     stats latency on the SQLite daemon and on a daemon on PostgreSQL (R each)
 #
 # PostgreSQL is Debian's server in a throwaway cluster (initdb into a temporary directory, run as
 # `nobody` when this script runs as root, synchronous_commit on, fsync on, shared_buffers 256MB).
@@ -18,9 +21,13 @@ cd "$(dirname "$0")/../.."
 . ops/bench/lib.sh  # bench_need_wrk
 
 DURATION=10
+STATS_EVENTS=0
+REQUESTS=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
+    --stats-events) STATS_EVENTS="$2"; shift 2 ;;
+    --requests) REQUESTS="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -131,13 +138,42 @@ run_postgres() {  # NAME DAEMONS BATCH
     | tr '|' ' ' | { read -r events bytes; echo "$1 batch=$3 stored=$events bytes=$bytes" >> "$WORK/sizes"; }
 }
 
-for batch in 100 1; do
-  run_sqlite "$batch"
-  run_postgres pg1 1 "$batch"
-  run_postgres pg2 2 "$batch"
-done
+if [ "$DURATION" -gt 0 ]; then
+  for batch in 100 1; do
+    run_sqlite "$batch"
+    run_postgres pg1 1 "$batch"
+    run_postgres pg2 2 "$batch"
+  done
+fi
 
-python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/cpu" <<'PY'
+if [ "$STATS_EVENTS" -gt 0 ]; then
+  echo "generating $STATS_EVENTS events into SQLite..." >&2
+  LINKPULSE_LOG_LEVEL=warning "$BIN" generate --data-dir "$WORK/gen" --events "$STATS_EVENTS" --days 90 --refs 10000 \
+    --campaigns 100 --seed 3 >/dev/null
+  psql_lp postgres "CREATE DATABASE bench_stats" >/dev/null
+  url="postgres://linkpulse@127.0.0.1:$PG_PORT/bench_stats"
+  start=$(date +%s.%N)
+  LINKPULSE_LOG_LEVEL=warning "$BIN" copy --from "$WORK/gen" --to "$url" > "$WORK/copy.out"
+  copy_s=$(echo "$(date +%s.%N) - $start" | bc)
+  READ_KEY=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['read_key'])" "$WORK/gen/secrets.json")
+  to=$(date -u -d tomorrow +%F); from=$(date -u -d "90 days ago" +%F)
+  paths=("/v1/stats/summary?from=$from&to=$to&tz=UTC" "/v1/stats/breakdown?from=$from&to=$to&by=ref&limit=50&tz=UTC"
+         "/v1/stats/timeseries?from=$from&to=$to&interval=day&tz=UTC" "/v1/stats/summary?from=$(date -u -d '1 day ago' +%F)&to=$to&tz=UTC")
+  {
+    echo; echo "Stats at $STATS_EVENTS events over 90 days ($REQUESTS requests a query, one connection)"
+    echo "copy into PostgreSQL (linkpulse copy, attribution included): ${copy_s%.*} s: $(cat "$WORK/copy.out")"
+    start_daemon "${LP_PORTS[0]}" --data-dir "$WORK/gen"
+    echo "SQLite daemon (rollups):"
+    python3 ops/bench/stats_load.py "${LP_PORTS[0]}" "$READ_KEY" "$REQUESTS" "${paths[@]}"
+    stop_daemons
+    start_daemon "${LP_PORTS[1]}" --data-dir "$WORK/none" --database "$url"
+    echo "daemon on PostgreSQL (raw events):"
+    python3 ops/bench/stats_load.py "${LP_PORTS[1]}" "$READ_KEY" "$REQUESTS" "${paths[@]}"
+    stop_daemons
+  } > "$WORK/stats"
+fi
+
+[ -s "$WORK/results" ] && python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/cpu" <<'PY'
 import sys
 from collections import defaultdict
 cpu = {}
@@ -175,3 +211,5 @@ for line in open(sys.argv[2]):
     stored, size = int(fields["stored"]), int(fields["bytes"] or 0)
     print(f"{names[parts[0]]}, {fields['batch']} events/request: {stored} events stored, {size / max(stored, 1):.0f} bytes an event in PostgreSQL (tables and indexes)")
 PY
+[ -s "$WORK/stats" ] && cat "$WORK/stats"
+exit 0
