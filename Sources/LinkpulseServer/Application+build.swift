@@ -152,7 +152,10 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
     ResolveController(ingest: ingest, events: deps.database.events, attribution: deps.database.attribution, rate: settings.resolveRate, burst: settings.resolveBurst)
         .addRoutes(to: router)
-    AttributionController(events: deps.database.events, attribution: deps.database.attribution, readKey: deps.secrets.readKey, wait: .seconds(1)).addRoutes(to: router)
+    AttributionController(
+        answers: StoredAttributions(events: deps.database.events, attribution: deps.database.attribution), readKey: deps.secrets.readKey,
+        wait: .seconds(1)
+    ).addRoutes(to: router)
     let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, now: deps.now)
     HealthController(events: deps.database.events, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
         .addRoutes(to: router)

@@ -33,6 +33,7 @@ public func buildPostgresApplication(
     PostgresHealthController(store: store).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
+    AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let prometheus { MetricsController(registry: prometheus, freshness: nil).addRoutes(to: router) }
@@ -108,7 +109,7 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
     typealias Context = LinkpulseRequestContext
 
     /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/resolve", "/v1/attributions", "/v1/admin", "/v1/export", "/v1/events.csv"]
+    static let prefixes = ["/v1/resolve", "/v1/admin", "/v1/export", "/v1/events.csv"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -116,7 +117,7 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
         else { return try await next(request, context) }
         return .error(
             .notImplemented, code: "not_on_postgresql",
-            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, stats and the dashboard are. Run the daemon on SQLite (without --database) for resolve, attribution lookups, admin and exports.")
+            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, attribution, stats and the dashboard are. Run the daemon on SQLite (without --database) for resolve, admin and exports.")
     }
 }
 

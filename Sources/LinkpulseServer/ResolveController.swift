@@ -179,8 +179,8 @@ struct ResolveMetrics: Sendable {
 /// attributed, in the words of `/v1/resolve`'s answer, within moments of its 2xx (the request
 /// waits up to `wait` for the attribution follower, then answers 503 with `Retry-After`).
 struct AttributionController: Sendable {
-    let events: EventStore
-    let attribution: AttributionStore
+    /// The SQLite store's answers or the PostgreSQL store's.
+    let answers: any AttributionAnswers
     let readKey: String
     let wait: Duration
 
@@ -212,10 +212,7 @@ struct AttributionController: Sendable {
             return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
         }
         do {
-            guard let seq = try await events.storedSeq(ofEventId: id) else {
-                return .error(.notFound, code: "not_found", message: "No event is stored under this id.")
-            }
-            switch try await attribution.attributedEvent(seq: seq, wait: wait) {
+            switch try await answers.attributedEvent(eventId: id, wait: wait) {
             case .attributed(let event):
                 let answer = ResolveAnswer(event)
                 let properties = answer.click?.properties.flatMap {

@@ -89,6 +89,31 @@ public enum AttributedEventRead: Sendable, Equatable {
     case attributed(AttributedEvent)
 }
 
+/// Where answers about one stored event's attribution come from (`GET /v1/attributions/{id}`):
+/// the SQLite store (`StoredAttributions`) or the PostgreSQL one (`PostgresStore`).
+public protocol AttributionAnswers: Sendable {
+    /// The event stored under `eventId` with its attribution, waiting up to `wait` for the
+    /// attribution to reach it.
+    func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead
+}
+
+/// The SQLite store's answers: the id looked up in the events, the answer read through the
+/// attribution follower.
+public struct StoredAttributions: AttributionAnswers {
+    let events: EventStore
+    let attribution: AttributionStore
+
+    public init(events: EventStore, attribution: AttributionStore) {
+        self.events = events
+        self.attribution = attribution
+    }
+
+    public func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead {
+        guard let seq = try await events.storedSeq(ofEventId: eventId) else { return .notStored }
+        return try await attribution.attributedEvent(seq: seq, wait: wait)
+    }
+}
+
 extension AttributionStore {
     /// The stored event `seq` with its attribution, waiting up to `wait` for the follower to
     /// reach it (it runs moments after each commit). Clicks are answered as not attributed

@@ -96,7 +96,8 @@ import Testing
 
     /// The same events (a SQLite installation and its copy): the stats API of the SQLite daemon
     /// and of two daemons on PostgreSQL give the same answers, whole days and edges within
-    /// hours, in UTC and in a zone half an hour off, with filters.
+    /// hours, in UTC and in a zone half an hour off, with filters; so does
+    /// `/v1/attributions/{id}` for single events.
     @Test func statsOnPostgresAreTheSQLiteDaemonsAnswersForTheSameEvents() async throws {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-copy-stats-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
@@ -150,6 +151,20 @@ import Testing
             if sqliteJSON != nil && sqliteJSON == postgresJSON { compared += 1 }
         }
         #expect(compared == paths.count)
+
+        // How single events were attributed, in /v1/resolve's words, alike on both stores.
+        let sample = try await DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path).read { db in
+            try String.fetchAll(db, sql: "SELECT event_id FROM events WHERE type <> 'click' ORDER BY seq DESC LIMIT 40")
+        } + ["no-such-event"]
+        for (index, id) in sample.enumerated() {
+            let path = "/v1/attributions/\(id)"
+            let fromSQLite = try await LiveHTTP.send(http, sqlite.baseURL + path, method: .GET, key: readKey)
+            let fromPostgres = try await LiveHTTP.send(http, [a, b][index % 2].baseURL + path, method: .GET, key: readKey)
+            #expect(fromSQLite.status == (id == "no-such-event" ? 404 : 200) && fromPostgres.status == fromSQLite.status, "\(path): \(fromPostgres.body)")
+            let sqliteJSON = try JSONSerialization.jsonObject(with: Data(fromSQLite.body.utf8)) as? NSDictionary
+            let postgresJSON = try JSONSerialization.jsonObject(with: Data(fromPostgres.body.utf8)) as? NSDictionary
+            #expect(sqliteJSON == postgresJSON, "\(path)\nSQLite: \(fromSQLite.body)\nPostgreSQL: \(fromPostgres.body)")
+        }
         // The answers count something: installs attributed to links.
         let summary = try await LiveHTTP.send(http, a.baseURL + "/v1/stats/summary?\(days)", method: .GET, key: readKey)
         #expect(summary.body.contains("\"installs\":") && !summary.body.contains("\"installs\":0,"), "\(summary.body)")

@@ -153,7 +153,9 @@ import Testing
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(1500))
+        // Killed mid-stream: once requests are being acknowledged (however loaded the machine).
+        for _ in 0..<1200 where acknowledged.withLock({ $0.count }) < 200 { try await Task.sleep(for: .milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(Int.random(in: 50...300)))
         a.kill9()
         for sender in senders { await sender.value }
         let acked = acknowledged.withLock { $0 }

@@ -189,6 +189,16 @@ public final class PostgresDerivedWork: Sendable {
             }
             try await connection.query(PostgresStore.query(q.insertAttributions, out.text), logger: logger)
         }
+        if !decisions.firstResolves.isEmpty {
+            var out = JSONObjects(capacity: decisions.firstResolves.count * 64)
+            for (device, seq) in decisions.firstResolves {
+                out.open()
+                out.member("device", device)
+                out.member("first_seq", seq)
+                out.close()
+            }
+            try await connection.query(PostgresStore.query(q.insertResolveDevices, out.text), logger: logger)
+        }
         if !decisions.refClicks.isEmpty {
             var out = JSONObjects(capacity: decisions.refClicks.count * 96)
             for click in decisions.refClicks {

@@ -16,7 +16,9 @@ struct PostgresQueries: Sendable {
     /// The derived-work lock and attribution (`attribution/`).
     struct Attribution: Sendable {
         let tryLead, state, advance, clicksById, newestRefClicks, fingerprintClicks: String
-        let insertAttributions, insertRefClicks, insertFingerprintClicks, attributionsAfter: String
+        let insertAttributions, insertRefClicks, insertFingerprintClicks, insertResolveDevices, attributionsAfter: String
+        /// One event with its attribution, for answers (`answer/attributed_event.sql`).
+        let attributedEvent: String
     }
 
     /// Stats read from the raw events (`stats/`).
@@ -63,7 +65,9 @@ struct PostgresQueries: Sendable {
                 insertAttributions: try text("attribution/insert_attributions.sql"),
                 insertRefClicks: try text("attribution/insert_ref_clicks.sql"),
                 insertFingerprintClicks: try text("attribution/insert_fingerprint_clicks.sql"),
-                attributionsAfter: try text("attribution/attributions_after.sql")),
+                insertResolveDevices: try text("attribution/insert_resolve_devices.sql"),
+                attributionsAfter: try text("attribution/attributions_after.sql"),
+                attributedEvent: try text("answer/attributed_event.sql")),
             stats: Stats(rawEvents: try text("stats/raw_events.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }

@@ -10,7 +10,7 @@ import Synchronization
 /// the SQLite store, are named for what they own: `events` (raw events, their ids and the
 /// quarantine). Every call is `async` and blocks no thread: the PostgreSQL client is
 /// non-blocking.
-public final class PostgresStore: IngestStore {
+public final class PostgresStore: IngestStore, AttributionAnswers {
     public let location: PostgresLocation
     /// Raw events, their ids and the quarantine.
     public let events: PostgresEventStore
@@ -69,6 +69,46 @@ public final class PostgresStore: IngestStore {
     /// `PostgresEventStore.store`.
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
         try await events.store(work)
+    }
+
+    /// The event stored under `eventId` with its attribution, polling every 20 ms up to `wait`
+    /// while the daemon doing the derived work (this one or another) has not reached it.
+    public func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead {
+        guard let seq = try await events.storedSeq(ofEventId: eventId) else { return .notStored }
+        let deadline = ContinuousClock.now + wait
+        while true {
+            guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
+            if through >= seq { return .attributed(event) }
+            guard ContinuousClock.now < deadline else { return .pending }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// One read of `answer/attributed_event.sql`: the event and the attribution watermark.
+    func readAttributedEvent(seq: Int64) async throws -> (AttributedEvent, through: Int64)? {
+        for try await row in try await client.query(Self.query(queries.attribution.attributedEvent, seq), logger: logger) {
+            let c = row.makeRandomAccess()
+            let clickId = try c[13].decode(String?.self)
+            let click = try clickId.map { id in
+                AnsweredClick(
+                    id: id, occurredAtMs: try c[14].decode(Int64.self), url: try c[15].decode(String?.self),
+                    properties: try c[16].decode(String?.self),
+                    dimensions: LinkDimensions(
+                        ref: try c[17].decode(String?.self), campaign: try c[18].decode(String?.self),
+                        source: try c[19].decode(String?.self), medium: try c[20].decode(String?.self)))
+            }
+            let event = AttributedEvent(
+                seq: seq, kind: CompactEvent.kind(code: Int64(try c[0].decode(Int16.self))), isBot: try c[1].decode(Bool.self),
+                isResolve: try c[2].decode(Bool.self),
+                own: LinkDimensions(
+                    ref: try c[3].decode(String?.self), campaign: try c[4].decode(String?.self), source: try c[5].decode(String?.self),
+                    medium: try c[6].decode(String?.self)),
+                url: try c[7].decode(String?.self), properties: try c[8].decode(String?.self),
+                match: try c[10].decode(String?.self).flatMap(MatchType.init(rawValue:)), click: click,
+                candidates: try c[12].decode(Int32?.self).map(Int.init), firstResolveSeq: try c[21].decode(Int64?.self))
+            return (event, try c[9].decode(Int64.self))
+        }
+        return nil
     }
 
     /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.

@@ -39,6 +39,14 @@ struct ReplayRound {
         /// The round's non-bot clicks, findable by ref and by fingerprint from now on.
         var refClicks: [KnownClick] = []
         var fingerprintClicks: [(fingerprint: Fingerprint, click: KnownClick)] = []
+        /// The devices whose first resolve of the round this is (bots' too), with its seq; a
+        /// device that resolved in an earlier round keeps that one.
+        var firstResolves: [(device: String, seq: Int64)] = []
+    }
+
+    /// The key a device's resolves are counted under: its `device_id`, else its visitor id.
+    static func resolvingDevice(_ event: IngestEvent) -> String {
+        event.deviceId.map { "d:" + $0 } ?? "v:" + event.visitorId
     }
 
     /// The subject `Attributor` decides for a stored event.
@@ -81,7 +89,11 @@ struct ReplayRound {
             index.addFindable(click, fingerprint: nil)
         }
         var decisions = Decisions()
+        var resolved = Set<String>()
         for (seq, event) in events {
+            if event.isResolve, resolved.insert(Self.resolvingDevice(event)).inserted {
+                decisions.firstResolves.append((Self.resolvingDevice(event), seq))
+            }
             let s = Self.subject(seq: seq, event)
             if event.kind == .click {
                 let click = KnownClick(seq: seq, occurredAtMs: s.occurredAtMs, dimensions: s.dimensions, osVersion: osMajorMinor(s.osVersion))

@@ -53,3 +53,10 @@ CREATE TABLE lp_fingerprint_clicks (
     medium         text,
     PRIMARY KEY (ip_key, platform, occurred_at_ms, seq)
 );
+
+-- The first resolve of each device (`d:` and its device_id, else `v:` and its visitor id), bots'
+-- too: a device's first resolve is its first session (`first_session` of the answer).
+CREATE TABLE lp_resolve_devices (
+    device    text   PRIMARY KEY,
+    first_seq bigint NOT NULL
+);
