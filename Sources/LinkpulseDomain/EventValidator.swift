@@ -73,6 +73,10 @@ public struct EventValidator: Sendable {
             // The referrer's values fill what the event did not send, as if it had sent them;
             // its click id is the most certain one the app can have.
             let parsed = InstallReferrer(parsing: raw)
+            // Its values are percent-decoded: `%00` is a NUL too.
+            for value in [parsed.clickId, parsed.campaign, parsed.source, parsed.medium] where value?.utf8.contains(0) == true {
+                throw Self.nul("install_referrer")
+            }
             if let id = parsed.clickId {
                 guard id.unicodeScalars.count <= IngestLimits.maxIdLength else {
                     throw EventError(
@@ -134,6 +138,15 @@ public struct EventValidator: Sendable {
         }
     }
 
+    /// A field holding the character U+0000 (NUL), which neither store keeps (PostgreSQL's text
+    /// cannot hold it, and SQLite's tools cut text at it): the event is refused, so both stores
+    /// store and count the same events.
+    static func nul(_ name: String) -> EventError {
+        EventError(
+            code: "invalid_character", field: name,
+            message: "`\(name)` contains the character U+0000 (NUL), which Linkpulse does not store; remove it.")
+    }
+
     /// A string field: nil when absent, null or empty.
     func text(_ field: Field<String>, _ name: String, max: Int) throws -> String? {
         switch field {
@@ -141,6 +154,7 @@ public struct EventValidator: Sendable {
         case .wrongType(let sent): throw wrongType(name, sent: sent, expected: "a string")
         case .value(let value):
             if value.isEmpty { return nil }
+            if value.utf8.contains(0) { throw Self.nul(name) }
             // Bytes bound code points from above: count code points only when it matters.
             if value.utf8.count <= max { return value }
             let length = value.unicodeScalars.count

@@ -88,6 +88,17 @@ func error(_ json: String) -> EventError? {
         #expect(error(#"{"type":"open","campaign":"\#(String(repeating: "c", count: 257))"}"#)?.field == "campaign")
     }
 
+    /// U+0000 is refused in every string field, sent escaped or percent-encoded in an install
+    /// referrer (PostgreSQL's text cannot hold it; both stores refuse it alike).
+    @Test func aNulCharacterIsRefusedWhereverItIs() {
+        for field in ["id", "ref", "campaign", "source", "medium", "device_id", "click_id", "url", "referrer", "user_agent", "os_version", "app_version"] {
+            let found = error(#"{"type":"open",\#(field == "ref" ? "" : #""ref":"r","#)"\#(field)":"a\u0000b"}"#)
+            #expect(found?.code == "invalid_character" && found?.field == field, "\(field): \(String(describing: found))")
+        }
+        #expect(error(#"{"type":"install","install_referrer":"utm_campaign=spring%00sale"}"#)?.field == "install_referrer")
+        #expect(error(#"{"type":"install","properties":{"note":"a\u0000b"}}"#) == nil, "properties are stored as JSON text, escaped")
+    }
+
     @Test func stringFieldsMustBeStrings() {
         #expect(error(#"{"type":"open","campaign":12}"#)?.field == "campaign")
         #expect(error(#"{"type":"open","device_id":["a"]}"#)?.message.contains("an array") == true)

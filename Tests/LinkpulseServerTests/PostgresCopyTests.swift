@@ -27,7 +27,7 @@ import Testing
         let (cluster, url, name) = try PostgresDaemonTests.database("copy")
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let store = try await PostgresStore.open(try PostgresLocation(url: url), logger: logger, nowMs: 0)
+        let store = try await PostgresStore.open(try PostgresLocation(url: url), logger: logger, nowMs: 0, connectTimeout: .seconds(180))
 
         // A first run stops after two commits; the command goes on from there.
         let partial = try await InstallationCopy.copy(from: data, to: store, batch: 1000, maxBatches: 2, logger: logger)
@@ -85,7 +85,7 @@ import Testing
 
         // Into a database that holds other keys, a copy is refused before it copies anything.
         let (_, otherURL, _) = try PostgresDaemonTests.database("copy_refused")
-        let other = try await PostgresStore.open(try PostgresLocation(url: otherURL), logger: logger, nowMs: 0)
+        let other = try await PostgresStore.open(try PostgresLocation(url: otherURL), logger: logger, nowMs: 0, connectTimeout: .seconds(180))
         _ = try await other.installationValues(proposing: ["ingest_key": "lpi_x", "read_key": "lpr_x", "hash_secret": "00"])
         let refused = try LiveHTTP.command(["copy", "--from", data.path, "--to", otherURL])
         #expect(refused.status != 0 && refused.output.contains("already holds other keys"), "\(refused.output)")

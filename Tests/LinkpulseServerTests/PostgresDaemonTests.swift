@@ -92,7 +92,7 @@ import Testing
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let reader = try await PostgresStore.open(try PostgresLocation(url: url), logger: logger, nowMs: 0)
+        let reader = try await PostgresStore.open(try PostgresLocation(url: url), logger: logger, nowMs: 0, connectTimeout: .seconds(180))
         defer {
             _ = a.terminate()
             _ = b.terminate()

@@ -19,8 +19,10 @@ import Testing
         return try PostgresLocation(url: cluster.makeDatabase(name))
     }
 
+    /// Opens a store on `location`. The connect timeout is generous: in the full suite, other
+    /// tests that wait synchronously can hold every thread of the cooperative pool for seconds.
     static func open(
-        _ location: PostgresLocation, connectTimeout: Duration = PostgresStore.connectTimeout, roundSize: Int = 10_000
+        _ location: PostgresLocation, connectTimeout: Duration = .seconds(180), roundSize: Int = 10_000
     ) async throws -> PostgresStore {
         var logger = Logger(label: "test")
         logger.logLevel = .error
@@ -71,6 +73,20 @@ import Testing
         #expect(kept.count == 1)
         #expect(kept.first.map { [$0.code, $0.field, $0.message, $0.rawText, $0.userAgent] } == ["missing_field", "type", "`type` is required.", #"{"id":"x"}"#, "curl/8"])
         #expect(kept.first?.eventIndex == 3)
+        await store.close()
+    }
+
+    /// A rejected body kept in quarantine may hold U+0000, which PostgreSQL's text cannot:
+    /// it is kept with U+FFFD in its place, and the events beside it are stored.
+    @Test func aQuarantinedBodyWithANulCharacterIsKept() async throws {
+        let store = try await Self.open(Self.database("nul"))
+        let body = "not json \u{0} at all"
+        let rejected = QuarantinedEvent(
+            receivedAtMs: Self.nowMs, index: nil, error: EventError(code: "invalid_json", field: nil, message: "The body is not JSON."),
+            rawText: body, truncated: false, userAgent: nil)
+        let outcomes = try await store.events.store([IngestWork(events: [Self.event("beside")], quarantine: [rejected])])
+        #expect(outcomes == [[.stored(seq: 1)]])
+        #expect(try await store.events.recentQuarantine(limit: 1).first?.rawText == "not json \u{FFFD} at all")
         await store.close()
     }
 

@@ -182,6 +182,12 @@ struct IngestCommit: Sendable {
         return out.text
     }
 
+    /// `text` with each U+0000 as U+FFFD: PostgreSQL's text cannot hold U+0000. Events never
+    /// carry one (validation refuses it); a rejected body kept in quarantine may.
+    static func storable(_ text: String) -> String {
+        text.utf8.contains(0) ? text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}") : text
+    }
+
     /// The quarantined events as `insert_quarantine.sql` reads them.
     func quarantineJSON() -> String {
         var out = JSONObjects(capacity: 512)
@@ -191,8 +197,8 @@ struct IngestCommit: Sendable {
             out.member("event_index", rejected.index.map(Int64.init))
             out.member("code", rejected.error.code)
             out.member("field", rejected.error.field)
-            out.member("message", rejected.error.message)
-            out.member("raw_text", rejected.rawText)
+            out.member("message", Self.storable(rejected.error.message))
+            out.member("raw_text", Self.storable(rejected.rawText))
             out.member("raw_truncated", rejected.truncated)
             out.member("user_agent", rejected.userAgent)
             out.close()
