@@ -173,7 +173,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
         .addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let registry = deps.prometheus {
-        MetricsController(registry: registry, freshness: freshness).addRoutes(to: router)
+        MetricsController(registry: registry, refresh: { _ = try? await freshness.read() }).addRoutes(to: router)
     }
     router.add(middleware: MethodNotAllowedMiddleware())
     return router
@@ -374,12 +374,13 @@ extension Response {
 /// whenever they are looked at, not as of the last rollup pass.
 struct MetricsController: Sendable {
     let registry: PrometheusCollectorRegistry
-    /// Nil where nothing is rolled up (a daemon on PostgreSQL, so far).
-    let freshness: RollupFreshness?
+    /// Brings the gauges read from the store up to date before each scrape (the SQLite
+    /// store's rollup freshness, the PostgreSQL store's attribution progress).
+    let refresh: @Sendable () async -> Void
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("metrics") { _, _ -> Response in
-            _ = try? await freshness?.read()
+            await refresh()
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
             return Response(

@@ -3,6 +3,7 @@ import Hummingbird
 import LinkpulseDomain
 import LinkpulseStore
 import Logging
+import Metrics
 import Prometheus
 import ServiceLifecycle
 
@@ -30,13 +31,14 @@ public func buildPostgresApplication(
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
-    PostgresHealthController(store: store).addRoutes(to: router)
+    let progress = AttributionFreshness(store: store, now: now)
+    PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
     AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
-    if let prometheus { MetricsController(registry: prometheus, freshness: nil).addRoutes(to: router) }
+    if let prometheus { MetricsController(registry: prometheus, refresh: { _ = try? await progress.read() }).addRoutes(to: router) }
     router.add(middleware: MethodNotAllowedMiddleware())
     let services: [any Service] = [
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
@@ -84,10 +86,34 @@ extension InstallationSecrets {
     }
 }
 
-/// `GET /healthz` and `GET /readyz` of a daemon on PostgreSQL: 200 while the database answers a
-/// query, else 503 with `Retry-After` (the same bodies as on SQLite, with one check, `database`).
+/// How far attribution is behind the stored events on PostgreSQL, as `/metrics` gauges
+/// (`linkpulse_attribution_lag_seconds`: how long the oldest event not attributed yet has
+/// waited, 0 when none; `linkpulse_attribution_backlog_events`), read at each scrape.
+struct AttributionFreshness: Sendable {
+    let store: PostgresStore
+    let now: @Sendable () -> Int64
+    let lag = Gauge(label: "linkpulse_attribution_lag_seconds")
+    let backlog = Gauge(label: "linkpulse_attribution_backlog_events")
+
+    /// Reads the progress, updates the gauges and returns the lag in seconds.
+    @discardableResult
+    func read() async throws -> (lagSeconds: Double, progress: PostgresAttributionProgress) {
+        let progress = try await store.attributionProgress()
+        let seconds = progress.lagSeconds(nowMs: now())
+        lag.record(seconds)
+        backlog.record(Double(progress.waitingEvents))
+        return (seconds, progress)
+    }
+}
+
+/// `GET /healthz` and `GET /readyz` of a daemon on PostgreSQL (the same bodies as on SQLite):
+/// healthy while the database answers a query; ready when it does and attribution (whichever
+/// daemon does it) is less than `maxLag` (`--max-rollup-lag`) behind, else 503 with
+/// `Retry-After`.
 struct PostgresHealthController: Sendable {
     let store: PostgresStore
+    let freshness: AttributionFreshness
+    let maxLag: Duration
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("healthz") { _, _ -> Response in
@@ -95,10 +121,20 @@ struct PostgresHealthController: Sendable {
         }
         router.get("readyz") { _, _ -> Response in
             let answers = await store.isHealthy()
-            let readiness = HealthController.Readiness(
-                status: answers ? "ready" : "not_ready",
-                checks: ["database": .init(ok: answers, detail: answers ? "PostgreSQL answers" : "PostgreSQL does not answer a query")])
-            return .json(readiness, status: answers ? .ok : .serviceUnavailable, headers: answers ? [:] : [.retryAfter: "5"])
+            var checks: [String: HealthController.Readiness.Check] = [
+                "database": .init(ok: answers, detail: answers ? "PostgreSQL answers" : "PostgreSQL does not answer a query"),
+            ]
+            let limit = Double(maxLag.nanoseconds) / 1e9
+            if let (seconds, progress) = try? await freshness.read() {
+                checks["attribution_lag"] = .init(
+                    ok: seconds <= limit,
+                    detail: "\(seconds) s behind (\(progress.waitingEvents) events waiting), at most \(limit) s (--max-rollup-lag)")
+            } else {
+                checks["attribution_lag"] = .init(ok: false, detail: "the attribution progress could not be read")
+            }
+            let ready = checks.values.allSatisfy(\.ok)
+            let readiness = HealthController.Readiness(status: ready ? "ready" : "not_ready", checks: checks)
+            return .json(readiness, status: ready ? .ok : .serviceUnavailable, headers: ready ? [:] : [.retryAfter: "5"])
         }
     }
 }

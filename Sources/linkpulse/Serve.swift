@@ -259,7 +259,8 @@ extension Serve {
             logger.info("database open", metadata: ["database": "\(location)"])
             let settings = ServerSettings(
                 host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, defaultTimeZone: timezone,
-                dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping())
+                dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
+                maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()

@@ -77,8 +77,15 @@ import Testing
         // What does not run on PostgreSQL yet says so.
         let export = try await LiveHTTP.send(http, "\(a.baseURL)/v1/export.csv", method: .GET, key: key)
         #expect(export.status == 501 && export.body.contains("not_on_postgresql"), "\(export.body)")
-        let health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
-        #expect(health.status == 200, "\(health.body)")
+        // Ready once attribution (whichever daemon does it) has caught up; it says how far behind.
+        var health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
+        for _ in 0..<200 where health.status != 200 || !health.body.contains("(0 events waiting)") {
+            try await Task.sleep(for: .milliseconds(50))
+            health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
+        }
+        #expect(health.status == 200 && health.body.contains("attribution_lag") && health.body.contains("(0 events waiting)"), "\(health.body)")
+        let metrics = try await LiveHTTP.send(http, "\(a.baseURL)/metrics", method: .GET)
+        #expect(metrics.body.contains("linkpulse_attribution_backlog_events 0") && metrics.body.contains("linkpulse_attribution_lag_seconds 0"), "\(metrics.body.prefix(2000))")
         try await http.shutdown()
     }
 

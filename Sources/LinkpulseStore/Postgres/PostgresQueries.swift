@@ -19,6 +19,7 @@ struct PostgresQueries: Sendable {
         let insertAttributions, insertRefClicks, insertFingerprintClicks, insertResolveDevices, attributionsAfter: String
         /// One event with its attribution, for answers (`answer/attributed_event.sql`).
         let attributedEvent: String
+        let progress: String
     }
 
     /// Stats read from the raw events (`stats/`).
@@ -67,7 +68,8 @@ struct PostgresQueries: Sendable {
                 insertFingerprintClicks: try text("attribution/insert_fingerprint_clicks.sql"),
                 insertResolveDevices: try text("attribution/insert_resolve_devices.sql"),
                 attributionsAfter: try text("attribution/attributions_after.sql"),
-                attributedEvent: try text("answer/attributed_event.sql")),
+                attributedEvent: try text("answer/attributed_event.sql"),
+                progress: try text("attribution/progress.sql")),
             stats: Stats(rawEvents: try text("stats/raw_events.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }

@@ -111,6 +111,17 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         return nil
     }
 
+    /// How far attribution has come, for `/metrics` and `/readyz`.
+    public func attributionProgress() async throws -> PostgresAttributionProgress {
+        for try await (through, stored, waiting, oldest) in try await client.query(
+            PostgresQuery(unsafeSQL: queries.attribution.progress), logger: logger
+        ).decode((Int64, Int64, Int64, Int64?).self) {
+            return PostgresAttributionProgress(
+                attributedThroughSeq: through, storedThroughSeq: stored, waitingEvents: waiting, oldestWaitingReceivedMs: oldest)
+        }
+        throw PostgresStoreError.notMigrated
+    }
+
     /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.
     public func attributions(afterSeq: Int64, limit: Int) async throws -> [PostgresAttributionRecord] {
         let rows = try await client.query(Self.query(queries.attribution.attributionsAfter, afterSeq, Int64(limit)), logger: logger)
@@ -265,14 +276,34 @@ private final class TimeoutRace<T: Sendable>: Sendable {
     }
 }
 
+/// How far attribution has come on PostgreSQL.
+public struct PostgresAttributionProgress: Sendable, Equatable {
+    /// Every event with a seq up to this one is attributed.
+    public var attributedThroughSeq: Int64
+    /// The newest seq taken by a commit (seqs of duplicates stay unused).
+    public var storedThroughSeq: Int64
+    /// Stored events not attributed yet (counted up to 1,000,000).
+    public var waitingEvents: Int64
+    /// When the oldest of them was received, UTC ms; nil when none waits.
+    public var oldestWaitingReceivedMs: Int64?
+
+    /// How long the oldest waiting event has waited at `nowMs`, seconds (0 when none waits).
+    public func lagSeconds(nowMs: Int64) -> Double {
+        oldestWaitingReceivedMs.map { Double(max(0, nowMs - $0)) / 1000 } ?? 0
+    }
+}
+
 /// What went wrong talking to PostgreSQL, in words an operator can act on.
 public enum PostgresStoreError: Error, CustomStringConvertible {
     case timedOut(what: String, after: Duration)
+    case notMigrated
 
     public var description: String {
         switch self {
         case .timedOut(let what, let after):
             "gave up \(what) after \(after.components.seconds) s: is the server running and the URL right?"
+        case .notMigrated:
+            "the database lacks Linkpulse's tables: run linkpulse migrate --database …"
         }
     }
 }
