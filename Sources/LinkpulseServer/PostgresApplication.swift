@@ -145,12 +145,11 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
     typealias Context = LinkpulseRequestContext
 
     /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/resolve", "/v1/admin", "/v1/export", "/v1/events.csv"]
+    static let prefixes = ["/v1/resolve", "/v1/admin", "/v1/export.csv", "/v1/events.csv", "/v1/exports"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") || path.hasPrefix($0 + ".") || ($0.hasSuffix(".csv") && path.hasPrefix($0)) })
-        else { return try await next(request, context) }
+        guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { return try await next(request, context) }
         return .error(
             .notImplemented, code: "not_on_postgresql",
             message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, attribution, stats and the dashboard are. Run the daemon on SQLite (without --database) for resolve, admin and exports.")

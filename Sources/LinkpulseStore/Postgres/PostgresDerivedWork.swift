@@ -59,7 +59,8 @@ public final class PostgresDerivedWork: Sendable {
 
     /// Connects if needed, leads if it can, and attributes until caught up or `budget` has
     /// passed (the rest waits for the next tick). A failure closes the connection, so the lock
-    /// is free for others, and is thrown.
+    /// is free for others, and is thrown. Not to be called while a tick is under way (its
+    /// rounds share the one connection): the daemon's timer job runs one at a time.
     @discardableResult
     public func tick(budget: Duration = .seconds(5)) async throws -> Outcome {
         do {
