@@ -78,15 +78,16 @@ struct ReplayRound {
     func decide(_ earlier: EarlierClicks, attributor: Attributor) throws -> Decisions {
         var index = ClickIndex()
         for (id, click) in earlier.byId { index.add(click, id: id, fingerprint: nil, isBot: true) }
-        // A click found by several queries is added once (a window would count it twice). A
-        // click found by fingerprint is findable by its ref too, which adds nothing wrong: it is
-        // a real earlier click, and every ref the round looks up was asked for.
-        var added = Set<Int64>()
-        for (fingerprint, click) in earlier.byFingerprint where added.insert(click.seq).inserted {
-            index.addFindable(click, fingerprint: fingerprint)
-        }
-        for click in earlier.byRef where added.insert(click.seq).inserted {
-            index.addFindable(click, fingerprint: nil)
+        // A click found by several queries is added once (a window would count it twice), with
+        // its fingerprint when a window found it. A click found by fingerprint is findable by its
+        // ref too, which adds nothing wrong: it is a real earlier click, and every ref the round
+        // looks up was asked for. They are added in store order, as `ClickIndex` wants: of
+        // clicks at the same instant, the one stored last is the newest.
+        var found: [Int64: (click: KnownClick, fingerprint: Fingerprint?)] = [:]
+        for click in earlier.byRef { found[click.seq] = (click, nil) }
+        for (fingerprint, click) in earlier.byFingerprint { found[click.seq] = (click, fingerprint) }
+        for seq in found.keys.sorted() {
+            index.addFindable(found[seq]!.click, fingerprint: found[seq]!.fingerprint)
         }
         var decisions = Decisions()
         var resolved = Set<String>()
