@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// Owns the connection pool to one database and runs its migrations. Its parts, like those of
 /// the SQLite store, are named for what they own: `events` (raw events, their ids and the
-/// quarantine). Every call is `async` and blocks no thread: the PostgreSQL client is
-/// non-blocking.
+/// quarantine; the ingest writer's), `derived` (attribution, written only by the daemon holding
+/// the derived-work lock, on a connection of its own) and `stats` (reads only). Every call is
+/// `async` and blocks no thread: the PostgreSQL client is non-blocking.
 public final class PostgresStore: IngestStore, AttributionAnswers {
     public let location: PostgresLocation
     /// Raw events, their ids and the quarantine.
