@@ -13,11 +13,13 @@ import ServiceLifecycle
 /// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
 /// per daemon), the stats API and the dashboard (counted from the attributed raw events:
-/// `PostgresStatsReader`), `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. Any number of daemons may
-/// share the database: an id is stored once whichever daemon receives it, and the keys and the
-/// hashing secret are the database's, so every daemon takes the same keys and gives a visitor
-/// the same id. Attribution, rollups, stats, resolve, exports and the dashboard do not run on
-/// PostgreSQL yet: their paths answer 501 `not_on_postgresql` (see `NotOnPostgresMiddleware`).
+/// `PostgresStatsReader`), `GET /v1/attributions/{id}`, `/healthz`, `/readyz`, `/metrics`,
+/// `/openapi.json`. Any number of daemons may share the database: an id is stored once
+/// whichever daemon receives it, and the keys and the hashing secret are the database's, so
+/// every daemon takes the same keys and gives a visitor the same id. Attribution runs on
+/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Rollups, resolve,
+/// admin and exports do not run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
+/// (see `NotOnPostgresMiddleware`).
 public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
     queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,

@@ -251,7 +251,10 @@ extension Serve {
     /// The daemon on PostgreSQL: ingest only so far (see `buildPostgresApplication`). Several
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
+        // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
+        if !(try exportJobs()).isEmpty { throw ValidationError("scheduled exports (--export-job) run on SQLite only so far; leave them out with --database.") }
+        if retentionDays > 0 { throw ValidationError("--retention-days runs on SQLite only so far; leave it out with --database.") }
         let store = try await PostgresStore.open(
             location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
         do {

@@ -34,6 +34,15 @@ import Testing
         #expect(!broken.output.contains("hunter2"))
     }
 
+    /// Options of what does not run on PostgreSQL yet are refused, not silently ignored.
+    @Test func serveOnPostgresRefusesWhatDoesNotRunThereYet() throws {
+        let url = try PostgresTestCluster.shared.get().makeDatabase("refused_options")
+        for extra in [["--retention-days", "30"], ["--demo"]] {
+            let run = try LiveHTTP.command(["serve", "--port", "0", "--database", url] + extra)
+            #expect(run.status != 0 && run.output.contains("SQLite only"), "\(extra): \(run.output)")
+        }
+    }
+
     /// The package's `queries/` folder.
     static var queries: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appending(path: "queries")
