@@ -163,6 +163,8 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
         database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(rollups: deps.database.rollups, logger: deps.logger),
         freshness: freshness
     ).addRoutes(to: router)
+    QuarantineController(readKey: deps.secrets.readKey) { [events = deps.database.events] in try await events.recentQuarantine(limit: $0) }
+        .addRoutes(to: router)
     let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
     StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
     ExportController(
@@ -303,10 +305,6 @@ struct AdminController: Sendable {
     let rollup: RollupJob
     let freshness: RollupFreshness
 
-    struct QuarantineResponse: Codable {
-        var events: [QuarantineRecord]
-    }
-
     struct RollupResponse: Codable {
         var processed: Int
     }
@@ -329,6 +327,21 @@ struct AdminController: Sendable {
             guard let status = try? await freshness.read() else { return .databaseUnavailable }
             return .json(status, status: .ok)
         }
+    }
+}
+
+/// `GET /v1/admin/quarantine?limit=N` (read key): the newest rejected events with their reasons
+/// and (scrubbed) raw text, from whichever store `recent` reads.
+struct QuarantineController: Sendable {
+    let readKey: String
+    /// The newest quarantined events, newest first, at most the given number.
+    let recent: @Sendable (Int) async throws -> [QuarantineRecord]
+
+    struct QuarantineResponse: Codable {
+        var events: [QuarantineRecord]
+    }
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.get("v1/admin/quarantine") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let limitText = request.uri.queryParameters["limit"].map(String.init) ?? "100"
@@ -336,7 +349,7 @@ struct AdminController: Sendable {
                 return .error(.badRequest, code: "invalid_parameter", message: "`limit` must be a whole number from 1 to 1000.")
             }
             do {
-                return .json(QuarantineResponse(events: try await database.events.recentQuarantine(limit: limit)), status: .ok)
+                return .json(QuarantineResponse(events: try await recent(limit)), status: .ok)
             } catch {
                 return .databaseUnavailable
             }

@@ -13,12 +13,13 @@ import ServiceLifecycle
 /// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
 /// per daemon), the stats API and the dashboard (counted from the attributed raw events:
-/// `PostgresStatsReader`), `GET /v1/attributions/{id}`, `/healthz`, `/readyz`, `/metrics`,
+/// `PostgresStatsReader`), `GET /v1/attributions/{id}`, `GET /v1/admin/quarantine`, `/healthz`,
+/// `/readyz`, `/metrics`,
 /// `/openapi.json`. Any number of daemons may share the database: an id is stored once
 /// whichever daemon receives it, and the keys and the hashing secret are the database's, so
 /// every daemon takes the same keys and gives a visitor the same id. Attribution runs on
-/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Rollups, resolve,
-/// admin and exports do not run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
+/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Rollups (and
+/// `/v1/admin/rollup`), resolve and exports do not run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
 /// (see `NotOnPostgresMiddleware`).
 public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
@@ -38,6 +39,7 @@ public func buildPostgresApplication(
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
     AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
+    QuarantineController(readKey: secrets.readKey) { [events = store.events] in try await events.recentQuarantine(limit: $0) }.addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let prometheus { MetricsController(registry: prometheus, refresh: { _ = try? await progress.read() }).addRoutes(to: router) }
@@ -147,14 +149,14 @@ struct NotOnPostgresMiddleware: RouterMiddleware {
     typealias Context = LinkpulseRequestContext
 
     /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/resolve", "/v1/admin", "/v1/export.csv", "/v1/events.csv", "/v1/exports"]
+    static let prefixes = ["/v1/resolve", "/v1/admin/rollup", "/v1/export.csv", "/v1/events.csv", "/v1/exports"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { return try await next(request, context) }
         return .error(
             .notImplemented, code: "not_on_postgresql",
-            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, attribution, stats and the dashboard are. Run the daemon on SQLite (without --database) for resolve, admin and exports.")
+            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, attribution, stats, the quarantine and the dashboard are. Run the daemon on SQLite (without --database) for resolve, rollups and exports.")
     }
 }
 

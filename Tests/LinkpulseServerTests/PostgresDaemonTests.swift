@@ -75,10 +75,17 @@ import Testing
         #expect(visitors.trimmingCharacters(in: .whitespacesAndNewlines) == "1|2")
 
         // What does not run on PostgreSQL yet says so.
-        for path in ["/v1/export.csv", "/v1/events.csv", "/v1/exports", "/v1/exports/daily", "/v1/admin/quarantine", "/v1/resolve"] {
+        for path in ["/v1/export.csv", "/v1/events.csv", "/v1/exports", "/v1/exports/daily", "/v1/admin/rollup", "/v1/resolve"] {
             let answer = try await LiveHTTP.send(http, "\(a.baseURL)\(path)", method: path == "/v1/resolve" ? .POST : .GET, key: key)
             #expect(answer.status == 501 && answer.body.contains("not_on_postgresql"), "\(path): \(answer.body)")
         }
+        // A rejected event, kept in quarantine, is listed by either daemon.
+        let rejected = try await LiveHTTP.send(http, "\(a.baseURL)/v1/events", key: key, body: #"{"id":"bad-1","type":"teleport"}"#)
+        #expect(rejected.status == 400)
+        let readKey = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'read_key'", database: name).trimmingCharacters(in: .whitespacesAndNewlines)
+        let quarantine = try await LiveHTTP.send(http, "\(b.baseURL)/v1/admin/quarantine?limit=5", method: .GET, key: readKey)
+        #expect(quarantine.status == 200 && quarantine.body.contains("teleport") && quarantine.body.contains("invalid_value"), "\(quarantine.body)")
+
         // Ready once attribution (whichever daemon does it) has caught up; it says how far behind.
         var health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
         for _ in 0..<200 where health.status != 200 || !health.body.contains("(0 events waiting)") {
