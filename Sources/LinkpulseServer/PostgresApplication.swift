@@ -68,25 +68,35 @@ extension InstallationSecrets {
     public static func loadOrCreate(store: PostgresStore, ingestKey: String?, readKey: String?, logger: Logger) async throws -> InstallationSecrets {
         let generated = InstallationSecrets(
             ingestKey: "lpi_" + randomHex(bytes: 16), readKey: "lpr_" + randomHex(bytes: 16), hashSecret: randomHex(bytes: 32))
-        let proposed = [
-            CodingKeys.ingestKey.rawValue: generated.ingestKey, CodingKeys.readKey.rawValue: generated.readKey,
-            CodingKeys.hashSecret.rawValue: generated.hashSecret,
-        ]
-        let stored = try await store.installationValues(proposing: proposed)
-        guard let storedIngest = stored[CodingKeys.ingestKey.rawValue], let storedRead = stored[CodingKeys.readKey.rawValue],
-              let storedSecret = stored[CodingKeys.hashSecret.rawValue]
-        else { throw CocoaError(.coderValueNotFound) }
-        if stored == proposed {
+        let proposed = generated.storedValues
+        guard var stored = InstallationSecrets(storedValues: try await store.installationValues(proposing: proposed)) else {
+            throw CocoaError(.coderValueNotFound)
+        }
+        if stored == generated {
             logger.notice(
                 "generated access keys; they are kept in the database",
                 metadata: [
-                    "ingest_key": .string(ingestKey == nil ? storedIngest : "(given)"),
-                    "read_key": .string(readKey == nil ? storedRead : "(given)"),
+                    "ingest_key": .string(ingestKey == nil ? stored.ingestKey : "(given)"),
+                    "read_key": .string(readKey == nil ? stored.readKey : "(given)"),
                 ])
         }
-        return InstallationSecrets(
-            ingestKey: ingestKey.flatMap { $0.isEmpty ? nil : $0 } ?? storedIngest,
-            readKey: readKey.flatMap { $0.isEmpty ? nil : $0 } ?? storedRead, hashSecret: storedSecret)
+        if let ingestKey, !ingestKey.isEmpty { stored.ingestKey = ingestKey }
+        if let readKey, !readKey.isEmpty { stored.readKey = readKey }
+        return stored
+    }
+
+    /// The keys and the secret as the PostgreSQL store keeps them (`lp_installation`), under
+    /// the names `secrets.json` gives them.
+    public var storedValues: [String: String] {
+        [CodingKeys.ingestKey.rawValue: ingestKey, CodingKeys.readKey.rawValue: readKey, CodingKeys.hashSecret.rawValue: hashSecret]
+    }
+
+    /// The secrets `storedValues` gave, or nil when one is missing.
+    public init?(storedValues values: [String: String]) {
+        guard let ingest = values[CodingKeys.ingestKey.rawValue], let read = values[CodingKeys.readKey.rawValue],
+              let secret = values[CodingKeys.hashSecret.rawValue]
+        else { return nil }
+        self.init(ingestKey: ingest, readKey: read, hashSecret: secret)
     }
 }
 

@@ -64,9 +64,8 @@ struct Copy: AsyncParsableCommand {
     /// Stores the installation's keys and hashing secret in the database, or fails when it holds
     /// others (its visitor ids would not match the copied events').
     static func adoptKeys(_ secrets: InstallationSecrets, into store: PostgresStore) async throws {
-        let proposed = ["ingest_key": secrets.ingestKey, "read_key": secrets.readKey, "hash_secret": secrets.hashSecret]
-        let stored = try await store.installationValues(proposing: proposed)
-        guard stored == proposed else {
+        let stored = try await store.installationValues(proposing: secrets.storedValues)
+        guard stored == secrets.storedValues else {
             throw ValidationError(
                 "\(store.location) already holds other keys or another hashing secret (a daemon started on it before the copy?): copy into a new, empty database.")
         }

@@ -54,9 +54,6 @@ public final class PostgresDerivedWork: Sendable {
         }
     }
 
-    /// Whether this daemon held the lock at its last tick.
-    public var isLeading: Bool { state.withLock { $0?.leading ?? false } }
-
     /// Connects if needed, leads if it can, and attributes until caught up or `budget` has
     /// passed (the rest waits for the next tick). A failure closes the connection, so the lock
     /// is free for others, and is thrown. Not to be called while a tick is under way (its

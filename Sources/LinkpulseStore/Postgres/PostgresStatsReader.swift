@@ -19,6 +19,9 @@ public final class PostgresStatsReader: StatsSource {
         self.logger = logger
     }
 
+    /// Every row is read whatever is asked: visitors come with the counts.
+    public var countsVisitorsWithCounts: Bool { true }
+
     public func statsCounts(
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool
     ) async throws -> [StatsGroupKey: CountsByAudience] {
