@@ -150,10 +150,10 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
     )
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
-    ResolveController(ingest: ingest, events: deps.database.events, attribution: deps.database.attribution, rate: settings.resolveRate, burst: settings.resolveBurst)
-        .addRoutes(to: router)
+    let answers = StoredAttributions(events: deps.database.events, attribution: deps.database.attribution)
+    ResolveController(ingest: ingest, answers: answers, rate: settings.resolveRate, burst: settings.resolveBurst).addRoutes(to: router)
     AttributionController(
-        answers: StoredAttributions(events: deps.database.events, attribution: deps.database.attribution), readKey: deps.secrets.readKey,
+        answers: answers, readKey: deps.secrets.readKey,
         wait: .seconds(1)
     ).addRoutes(to: router)
     let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, now: deps.now)

@@ -13,13 +13,14 @@ import ServiceLifecycle
 /// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
 /// per daemon), the stats API and the dashboard (counted from the attributed raw events:
-/// `PostgresStatsReader`), `GET /v1/attributions/{id}`, `GET /v1/admin/quarantine`, `/healthz`,
+/// `PostgresStatsReader`), `POST /v1/resolve` (answered within milliseconds: the commit of a
+/// resolve wakes the daemon doing attribution), `GET /v1/attributions/{id}`, `GET /v1/admin/quarantine`, `/healthz`,
 /// `/readyz`, `/metrics`,
 /// `/openapi.json`. Any number of daemons may share the database: an id is stored once
 /// whichever daemon receives it, and the keys and the hashing secret are the database's, so
 /// every daemon takes the same keys and gives a visitor the same id. Attribution runs on
-/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Rollups (and
-/// `/v1/admin/rollup`), resolve and exports do not run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
+/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Exports do not
+/// run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
 /// (see `NotOnPostgresMiddleware`).
 public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
@@ -34,20 +35,24 @@ public func buildPostgresApplication(
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
+    ResolveController(ingest: ingest, answers: store, rate: settings.resolveRate, burst: settings.resolveBurst).addRoutes(to: router)
     let progress = AttributionFreshness(store: store, now: now)
     PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
     AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
+    PostgresAdminController(store: store, freshness: progress, readKey: secrets.readKey).addRoutes(to: router)
     QuarantineController(readKey: secrets.readKey) { [events = store.events] in try await events.recentQuarantine(limit: $0) }.addRoutes(to: router)
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let prometheus { MetricsController(registry: prometheus, refresh: { _ = try? await progress.read() }).addRoutes(to: router) }
     router.add(middleware: MethodNotAllowedMiddleware())
+    let derivedWork = AsyncTickJob.derivedWork(store.derived, logger: logger)
+    store.derived.whenWoken { derivedWork.nudge() }
     let services: [any Service] = [
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
         TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
-        TimerService(job: AsyncTickJob.derivedWork(store.derived, logger: logger), every: .seconds(1), logger: logger),
+        TimerService(job: derivedWork, every: .seconds(1), logger: logger),
     ]
     return Application(
         router: router,
@@ -153,42 +158,105 @@ struct PostgresHealthController: Sendable {
     }
 }
 
+/// `POST /v1/admin/rollup` and `GET /v1/admin/rollup` (read key) of a daemon on PostgreSQL, in
+/// the words of the SQLite daemon's: stats there are counted from the attributed raw events, so
+/// what is attributed is counted. The POST has the daemon doing attribution (whichever it is)
+/// run now and answers once every event stored when it was called is counted (`processed`: how
+/// many were waiting), or 503 when that takes longer than 60 s.
+struct PostgresAdminController: Sendable {
+    let store: PostgresStore
+    let freshness: AttributionFreshness
+    let readKey: String
+
+    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+        router.post("v1/admin/rollup") { request, _ -> Response in
+            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
+            do {
+                let (waiting, caughtUp) = try await store.attributeStored(timeout: .seconds(60))
+                guard caughtUp else { throw PostgresStoreError.timedOut(what: "waiting for attribution", after: .seconds(60)) }
+                return .json(AdminController.RollupResponse(processed: Int(waiting)), status: .ok)
+            } catch {
+                return .error(.serviceUnavailable, code: "rollup_failed", message: "The stored events could not all be counted yet (\(error)); try again shortly.", headers: [.retryAfter: "5"])
+            }
+        }
+        router.get("v1/admin/rollup") { request, _ -> Response in
+            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
+            guard let (seconds, p) = try? await freshness.read() else { return .databaseUnavailable }
+            return .json(
+                RollupFreshness.Status(
+                    storedThroughSeq: p.storedThroughSeq, countedThroughSeq: p.attributedThroughSeq, backlogEvents: p.waitingEvents,
+                    lagSeconds: seconds, attributedThroughSeq: p.attributedThroughSeq, attributionBacklogEvents: p.waitingEvents,
+                    ingestPacing: nil),
+                status: .ok)
+        }
+    }
+}
+
 /// Answers the paths a daemon on PostgreSQL does not serve yet with 501 and what to do instead,
 /// rather than a 404 that would read as a wrong URL.
 struct NotOnPostgresMiddleware: RouterMiddleware {
     typealias Context = LinkpulseRequestContext
 
     /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/resolve", "/v1/admin/rollup", "/v1/export.csv", "/v1/events.csv", "/v1/exports"]
+    static let prefixes = ["/v1/export.csv", "/v1/events.csv", "/v1/exports"]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { return try await next(request, context) }
         return .error(
             .notImplemented, code: "not_on_postgresql",
-            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, attribution, stats, the quarantine and the dashboard are. Run the daemon on SQLite (without --database) for resolve, rollups and exports.")
+            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, resolve, attribution, stats, the quarantine and the dashboard are. Run the daemon on SQLite (without --database) for exports.")
     }
 }
 
 /// A timer job whose work is `async` (the PostgreSQL store's): each tick starts it unless the
-/// previous run is still going; `finish` waits for the one under way.
+/// previous run is still going; `nudge` starts it now, or once more right after the run under
+/// way; `finish` waits for the one under way.
 struct AsyncTickJob: TimerJob {
     let name: String
     let work: @Sendable () async -> Void
-    let running = MutexBox<Task<Void, Never>?>(nil)
+    private let running = MutexBox<(task: Task<Void, Never>?, again: Bool)>((nil, false))
+
+    init(name: String, work: @escaping @Sendable () async -> Void) {
+        self.name = name
+        self.work = work
+    }
 
     func run() throws {
-        running.update { task in
-            guard task == nil else { return }
-            task = Task { [work, running] in
-                await work()
-                running.value = nil
+        start(again: false)
+    }
+
+    /// Runs the work now, or right after the run under way when there is one (a run asked for
+    /// while one goes may have come too late for it: an event it had already read past).
+    func nudge() {
+        start(again: true)
+    }
+
+    private func start(again: Bool) {
+        running.update { state in
+            guard state.task == nil else {
+                state.again = state.again || again
+                return
+            }
+            state.task = Task { [work, running] in
+                while true {
+                    await work()
+                    let more = running.update { state -> Bool in
+                        guard state.again else {
+                            state.task = nil
+                            return false
+                        }
+                        state.again = false
+                        return true
+                    }
+                    if !more { return }
+                }
             }
         }
     }
 
     func finish() async {
-        await running.value?.value
+        await running.value.task?.value
     }
 }
 

@@ -10,24 +10,23 @@ import NIOCore
 /// `install` or `open` event exactly as `/v1/events` takes it, with the hints the app has
 /// (`install_referrer`, `click_id` with `click_id_source`). The event is validated, quarantined
 /// or stored like any other (durable before the answer, exactly once by `id`); the answer is
-/// what the attribution follower decided for it, the same answer the stats count
+/// what attribution decided for it, the same answer the stats count
 /// (`ResolveAnswer`). A retry of the same id stores nothing and gets the same answer.
 ///
 /// Every request takes a token of its client address's bucket (`RateLimiter`): the ingest key
 /// is public, and the limit keeps it from being used to probe who clicked what.
 struct ResolveController: Sendable {
     let ingest: IngestController
-    let events: EventStore
-    let attribution: AttributionStore
+    /// The SQLite store's answers or the PostgreSQL store's.
+    let answers: any AttributionAnswers
     let limiter: MutexBox<RateLimiter>
     /// How long a request waits for the attribution follower before answering 503.
     let attributionWait: Duration
     let resolved = ResolveMetrics()
 
-    init(ingest: IngestController, events: EventStore, attribution: AttributionStore, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
+    init(ingest: IngestController, answers: any AttributionAnswers, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
         self.ingest = ingest
-        self.events = events
-        self.attribution = attribution
+        self.answers = answers
         self.limiter = MutexBox(RateLimiter(rate: rate, burst: burst))
         self.attributionWait = attributionWait
     }
@@ -128,10 +127,10 @@ struct ResolveController: Sendable {
             let seq: Int64?
             switch outcomes.first {
             case .stored(let storedSeq): seq = storedSeq
-            default: seq = try await events.storedSeq(ofEventId: event.id)
+            default: seq = try await answers.storedSeq(ofEventId: event.id)
             }
             guard let seq else { throw StoreError.closed }
-            switch try await attribution.attributedEvent(seq: seq, wait: attributionWait) {
+            switch try await answers.attributedEvent(seq: seq, wait: attributionWait) {
             case .attributed(let attributed):
                 var answer = ResolveAnswer(attributed)
                 // An event first sent to /v1/events and now resolved under its id: no earlier resolve.

@@ -67,8 +67,9 @@ final class MutexBox<Value: Sendable>: Sendable {
         get { mutex.withLock { $0 } }
         set { mutex.withLock { $0 = newValue } }
     }
-    /// Reads and changes the value under the lock in one step.
-    func update(_ body: (inout Value) -> Void) {
+    /// Reads and changes the value under the lock in one step; returns what `body` returns.
+    @discardableResult
+    func update<T>(_ body: (inout Value) -> T) -> T {
         mutex.withLock { body(&$0) }
     }
 }

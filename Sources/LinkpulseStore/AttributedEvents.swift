@@ -89,12 +89,24 @@ public enum AttributedEventRead: Sendable, Equatable {
     case attributed(AttributedEvent)
 }
 
-/// Where answers about one stored event's attribution come from (`GET /v1/attributions/{id}`):
-/// the SQLite store (`StoredAttributions`) or the PostgreSQL one (`PostgresStore`).
+/// Where answers about one stored event's attribution come from (`POST /v1/resolve`,
+/// `GET /v1/attributions/{id}`): the SQLite store (`StoredAttributions`) or the PostgreSQL one
+/// (`PostgresStore`).
 public protocol AttributionAnswers: Sendable {
+    /// The seq of the event stored under exactly this id, or nil.
+    func storedSeq(ofEventId id: String) async throws -> Int64?
+    /// The stored event `seq` with its attribution, waiting up to `wait` for the attribution to
+    /// reach it.
+    func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead
+}
+
+extension AttributionAnswers {
     /// The event stored under `eventId` with its attribution, waiting up to `wait` for the
     /// attribution to reach it.
-    func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead
+    public func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead {
+        guard let seq = try await storedSeq(ofEventId: eventId) else { return .notStored }
+        return try await attributedEvent(seq: seq, wait: wait)
+    }
 }
 
 /// The SQLite store's answers: the id looked up in the events, the answer read through the
@@ -108,9 +120,12 @@ public struct StoredAttributions: AttributionAnswers {
         self.attribution = attribution
     }
 
-    public func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead {
-        guard let seq = try await events.storedSeq(ofEventId: eventId) else { return .notStored }
-        return try await attribution.attributedEvent(seq: seq, wait: wait)
+    public func storedSeq(ofEventId id: String) async throws -> Int64? {
+        try await events.storedSeq(ofEventId: id)
+    }
+
+    public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
+        try await attribution.attributedEvent(seq: seq, wait: wait)
     }
 }
 

@@ -14,18 +14,35 @@ import Synchronization
 /// session, which frees the lock: another takes over at its next tick and goes on from the
 /// watermark, so no event is attributed twice or skipped, and one that lost its connection
 /// can write nothing more (its transactions were on it).
+///
+/// The connection also listens on the derived-work channel (`attribution/notify.sql`): an
+/// ingest commit that stored a `/v1/resolve` event wakes the leader at once (`whenWoken`),
+/// and each round's watermark wakes the requests of every daemon waiting for an answer
+/// (`progress`). Notices only make things sooner: a daemon that misses one still finds the
+/// watermark in the database.
 public final class PostgresDerivedWork: Sendable {
     let location: PostgresLocation
     let queries: PostgresQueries
     let attributor: Attributor
     let roundSize: Int
     let logger: Logger
+    /// How far attribution has come as this daemon heard it, and the requests waiting for it.
+    let progress = AttributionProgress()
     private let state = Mutex<Session?>(nil)
+    private let woken = Mutex<(@Sendable () -> Void)?>(nil)
 
-    /// The connection and whether it holds the lock.
+    /// The channel of `attribution/notify.sql`.
+    static let channel = "linkpulse_derived"
+    /// The notice of an ingest commit that stored a resolve.
+    static let resolveNotice = "resolve"
+    /// The notice of a request that wants every stored event attributed now.
+    static let wakeNotice = "wake"
+
+    /// The connection, whether it holds the lock, and the task hearing its notices.
     struct Session: Sendable {
         let connection: PostgresConnection
         var leading: Bool
+        let listening: Task<Void, Never>
     }
 
     /// What a tick did.
@@ -42,6 +59,14 @@ public final class PostgresDerivedWork: Sendable {
         attributor = Attributor(windowMs: attributionWindowMs)
         self.roundSize = roundSize
         self.logger = logger
+    }
+
+    /// Calls `handler` whenever this daemon leads and hears that an ingest commit (any daemon's)
+    /// stored a `/v1/resolve` event, or that a request wants every stored event attributed:
+    /// the daemon's job then runs a tick now rather than at its next timer, so the app gets its
+    /// answer within milliseconds.
+    public func whenWoken(_ handler: @escaping @Sendable () -> Void) {
+        woken.withLock { $0 = handler }
     }
 
     /// The answers of one replay of `events` (every stored event, in seq order) through the
@@ -71,7 +96,8 @@ public final class PostgresDerivedWork: Sendable {
             let deadline = ContinuousClock.now + budget
             var attributed = 0
             while ContinuousClock.now < deadline {
-                let count = try await attributeRound(on: session.connection)
+                let (count, through) = try await attributeRound(on: session.connection)
+                progress.advance(to: through)
                 attributed += count
                 if count < roundSize { break }
             }
@@ -88,6 +114,7 @@ public final class PostgresDerivedWork: Sendable {
             defer { session = nil }
             return session
         }
+        session?.listening.cancel()
         try? await session?.connection.close()
     }
 
@@ -95,9 +122,43 @@ public final class PostgresDerivedWork: Sendable {
         if let session = state.withLock({ $0 }), !session.connection.isClosed { return session }
         let connection = try await PostgresConnection.connect(
             configuration: location.connectionConfiguration, id: Int.random(in: 1...Int.max), logger: logger)
-        let session = Session(connection: connection, leading: false)
+        let session = Session(connection: connection, leading: false, listening: try await listen(on: connection))
         state.withLock { $0 = session }
         return session
+    }
+
+    /// Starts hearing the derived-work channel on `connection` and returns once the server
+    /// listens (the task ends when the connection closes or the task is cancelled).
+    func listen(on connection: PostgresConnection) async throws -> Task<Void, Never> {
+        let (started, ready) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
+        let task = Task { [weak self, logger] in
+            do {
+                try await connection.listen(on: Self.channel) { notices in
+                    ready.yield(.success(()))
+                    for try await notice in notices { self?.heard(notice.payload) }
+                }
+            } catch {
+                ready.yield(.failure(error))
+                if !Task.isCancelled { logger.debug("stopped hearing derived-work notices", metadata: ["error": "\(error)"]) }
+            }
+            ready.finish()
+        }
+        for await outcome in started {
+            try outcome.get()
+            break
+        }
+        return task
+    }
+
+    /// One notice of the channel: a resolve stored or a wake (the leader ticks now), or a
+    /// watermark.
+    func heard(_ payload: String) {
+        if payload == Self.resolveNotice || payload == Self.wakeNotice {
+            guard state.withLock({ $0?.leading ?? false }) else { return }
+            woken.withLock { $0 }?()
+        } else if let through = Int64(payload) {
+            progress.advance(to: through)
+        }
     }
 
     func tryLead(_ connection: PostgresConnection) async throws -> Bool {
@@ -107,9 +168,10 @@ public final class PostgresDerivedWork: Sendable {
         return false
     }
 
-    /// Attributes up to `roundSize` events after the watermark in one transaction; how many
-    /// events it read.
-    func attributeRound(on connection: PostgresConnection) async throws -> Int {
+    /// Attributes up to `roundSize` events after the watermark in one transaction, and tells
+    /// every daemon the new watermark when it commits; how many events it read, and the seq
+    /// through which every event is attributed.
+    func attributeRound(on connection: PostgresConnection) async throws -> (count: Int, through: Int64) {
         try await connection.withTransaction(logger: logger) { connection in
             var through: Int64 = 0
             for try await seq in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.state), logger: logger).decode(Int64.self) {
@@ -117,13 +179,14 @@ public final class PostgresDerivedWork: Sendable {
             }
             let events = try await PostgresEventStore.events(
                 after: through, limit: roundSize, sql: queries.ingest.eventsAfter, on: connection, logger: logger)
-            guard let last = events.last?.seq else { return 0 }
+            guard let last = events.last?.seq else { return (0, through) }
             let round = ReplayRound(events: events)
             let earlier = try await earlierClicks(round.queries(windowMs: attributor.windowMs), on: connection)
             let decisions = try round.decide(earlier, attributor: attributor)
             try await write(decisions, on: connection)
             try await connection.query(PostgresStore.query(queries.attribution.advance, last), logger: logger)
-            return events.count
+            try await connection.query(PostgresStore.query(queries.attribution.notify, String(last)), logger: logger)
+            return (events.count, last)
         }
     }
 

@@ -39,6 +39,10 @@ public final class PostgresEventStore: Sendable {
                 for try await seq in rows.decode(Int64.self) { stored.insert(seq - firstSeq) }
                 try await connection.query(
                     PostgresStore.query(queries.ingest.advanceSeq, firstSeq + Int64(commit.unique.count)), logger: logger)
+                if commit.unique.contains(where: \.isResolve) {
+                    // An app waits for the answer: the daemon doing attribution hears it at commit.
+                    try await connection.query(PostgresStore.query(queries.attribution.notify, PostgresDerivedWork.resolveNotice), logger: logger)
+                }
             }
             if commit.hasQuarantine {
                 try await connection.query(PostgresStore.query(queries.ingest.insertQuarantine, commit.quarantineJSON()), logger: logger)

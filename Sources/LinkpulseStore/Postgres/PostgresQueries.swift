@@ -15,7 +15,7 @@ struct PostgresQueries: Sendable {
 
     /// The derived-work lock and attribution (`attribution/`).
     struct Attribution: Sendable {
-        let tryLead, state, advance, clicksById, newestRefClicks, fingerprintClicks: String
+        let tryLead, state, advance, notify, clicksById, newestRefClicks, fingerprintClicks: String
         let insertAttributions, insertRefClicks, insertFingerprintClicks, insertResolveDevices, attributionsAfter: String
         /// One event with its attribution, for answers (`answer/attributed_event.sql`).
         let attributedEvent: String
@@ -60,6 +60,7 @@ struct PostgresQueries: Sendable {
                 tryLead: try text("attribution/try_lead.sql"),
                 state: try text("attribution/state.sql"),
                 advance: try text("attribution/advance.sql"),
+                notify: try text("attribution/notify.sql"),
                 clicksById: try text("attribution/clicks_by_id.sql"),
                 newestRefClicks: try text("attribution/newest_ref_clicks.sql"),
                 fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),

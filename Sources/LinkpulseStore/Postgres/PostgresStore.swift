@@ -72,17 +72,21 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         try await events.store(work)
     }
 
-    /// The event stored under `eventId` with its attribution, polling every 20 ms up to `wait`
-    /// while the daemon doing the derived work (this one or another) has not reached it.
-    public func attributedEvent(eventId: String, wait: Duration) async throws -> AttributedEventRead {
-        guard let seq = try await events.storedSeq(ofEventId: eventId) else { return .notStored }
-        let deadline = ContinuousClock.now + wait
-        while true {
-            guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
-            if through >= seq { return .attributed(event) }
-            guard ContinuousClock.now < deadline else { return .pending }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    /// The seq of the event stored under exactly this id, or nil.
+    public func storedSeq(ofEventId id: String) async throws -> Int64? {
+        try await events.storedSeq(ofEventId: id)
+    }
+
+    /// The stored event `seq` with its attribution, waiting up to `wait` while the daemon doing
+    /// the derived work (this one or another) has not reached it: woken by its notice of the
+    /// round that did, then read again from the database, which has the last word.
+    public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
+        guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
+        if through >= seq { return .attributed(event) }
+        derived.progress.advance(to: through)
+        _ = await derived.progress.wait(for: seq, timeout: wait)
+        guard let (again, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
+        return through >= seq ? .attributed(again) : .pending
     }
 
     /// One read of `answer/attributed_event.sql`: the event and the attribution watermark.
@@ -121,6 +125,19 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
                 attributedThroughSeq: through, storedThroughSeq: stored, waitingEvents: waiting, oldestWaitingReceivedMs: oldest)
         }
         throw PostgresStoreError.notMigrated
+    }
+
+    /// Has the daemon doing the derived work (this one or another) run now, and waits at most
+    /// `timeout` until it has attributed every event stored when called (`POST
+    /// /v1/admin/rollup`). Returns how many events were waiting, and whether they all were
+    /// attributed in time.
+    public func attributeStored(timeout: Duration) async throws -> (waiting: Int64, caughtUp: Bool) {
+        let start = try await attributionProgress()
+        guard start.waitingEvents > 0 else { return (0, true) }
+        try await client.query(Self.query(queries.attribution.notify, PostgresDerivedWork.wakeNotice), logger: logger)
+        derived.progress.advance(to: start.attributedThroughSeq)
+        _ = await derived.progress.wait(for: start.storedThroughSeq, timeout: timeout)
+        return (start.waitingEvents, try await attributionProgress().attributedThroughSeq >= start.storedThroughSeq)
     }
 
     /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.
@@ -281,7 +298,7 @@ private final class TimeoutRace<T: Sendable>: Sendable {
 public struct PostgresAttributionProgress: Sendable, Equatable {
     /// Every event with a seq up to this one is attributed.
     public var attributedThroughSeq: Int64
-    /// The newest seq taken by a commit (seqs of duplicates stay unused).
+    /// The seq of the newest stored event.
     public var storedThroughSeq: Int64
     /// Stored events not attributed yet (counted up to 1,000,000).
     public var waitingEvents: Int64
