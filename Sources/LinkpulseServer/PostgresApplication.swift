@@ -59,6 +59,8 @@ public func buildPostgresApplication(
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
         services: services,
         onServerRunning: { channel in
+            // Its connection hears the derived-work notices from now on, not from the first tick.
+            derivedWork.nudge()
             let port = channel.localAddress?.port ?? settings.port
             logger.notice("listening", metadata: ["host": "\(settings.host)", "port": "\(port)", "database": "\(store.location)"])
             await onServerRunning(port)

@@ -248,7 +248,7 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
-    /// The daemon on PostgreSQL: ingest only so far (see `buildPostgresApplication`). Several
+    /// The daemon on PostgreSQL (see `buildPostgresApplication` for what it serves yet). Several
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
@@ -263,7 +263,7 @@ extension Serve {
             let settings = ServerSettings(
                 host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, defaultTimeZone: timezone,
                 dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
-                maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
+                resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()

@@ -16,9 +16,10 @@ import Testing
         return (try DaemonProcess(dataDirectory: data, arguments: ["--database", url] + arguments), data)
     }
 
-    /// Two daemons on `url` (with `key` as their ingest key when given) and their data directories.
-    static func twoDaemons(_ url: String, key: String? = nil) throws -> (DaemonProcess, DaemonProcess, [URL]) {
-        let arguments = key.map { ["--ingest-key", $0] } ?? []
+    /// Two daemons on `url` (with `key` as their ingest key when given, and `extra` arguments)
+    /// and their data directories.
+    static func twoDaemons(_ url: String, key: String? = nil, extra: [String] = []) throws -> (DaemonProcess, DaemonProcess, [URL]) {
+        let arguments = (key.map { ["--ingest-key", $0] } ?? []) + extra
         let (a, dataA) = try daemon(url, arguments: arguments)
         let (b, dataB) = try daemon(url, arguments: arguments)
         return (a, b, [dataA, dataB])
@@ -95,6 +96,39 @@ import Testing
         #expect(health.status == 200 && health.body.contains("attribution_lag") && health.body.contains("(0 events waiting)"), "\(health.body)")
         let metrics = try await LiveHTTP.send(http, "\(a.baseURL)/metrics", method: .GET)
         #expect(metrics.body.contains("linkpulse_attribution_backlog_events 0") && metrics.body.contains("linkpulse_attribution_lag_seconds 0"), "\(metrics.body.prefix(2000))")
+        try await http.shutdown()
+    }
+
+    /// A click through one daemon, the app's first launch through the other: answered at once
+    /// (the commit of the resolve wakes whichever daemon attributes), and the per-address
+    /// limit of `serve --resolve-rate/--resolve-burst` holds on PostgreSQL too.
+    @Test func aResolveThroughEitherDaemonIsAnsweredAtOnceAndLimitedPerAddress() async throws {
+        let (_, url, _) = try Self.database("resolve_daemons")
+        let key = "lpi_test_resolve"
+        let (a, b, data) = try Self.twoDaemons(url, key: key, extra: ["--resolve-rate", "0.01", "--resolve-burst", "3"])
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer {
+            _ = a.terminate()
+            _ = b.terminate()
+            for directory in data { try? FileManager.default.removeItem(at: directory) }
+        }
+        let click = #"{"id":"c-1","type":"click","ref":"spring","platform":"android","ip":"198.51.100.4","user_agent":"Mozilla/5.0 (Linux; Android 14; Pixel 8)"}"#
+        #expect(try await LiveHTTP.send(http, "\(a.baseURL)/v1/events", key: key, body: click).status == 202)
+        // Six first launches, three through each daemon. Were they answered at the derived work's
+        // next one-second tick, they would take three seconds in all; woken by their commits,
+        // they take milliseconds each.
+        let started = ContinuousClock.now
+        for n in 1...6 {
+            let install = #"{"id":"i-\#(n)","type":"install","platform":"android","install_referrer":"lp_click=c-1","user_agent":"Mozilla/5.0 (Linux; Android 14; Pixel 8)"}"#
+            let answer = try await LiveHTTP.send(http, "\((n % 2 == 0 ? a : b).baseURL)/v1/resolve", key: key, body: install)
+            #expect(answer.status == 200 && answer.body.contains(#""match_type":"install_referrer""#) && answer.body.contains(#""ref":"spring""#), "\(answer.body)")
+        }
+        #expect(ContinuousClock.now - started < .milliseconds(1500), "six answers took \(ContinuousClock.now - started)")
+        let limited = try await LiveHTTP.send(
+            http, "\(b.baseURL)/v1/resolve", key: key, body: #"{"id":"i-3","type":"install","platform":"android"}"#)
+        let limitedAgain = try await LiveHTTP.send(
+            http, "\(b.baseURL)/v1/resolve", key: key, body: #"{"id":"i-4","type":"install","platform":"android"}"#)
+        #expect([limited.status, limitedAgain.status].contains(429), "the burst of 3 a daemon is spent: \(limited.body) \(limitedAgain.body)")
         try await http.shutdown()
     }
 

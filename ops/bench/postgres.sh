@@ -2,7 +2,11 @@
 # Ingest on PostgreSQL (issue 16): one daemon, then two daemons side by side, on one PostgreSQL,
 # beside the SQLite daemon in the same run (the baseline), driven by wrk on loopback.
 #
-# Usage: ops/bench/postgres.sh [--duration SECONDS] [--stats-events N [--requests R]]
+# Usage: ops/bench/postgres.sh [--duration SECONDS] [--skip-ingest] [--resolve] [--stats-events N [--requests R]]
+#   --skip-ingest     leaves out the ingest scenarios (batches of 100 and single events)
+#   --resolve         then also: POST /v1/resolve at 1 and 64 connections (ops/bench/resolve.lua,
+#                     after the 10,000 clicks it resolves against) on the SQLite daemon and on two
+#                     daemons on PostgreSQL, requests split between them
 #   --stats-events N  then also: generates N events (90 days, 10,000 refs, 100 campaigns) into a
 #                     SQLite installation, copies it with `linkpulse copy` (timed), and measures
 #                     stats latency on the SQLite daemon and on a daemon on PostgreSQL (R each)
@@ -23,11 +27,15 @@ cd "$(dirname "$0")/../.."
 DURATION=10
 STATS_EVENTS=0
 REQUESTS=20
+RESOLVE=0
+INGEST=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --stats-events) STATS_EVENTS="$2"; shift 2 ;;
     --requests) REQUESTS="$2"; shift 2 ;;
+    --resolve) RESOLVE=1; shift ;;
+    --skip-ingest) INGEST=0; shift ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -95,16 +103,19 @@ server_pids() {
 }
 
 # load NAME BATCH CONNS PORT…: wrk against each port at once (CONNS split between them); also
-# records the CPU time the daemons and the PostgreSQL server spent meanwhile.
+# records the CPU time the daemons and the PostgreSQL server spent meanwhile. LOAD_SCRIPT and
+# LOAD_PATH (default: events.lua, /v1/events) say what is sent; LOAD_TO the file its lines go to
+# (default results; its CPU times go to LOAD_TO.cpu).
 load() {
   local name=$1 batch=$2 conns=$3; shift 3
-  local per=$(( conns / $# )) threads=$(( 2 / $# )) files=() loaders=()
+  local per=$(( (conns + $# - 1) / $# )) threads=$(( 2 / $# )) files=() loaders=()
+  [ "$per" -lt "$threads" ] && threads=$per
   local daemons_before server_before
   daemons_before=$(cpu_ticks "${PIDS[@]}")
   server_before=$(cpu_ticks $(server_pids))
   for port in "$@"; do
-    BATCH=$batch KEY=$KEY wrk -t"$threads" -c"$per" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua \
-      "http://127.0.0.1:$port/v1/events" > "$WORK/wrk-$port.out" &
+    BATCH=$batch KEY=$KEY CLICKS=10000 wrk -t"$threads" -c"$per" -d"${DURATION}s" --timeout 5s -s "${LOAD_SCRIPT:-ops/bench/events.lua}" \
+      "http://127.0.0.1:$port${LOAD_PATH:-/v1/events}" > "$WORK/wrk-$port.out" &
     loaders+=($!)
     files+=("$WORK/wrk-$port.out")
   done
@@ -112,9 +123,9 @@ load() {
   local daemons_cpu=$(( $(cpu_ticks "${PIDS[@]}") - daemons_before ))
   local server_cpu=$(( $(cpu_ticks $(server_pids)) - server_before ))
   for file in "${files[@]}"; do
-    echo "$name batch=$batch conns=$conns $(grep '^RESULT' "$file")" >> "$WORK/results"
+    echo "$name batch=$batch conns=$conns $(grep '^RESULT' "$file")" >> "$WORK/${LOAD_TO:-results}"
   done
-  echo "$name batch=$batch daemons=$daemons_cpu server=$server_cpu hz=$(getconf CLK_TCK)" >> "$WORK/cpu"
+  echo "$name batch=$batch daemons=$daemons_cpu server=$server_cpu hz=$(getconf CLK_TCK)" >> "$WORK/${LOAD_TO:-results}.cpu"
 }
 
 run_sqlite() {
@@ -138,12 +149,38 @@ run_postgres() {  # NAME DAEMONS BATCH
     | tr '|' ' ' | { read -r events bytes; echo "$1 batch=$3 stored=$events bytes=$bytes" >> "$WORK/sizes"; }
 }
 
-if [ "$DURATION" -gt 0 ]; then
+if [ "$INGEST" -eq 1 ]; then
   for batch in 100 1; do
     run_sqlite "$batch"
     run_postgres pg1 1 "$batch"
     run_postgres pg2 2 "$batch"
   done
+fi
+
+# resolve_run NAME CONNS PORT…: resolves against the bench clicks (stored through the first port).
+resolve_run() {
+  local name=$1 conns=$2; shift 2
+  LOAD_SCRIPT=ops/bench/resolve.lua LOAD_PATH=/v1/resolve LOAD_TO=resolves load "$name" 1 "$conns" "$@"
+}
+if [ "$RESOLVE" -eq 1 ]; then
+  rm -rf "$WORK/sqlite-resolve"
+  start_daemon "${LP_PORTS[0]}" --data-dir "$WORK/sqlite-resolve" --durability full --ingest-pacing off --resolve-rate 0
+  python3 ops/bench/resolve_clicks.py "${LP_PORTS[0]}" $KEY
+  sleep 2
+  for conns in 1 64; do resolve_run sqlite "$conns" "${LP_PORTS[0]}"; done
+  stop_daemons
+  psql_lp postgres "CREATE DATABASE bench_resolve" >/dev/null
+  for i in 0 1; do
+    start_daemon "${LP_PORTS[$i]}" --data-dir "$WORK/none-$i" --database "postgres://linkpulse@127.0.0.1:$PG_PORT/bench_resolve" --resolve-rate 0
+  done
+  python3 ops/bench/resolve_clicks.py "${LP_PORTS[0]}" $KEY
+  sleep 2
+  for conns in 1 64; do
+    # One connection goes to the second daemon started (usually not the one attributing, so each
+    # answer waits for the other daemon's round); 64 are split between both.
+    if [ "$conns" -eq 1 ]; then resolve_run pg2 1 "${LP_PORTS[1]}"; else resolve_run pg2 64 "${LP_PORTS[@]}"; fi
+  done
+  stop_daemons
 fi
 
 if [ "$STATS_EVENTS" -gt 0 ]; then
@@ -173,7 +210,7 @@ if [ "$STATS_EVENTS" -gt 0 ]; then
   } > "$WORK/stats"
 fi
 
-[ -s "$WORK/results" ] && python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/cpu" <<'PY'
+[ -s "$WORK/results" ] && python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/results.cpu" <<'PY'
 import sys
 from collections import defaultdict
 cpu = {}
@@ -210,6 +247,28 @@ for line in open(sys.argv[2]):
     fields = dict(p.split("=", 1) for p in parts[1:])
     stored, size = int(fields["stored"]), int(fields["bytes"] or 0)
     print(f"{names[parts[0]]}, {fields['batch']} events/request: {stored} events stored, {size / max(stored, 1):.0f} bytes an event in PostgreSQL (tables and indexes)")
+PY
+[ -s "$WORK/resolves" ] && python3 - "$WORK/resolves" "$DURATION" <<'PY'
+import sys
+from collections import defaultdict
+runs = defaultdict(list)
+for line in open(sys.argv[1]):
+    parts = line.split()
+    fields = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+    runs[(parts[0], int(fields["conns"]))].append(fields)
+print(f"\nPOST /v1/resolve, SQLite against two daemons on PostgreSQL, same run ({sys.argv[2]} s a scenario)")
+print(f"{'store':<28} {'conns':>5} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'p99 vs SQLite':>13}")
+names = {"sqlite": "SQLite, one daemon", "pg2": "PostgreSQL, two daemons"}
+for conns in (1, 64):
+    base = max((float(f["p99_ms"]) for f in runs[("sqlite", conns)]), default=0)
+    for name in ("sqlite", "pg2"):
+        fs = runs[(name, conns)]
+        if not fs:
+            continue
+        p99 = max(float(f["p99_ms"]) for f in fs)
+        errors = sum(int(f["errors"]) + int(f["non2xx"]) for f in fs)
+        ratio = f"{p99 / base:>12.2f}x" if base else ""
+        print(f"{names[name]:<28} {conns:>5} {sum(float(f['rps']) for f in fs):>8.0f} {max(float(f['p50_ms']) for f in fs):>8.2f} {p99:>8.2f} {errors:>6} {ratio:>13}")
 PY
 [ -s "$WORK/stats" ] && cat "$WORK/stats"
 exit 0

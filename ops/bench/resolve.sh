@@ -42,18 +42,7 @@ bench_serve $PORT --resolve-rate 0
 KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
 STORED=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
 echo "== $STORED events stored; storing the bench's 10,000 clicks" >&2
-python3 - "$PORT" "$KEY" <<'PY'
-import json, sys, urllib.request
-port, key = sys.argv[1], sys.argv[2]
-agent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.43 Mobile Safari/537.36"
-for start in range(0, 10000, 1000):
-    clicks = [{"id": f"bc-{n}", "type": "click", "ref": f"bench{n % 100}", "campaign": "bench", "platform": "android",
-               "user_agent": agent, "ip": f"198.18.{n // 250}.{n % 250 + 1}",
-               "url": f"https://go.example/bench{n % 100}?deep_link_value=item-{n}"} for n in range(start, start + 1000)]
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/events", data=json.dumps(clicks).encode(),
-                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
-    assert urllib.request.urlopen(request).status == 202
-PY
+python3 ops/bench/resolve_clicks.py "$PORT" "$KEY"
 # Let the follower and the first rollup of the new clicks settle.
 sleep 3
 

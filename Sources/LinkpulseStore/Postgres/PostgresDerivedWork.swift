@@ -173,6 +173,7 @@ public final class PostgresDerivedWork: Sendable {
     /// through which every event is attributed.
     func attributeRound(on connection: PostgresConnection) async throws -> (count: Int, through: Int64) {
         try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.roundCommitMode), logger: logger)
             var through: Int64 = 0
             for try await seq in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.state), logger: logger).decode(Int64.self) {
                 through = seq

@@ -15,10 +15,8 @@ struct PostgresQueries: Sendable {
 
     /// The derived-work lock and attribution (`attribution/`).
     struct Attribution: Sendable {
-        let tryLead, state, advance, notify, clicksById, newestRefClicks, fingerprintClicks: String
+        let tryLead, roundCommitMode, state, advance, notify, clicksById, newestRefClicks, fingerprintClicks: String
         let insertAttributions, insertRefClicks, insertFingerprintClicks, insertResolveDevices, attributionsAfter: String
-        /// One event with its attribution, for answers (`answer/attributed_event.sql`).
-        let attributedEvent: String
         let progress: String
     }
 
@@ -58,6 +56,7 @@ struct PostgresQueries: Sendable {
                 recentQuarantine: try text("ingest/recent_quarantine.sql")),
             attribution: Attribution(
                 tryLead: try text("attribution/try_lead.sql"),
+                roundCommitMode: try text("attribution/round_commit_mode.sql"),
                 state: try text("attribution/state.sql"),
                 advance: try text("attribution/advance.sql"),
                 notify: try text("attribution/notify.sql"),
@@ -69,7 +68,6 @@ struct PostgresQueries: Sendable {
                 insertFingerprintClicks: try text("attribution/insert_fingerprint_clicks.sql"),
                 insertResolveDevices: try text("attribution/insert_resolve_devices.sql"),
                 attributionsAfter: try text("attribution/attributions_after.sql"),
-                attributedEvent: try text("answer/attributed_event.sql"),
                 progress: try text("attribution/progress.sql")),
             stats: Stats(rawEvents: try text("stats/raw_events.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
