@@ -232,7 +232,8 @@ public func exportScheduler(_ deps: AppDependencies, settings: ServerSettings, l
     let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
     return ExportScheduler(
         jobs: settings.exportJobs, directory: settings.exportDirectory,
-        exporter: CSVExporter(stats: stats, reader: deps.database.stats), ledger: deps.database.exportLedger, rollups: deps.database.rollups, now: deps.now, logger: logger)
+        exporter: CSVExporter(stats: stats, reader: deps.database.stats), ledger: deps.database.exportLedger,
+        bringStatsUpToDate: { [rollups = deps.database.rollups] in _ = try await rollups.rollUpStoredSoFar() }, now: deps.now, logger: logger)
 }
 
 /// `GET /healthz`: the process is alive (200 `{"status":"ok"}` once the database answers a

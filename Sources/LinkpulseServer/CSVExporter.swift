@@ -8,7 +8,8 @@ import LinkpulseStore
 /// raw-event export is read page by page and never held whole in memory.
 public struct CSVExporter: Sendable {
     let stats: StatsService
-    let reader: StatsReader
+    /// The SQLite store's reader or the PostgreSQL store's.
+    let reader: any RawEventSource
 
     /// Events per page of a raw-event export (one read transaction and one chunk each).
     static let eventsPerPage = 4096
@@ -22,7 +23,7 @@ public struct CSVExporter: Sendable {
         "properties", "bot", "bot_reason", "visitor_id", "match_type", "matched_click_id",
     ]
 
-    public init(stats: StatsService, reader: StatsReader) {
+    public init(stats: StatsService, reader: any RawEventSource) {
         self.stats = stats
         self.reader = reader
     }

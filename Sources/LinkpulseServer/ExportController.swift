@@ -11,7 +11,7 @@ import LinkpulseStore
 struct ExportController: Sendable {
     let exporter: CSVExporter
     let stats: StatsService
-    let ledger: ExportLedger
+    let ledger: any ExportRecords
     let directory: URL
     let readKey: String
 

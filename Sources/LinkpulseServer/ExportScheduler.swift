@@ -10,26 +10,35 @@ import Metrics
 /// transaction as the file's record, after the file is in place, so a period is exported once
 /// even across crashes and restarts (a crash between the rename and the record only means the
 /// same file is written again, under the same name, at the next start).
+///
+/// On PostgreSQL every daemon has one, but only the daemon doing the derived work runs it
+/// (`runsHere`): a period is written once, by one daemon, into that daemon's export directory.
 public struct ExportScheduler: Sendable {
     let jobs: [ExportJob]
     let directory: URL
     let exporter: CSVExporter
-    let ledger: ExportLedger
-    let rollups: RollupStore
+    let ledger: any ExportRecords
+    /// Brings the stats up to every event stored when called (the SQLite store's rollups, the
+    /// PostgreSQL store's attribution).
+    let bringStatsUpToDate: @Sendable () async throws -> Void
+    /// Whether this daemon runs the exports now.
+    let runsHere: @Sendable () -> Bool
     let now: @Sendable () -> Int64
     let logger: Logger
     let written = Counter(label: "linkpulse_export_files_total")
     let failures = Counter(label: "linkpulse_export_failures_total")
 
     public init(
-        jobs: [ExportJob], directory: URL, exporter: CSVExporter, ledger: ExportLedger, rollups: RollupStore,
+        jobs: [ExportJob], directory: URL, exporter: CSVExporter, ledger: any ExportRecords,
+        bringStatsUpToDate: @escaping @Sendable () async throws -> Void, runsHere: @escaping @Sendable () -> Bool = { true },
         now: @escaping @Sendable () -> Int64, logger: Logger
     ) {
         self.jobs = jobs
         self.directory = directory
         self.exporter = exporter
         self.ledger = ledger
-        self.rollups = rollups
+        self.bringStatsUpToDate = bringStatsUpToDate
+        self.runsHere = runsHere
         self.now = now
         self.logger = logger
     }
@@ -42,11 +51,13 @@ public struct ExportScheduler: Sendable {
         public var skipped = 0
     }
 
-    /// Runs what is due of `job` (or of every job): brings the rollups up to date first when
+    /// Runs what is due of `job` (or of every job): brings the stats up to date first when
     /// anything is due, then writes each period's file. A failure (disk full, permissions…) is
-    /// logged and counted and leaves that period due for the next tick; it never throws.
+    /// logged and counted and leaves that period due for the next tick; it never throws. Does
+    /// nothing on a daemon that does not run the exports now.
     public func runDue(only jobName: String? = nil) async -> Outcome {
         var outcome = Outcome()
+        guard runsHere() else { return outcome }
         var rolledUp = false
         for job in jobs where jobName == nil || job.name == jobName {
             do {
@@ -58,7 +69,7 @@ public struct ExportScheduler: Sendable {
                 }
                 guard !due.periods.isEmpty else { continue }
                 if !rolledUp {
-                    try await bringRollupsUpToDate()
+                    try await bringStatsUpToDate()
                     rolledUp = true
                 }
                 for period in due.periods {
@@ -100,11 +111,6 @@ public struct ExportScheduler: Sendable {
             }
             try await ledger.forgetExportFile(name: file.name)
         }
-    }
-
-    /// Rolls up every event stored so far, on the store's rollup thread.
-    func bringRollupsUpToDate() async throws {
-        _ = try await rollups.rollUpStoredSoFar()
     }
 }
 

@@ -7,21 +7,20 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 
-/// The daemon on PostgreSQL (`serve --database postgres://…`), as far as it goes yet: ingest,
-/// attribution, stats and the dashboard.
+/// The daemon on PostgreSQL (`serve --database postgres://…`): the same API as on SQLite.
 ///
-/// Served: `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
+/// `/v1/events` and the Segment-compatible endpoints (the same validation, quarantine,
 /// exactly-once and answers as on SQLite, committed in PostgreSQL by one group-committing writer
-/// per daemon), the stats API and the dashboard (counted from the attributed raw events:
-/// `PostgresStatsReader`), `POST /v1/resolve` (answered within milliseconds: the commit of a
-/// resolve wakes the daemon doing attribution), `GET /v1/attributions/{id}`, `GET /v1/admin/quarantine`, `/healthz`,
-/// `/readyz`, `/metrics`,
-/// `/openapi.json`. Any number of daemons may share the database: an id is stored once
-/// whichever daemon receives it, and the keys and the hashing secret are the database's, so
-/// every daemon takes the same keys and gives a visitor the same id. Attribution runs on
-/// whichever daemon holds the derived-work lock (`AsyncTickJob.derivedWork`). Exports do not
-/// run on PostgreSQL yet: their paths answer 501 `not_on_postgresql`
-/// (see `NotOnPostgresMiddleware`).
+/// per daemon), `POST /v1/resolve` (answered within milliseconds: the commit of a resolve wakes
+/// the daemon doing attribution), the stats API, the CSV exports and the dashboard (counted from
+/// the attributed raw events: `PostgresStatsReader`), `GET /v1/attributions/{id}`, the admin
+/// endpoints, `/healthz`, `/readyz`, `/metrics`, `/openapi.json`. Any number of daemons may
+/// share the database: an id is stored once whichever daemon receives it, and the keys and the
+/// hashing secret are the database's, so every daemon takes the same keys and gives a visitor
+/// the same id. Attribution runs on whichever daemon holds the derived-work lock
+/// (`AsyncTickJob.derivedWork`, every `rollupInterval`, and at once for a resolve), and so do
+/// the scheduled exports, into that daemon's
+/// `--export-dir`. Raw-event retention is not on PostgreSQL yet.
 public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
     queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,
@@ -29,7 +28,6 @@ public func buildPostgresApplication(
     logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router(context: LinkpulseRequestContext.self)
-    router.add(middleware: NotOnPostgresMiddleware())
     let ingest = IngestController(
         queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes)), ingestKey: secrets.ingestKey,
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
@@ -40,6 +38,9 @@ public func buildPostgresApplication(
     PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
+    let exporter = CSVExporter(stats: stats, reader: store.stats)
+    ExportController(exporter: exporter, stats: stats, ledger: store.exportLedger, directory: settings.exportDirectory, readKey: secrets.readKey)
+        .addRoutes(to: router)
     AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
     PostgresAdminController(store: store, freshness: progress, readKey: secrets.readKey).addRoutes(to: router)
     QuarantineController(readKey: secrets.readKey) { [events = store.events] in try await events.recentQuarantine(limit: $0) }.addRoutes(to: router)
@@ -49,11 +50,26 @@ public func buildPostgresApplication(
     router.add(middleware: MethodNotAllowedMiddleware())
     let derivedWork = AsyncTickJob.derivedWork(store.derived, logger: logger)
     store.derived.whenWoken { derivedWork.nudge() }
-    let services: [any Service] = [
+    var services: [any Service] = [
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
         TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
-        TimerService(job: derivedWork, every: .seconds(1), logger: logger),
+        TimerService(job: derivedWork, every: settings.rollupInterval, logger: logger),
     ]
+    if !settings.exportJobs.isEmpty {
+        // Every daemon checks; the one doing the derived work writes (see ExportScheduler).
+        let scheduler = ExportScheduler(
+            jobs: settings.exportJobs, directory: settings.exportDirectory, exporter: exporter, ledger: store.exportLedger,
+            bringStatsUpToDate: {
+                guard try await store.attributeStored(timeout: .seconds(300)).caughtUp else {
+                    throw PostgresStoreError.timedOut(what: "waiting for attribution before an export", after: .seconds(300))
+                }
+            },
+            runsHere: { store.derived.isLeading }, now: now, logger: logger)
+        ExportFiles.removeStalePartials(in: settings.exportDirectory)
+        for job in settings.exportJobs {
+            services.append(TimerService(job: ScheduledExportJob(job: job.name, scheduler: scheduler), every: settings.exportCheckInterval, logger: logger))
+        }
+    }
     return Application(
         router: router,
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
@@ -194,23 +210,6 @@ struct PostgresAdminController: Sendable {
     }
 }
 
-/// Answers the paths a daemon on PostgreSQL does not serve yet with 501 and what to do instead,
-/// rather than a 404 that would read as a wrong URL.
-struct NotOnPostgresMiddleware: RouterMiddleware {
-    typealias Context = LinkpulseRequestContext
-
-    /// Path prefixes of what runs on SQLite only so far.
-    static let prefixes = ["/v1/export.csv", "/v1/events.csv", "/v1/exports"]
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let path = request.uri.path
-        guard Self.prefixes.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { return try await next(request, context) }
-        return .error(
-            .notImplemented, code: "not_on_postgresql",
-            message: "\(path) is not served by a daemon on PostgreSQL (--database) yet: ingest, resolve, attribution, stats, the quarantine and the dashboard are. Run the daemon on SQLite (without --database) for exports.")
-    }
-}
-
 /// A timer job whose work is `async` (the PostgreSQL store's): each tick starts it unless the
 /// previous run is still going; `nudge` starts it now, or once more right after the run under
 /// way; `finish` waits for the one under way.
@@ -263,8 +262,9 @@ struct AsyncTickJob: TimerJob {
 }
 
 extension AsyncTickJob {
-    /// Every second: this daemon's turn at the derived work (attribution). It leads when it holds
-    /// the lock, else it stands by and takes over when the leader's session ends.
+    /// At each rollup interval (1 s by default on PostgreSQL), and when nudged: this daemon's
+    /// turn at the derived work (attribution). It leads when it holds the lock, else it stands
+    /// by and takes over when the leader's session ends.
     static func derivedWork(_ derived: PostgresDerivedWork, logger: Logger) -> AsyncTickJob {
         AsyncTickJob(name: "derived-work") {
             do {

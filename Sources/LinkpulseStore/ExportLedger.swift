@@ -18,11 +18,25 @@ public struct ExportFileRecord: Sendable, Equatable {
     }
 }
 
+/// Which scheduled export periods are done and which files are in place, in whichever store
+/// the daemon runs on (`ExportLedger` in SQLite, `PostgresExportLedger`). A period and its file
+/// are recorded together, after the file is in place.
+public protocol ExportRecords: Sendable {
+    /// The last period (start, end in UTC ms) the scheduled export `job` finished; nil if none.
+    func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)?
+    /// Records, in one transaction, that `file` is in place and its period is done.
+    func recordExport(_ file: ExportFileRecord) async throws
+    /// Every recorded export file, newest period first.
+    func exportFiles() async throws -> [ExportFileRecord]
+    /// Forgets a file retention removed.
+    func forgetExportFile(name: String) async throws
+}
+
 /// The export ledger: which scheduled export periods are done and which files are in place
 /// (the `export_jobs` and `export_files` tables of the events database). Only the export
 /// scheduler and the retention job write it; a period and its file are recorded in one
 /// transaction, so a period is written once whatever stops the daemon.
-public final class ExportLedger: Sendable {
+public final class ExportLedger: ExportRecords {
     let pool: DatabasePool
     let queries: ExportQueries
 

@@ -22,7 +22,19 @@ public enum RawEventColumn: Int32, CaseIterable, Sendable {
     case bot, botReason, visitorId, matchType, matchedClickId
 }
 
-/// One page of raw events copied out of SQLite: the integer columns as numbers, every other
+/// Where a raw-event export reads its pages (`events.csv`, scheduled event exports): the SQLite
+/// store's `StatsReader` or the PostgreSQL store's `PostgresStatsReader`. Both read the events
+/// stored when the export began in time order, then those stored meanwhile in store order.
+public protocol RawEventSource: Sendable {
+    /// Starts a raw-event export of `query` at the newest event stored so far; throws
+    /// `ParameterError` (naming `from`) when it starts before the raw-event horizon.
+    func rawEventCursor(for query: RawEventQuery) async throws -> RawEventCursor
+    /// Reads the next page of at most `limit` events of `query`; returns it and the cursor to
+    /// go on from (nil when the export is complete).
+    func rawEventsPage(_ query: RawEventQuery, cursor: RawEventCursor, limit: Int) async throws -> (page: RawEventPage, next: RawEventCursor?)
+}
+
+/// One page of raw events copied out of the store: the integer columns as numbers, every other
 /// column as UTF-8 bytes. Filled on a reader connection and formatted elsewhere, so reading the
 /// next page overlaps with formatting this one.
 public struct RawEventPage: Sendable {
@@ -56,6 +68,23 @@ public struct RawEventPage: Sendable {
         for column in Self.textColumns {
             let stored = appendText(s, column)
             ends.append(stored ? Int32(bytes.count) : -Int32(bytes.count) - 1)
+        }
+        count += 1
+    }
+
+    /// Appends a row given column by column: `integer` for each of `integerColumns`, `text`
+    /// for each of `textColumns` (nil for NULL).
+    mutating func append(integer: (RawEventColumn) throws -> Int64?, text: (RawEventColumn) throws -> String?) rethrows {
+        for column in Self.integerColumns {
+            integers.append(try integer(column) ?? .min)
+        }
+        for column in Self.textColumns {
+            if let value = try text(column) {
+                bytes.append(contentsOf: value.utf8)
+                ends.append(Int32(bytes.count))
+            } else {
+                ends.append(-Int32(bytes.count) - 1)
+            }
         }
         count += 1
     }
@@ -110,7 +139,7 @@ public struct RawEventCursor: Sendable {
     var afterSeq: Int64 = -1
 }
 
-extension StatsReader {
+extension StatsReader: RawEventSource {
     /// Starts a raw-event export of `query` at the newest event stored so far; throws
     /// `ParameterError` (naming `from`) when it starts before the raw-event horizon.
     public func rawEventCursor(for query: RawEventQuery) async throws -> RawEventCursor {

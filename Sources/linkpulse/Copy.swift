@@ -7,14 +7,17 @@ import Logging
 /// `linkpulse copy`: moves a SQLite installation over to PostgreSQL.
 struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a SQLite installation (events, quarantine, keys, hashing secret) into a PostgreSQL database.",
+        abstract: "Copy a SQLite installation (events, quarantine, export history, keys, hashing secret) into a PostgreSQL database.",
         discussion: """
             Copies what is not copied yet, in the order the events were stored, in commits of \
             --batch events: stopped, it goes on where it stopped when run again; run again after \
             the SQLite daemon stored more, it copies only those. The keys and the hashing secret \
             go first, so visitor ids stay the same: copy into a database no daemon has started on \
             yet (one that holds other keys is refused). Then the copied events are attributed, \
-            unless a daemon on the database already does that work. The SQLite files are only read.
+            unless a daemon on the database already does that work. The export history (which \
+            periods each scheduled job finished, which files it keeps) is copied too, so the jobs \
+            go on after the last period they wrote: copy the export directory's files to the \
+            --export-dir of the daemons on PostgreSQL yourself. The SQLite files are only read.
             """)
 
     @OptionGroup var storage: StorageOptions
@@ -52,7 +55,8 @@ struct Copy: AsyncParsableCommand {
             while case .led(let count) = try await store.derived.tick(), count > 0 { attributed += count }
             print("""
                 copied \(summary.events) events into \(location) (through seq \(summary.throughSeq); \(summary.duplicates) were there \
-                already), \(summary.quarantined) quarantined, and the keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
+                already), \(summary.quarantined) quarantined, the records of \(summary.exportJobs) export jobs and \(summary.exportFiles) \
+                export files, and the keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
                 """)
         } catch {
             await store.close()

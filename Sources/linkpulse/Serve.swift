@@ -70,8 +70,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")
     var timezone: String = Environment.string("timezone") ?? "UTC"
 
-    @Option(help: "How often new events are rolled up, e.g. 10s (LINKPULSE_ROLLUP_INTERVAL).")
-    var rollupInterval: String = Environment.string("rollup-interval") ?? "10s"
+    @Option(help: "How often new events are rolled up, e.g. 10s (LINKPULSE_ROLLUP_INTERVAL; default 10s; with --database, how often the daemon doing the derived work looks for new events to attribute and count, default 1s).")
+    var rollupInterval: String? = Environment.string("rollup-interval")
 
     @OptionGroup var attribution: AttributionOptions
 
@@ -138,7 +138,7 @@ struct Serve: AsyncParsableCommand {
         guard let lag = DurationText.milliseconds(maxRollupLag), lag >= 1000 else {
             throw ValidationError("--max-rollup-lag must be a duration of at least 1s, such as 5m.")
         }
-        guard let interval = DurationText.milliseconds(rollupInterval), interval >= 100 else {
+        guard let interval = DurationText.milliseconds(rollupInterval ?? "10s"), interval >= 100 else {
             throw ValidationError("--rollup-interval must be a duration of at least 100ms, such as 10s or 1m.")
         }
         guard pacingLimit != nil else {
@@ -212,8 +212,8 @@ struct Serve: AsyncParsableCommand {
         let settings = ServerSettings(
             host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
             idMergeThreshold: idMergeThreshold,
-            rollupInterval: .milliseconds(DurationText.milliseconds(rollupInterval) ?? 10_000), defaultTimeZone: timezone,
-            exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports"),
+            rollupInterval: .milliseconds(rollupInterval.flatMap(DurationText.milliseconds) ?? 10_000), defaultTimeZone: timezone,
+            exportDirectory: exportDirectory(dataURL: dataURL),
             exportJobs: try exportJobs(),
             exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
             dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
@@ -248,12 +248,16 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// Where scheduled exports are written: `--export-dir`, else `exports` in the data directory.
+    func exportDirectory(dataURL: URL) -> URL {
+        exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports")
+    }
+
     /// The daemon on PostgreSQL (see `buildPostgresApplication` for what it serves yet). Several
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
-        if !(try exportJobs()).isEmpty { throw ValidationError("scheduled exports (--export-job) run on SQLite only so far; leave them out with --database.") }
         if retentionDays > 0 { throw ValidationError("--retention-days runs on SQLite only so far; leave it out with --database.") }
         let store = try await PostgresStore.open(
             location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
@@ -261,7 +265,10 @@ extension Serve {
             let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
             logger.info("database open", metadata: ["database": "\(location)"])
             let settings = ServerSettings(
-                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity, defaultTimeZone: timezone,
+                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
+                rollupInterval: .milliseconds(rollupInterval.flatMap(DurationText.milliseconds) ?? 1_000), defaultTimeZone: timezone,
+                exportDirectory: exportDirectory(dataURL: storage.dataURL),
+                exportJobs: try exportJobs(), exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
                 dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
                 resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))

@@ -183,6 +183,83 @@ import Testing
     }
 }
 
+extension ExportSchedulerTests {
+    /// The daemons' own export timers, with a fake clock: on SQLite one daemon, on PostgreSQL
+    /// two daemons, each with an export directory of its own. Every period is written once, by
+    /// one daemon (on PostgreSQL the one doing the derived work), whichever daemon is asked for
+    /// the listing; after downtime the missed periods catch up, as on SQLite.
+    @Test(arguments: StoreBackend.allCases)
+    func eachPeriodIsWrittenOnceByOneDaemon(on backend: StoreBackend) async throws {
+        let root = FileManager.default.temporaryDirectory.appending(path: "linkpulse-exports-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let directories = [root.appending(path: "daemon-0"), root.appending(path: "daemon-1")]
+        // Nov 20 00:04, before the clicks: the jobs start with Nov 18 and the hour 22:00 of Nov 19,
+        // whichever comes first of the clicks and the timers' first tick (they are not checked);
+        // Nov 19 is due at 00:10. The clicks of Nov 19 are in the past already.
+        let clock = MutexBox(Self.ms("2026-11-20T00:04:00Z"))
+        let settings = ServerSettings(
+            port: 0, rollupInterval: .seconds(3600), exportDirectory: directories[0],
+            exportJobs: try ExportConfig.parse(Data(Self.config.utf8), defaultZone: "UTC").jobs,
+            exportCheckInterval: .milliseconds(200), ingestPacing: .off)
+        try await backend.test("scheduled_exports", settings: settings, now: { clock.value }, live: true, perDaemon: { settings, index in
+            settings.exportDirectory = directories[index]
+        }) { client, _ in
+            /// The finished files in each daemon's directory.
+            func written() -> [Set<String>] {
+                directories.map { Set(((try? FileManager.default.contentsOfDirectory(atPath: $0.path)) ?? []).filter { !$0.hasPrefix(".partial-") }) }
+            }
+            /// Waits until the daemons have written `expected` in all, then a few more ticks; the
+            /// files of each directory.
+            func waitFor(_ expected: Set<String>) async throws -> [Set<String>] {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while written().reduce(into: Set<String>(), { $0.formUnion($1) }) != expected, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                try await Task.sleep(for: .seconds(1))
+                return written()
+            }
+            let daily = { (days: ClosedRange<Int>) in Set(days.map { "daily-by-ref_2026-11-\($0).csv.gz" }) }
+            let hourly = { (hours: [String]) in Set(hours.map { "hourly-events_2026-11-\($0).csv" }) }
+            let times = try await Self.sendClicks(client)
+            let first = try await waitFor(daily(18...18).union(hourly(["19T22"])))
+            // One daemon writes; the other writes nothing.
+            let writer = try #require(directories.indices.first { !first[$0].isEmpty })
+            #expect(first[writer] == daily(18...18).union(hourly(["19T22"])))
+            #expect(first.indices.allSatisfy { $0 == writer || first[$0].isEmpty })
+
+            // Nov 20 09:00: Nov 19 once, the newest 3 of the 9 hours due, by the same daemon; the
+            // older hour file falls to retention.
+            clock.value = Self.ms("2026-11-20T09:00:00Z")
+            let second = try await waitFor(daily(18...19).union(hourly(["20T05", "20T06", "20T07"])))
+            #expect(second[writer] == daily(18...19).union(hourly(["20T05", "20T06", "20T07"])))
+            #expect(second.indices.allSatisfy { $0 == writer || second[$0].isEmpty })
+            // The stats were brought up to date first: the day's file counts every click of Nov 19.
+            let day = directories[writer].appending(path: "daily-by-ref_2026-11-19.csv.gz")
+            let dayText = String(decoding: try Zlib.inflate(Array(try Data(contentsOf: day)), limit: 1 << 20), as: UTF8.self)
+            #expect(try parseCSV(dayText).rows.map { Int($0[1]) ?? 0 }.reduce(0, +) == 72)
+            let api = try await ExportHTTPTests.get(client, "/v1/export.csv?by=ref&from=2026-11-19&to=2026-11-19&tz=UTC")
+            #expect(String(buffer: api.body) == dayText)
+            let hour = try parseCSV(String(contentsOf: directories[writer].appending(path: "hourly-events_2026-11-20T06.csv"), encoding: .utf8)).rows
+            #expect(hour.count == 3 && hour.count == times.filter { $0 >= Self.ms("2026-11-20T06:00:00Z") && $0 < Self.ms("2026-11-20T07:00:00Z") }.count)
+
+            // Down until Nov 22 09:30: Nov 20 and 21, the newest 3 hours.
+            clock.value = Self.ms("2026-11-22T09:30:00Z")
+            let third = try await waitFor(daily(18...21).union(hourly(["22T06", "22T07", "22T08"])))
+            #expect(third[writer] == daily(18...21).union(hourly(["22T06", "22T07", "22T08"])))
+            #expect(third.indices.allSatisfy { $0 == writer || third[$0].isEmpty })
+            // A daemon lists the recorded files in its own directory: on PostgreSQL (requests
+            // alternating) the writer lists seven, the other none (sharing the directory is the
+            // operator's choice).
+            var counts: [Int] = []
+            for _ in 0..<2 {
+                let listing = try await StatsOracleTests.get(client, "/v1/exports")
+                counts.append((listing["exports"] as? [[String: Any]])?.count ?? -1)
+            }
+            #expect(counts.sorted() == (backend == .sqlite ? [7, 7] : [0, 7]))
+        }
+    }
+}
+
 /// The real `linkpulse export` killed with -9 while writing: the final name never holds a part.
 @Suite(.serialized) struct ExportCrashTests {
     @Test func aKilledExportLeavesNoPartialFileUnderTheFinalName() async throws {

@@ -23,6 +23,9 @@ import Testing
                     sql: "INSERT INTO quarantine (received_at_ms, event_index, code, field, message, raw_text, raw_truncated, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [1_795_255_620_000 + Int64(index), index, "missing_field", "type", "`type` is required.", #"{"id":"q\#(index)"}"#, 0, "curl/8"])
             }
+            // The export history: a job with one file kept, another whose files retention removed.
+            try db.execute(sql: "INSERT INTO export_jobs VALUES ('daily', 1795219200000, 1795305600000, 1795306200000), ('hourly', 1795302000000, 1795305600000, 1795305900000)")
+            try db.execute(sql: "INSERT INTO export_files VALUES ('daily_2026-11-20.csv', 'daily', 1795219200000, 1795305600000, '2026-11-20', 12, 345, 1795306200000)")
         }
         let (cluster, url, name) = try PostgresDaemonTests.database("copy")
         var logger = Logger(label: "test")
@@ -63,6 +66,11 @@ import Testing
         #expect(copied.count == fromSQLite.count)
         #expect(zip(copied, fromSQLite).filter { $0 != $1 }.isEmpty, "every event as SQLite holds it, in its order")
         #expect(try await store.events.recentQuarantine(limit: 10).map(\.rawText) == [#"{"id":"q1"}"#, #"{"id":"q0"}"#])
+        #expect(try await store.exportLedger.exportFiles() == [ExportFileRecord(
+            name: "daily_2026-11-20.csv", job: "daily", periodStartMs: 1_795_219_200_000, periodEndMs: 1_795_305_600_000, periodLabel: "2026-11-20",
+            rows: 12, bytes: 345, createdAtMs: 1_795_306_200_000)])
+        #expect(try await store.exportLedger.lastExportedPeriod(job: "daily")! == (1_795_219_200_000, 1_795_305_600_000))
+        #expect(try await store.exportLedger.lastExportedPeriod(job: "hourly")! == (1_795_302_000_000, 1_795_305_600_000))
 
         let secrets = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))
         let keys = try cluster.psql("SELECT key || '=' || value FROM lp_installation WHERE key IN ('ingest_key', 'read_key', 'hash_secret') ORDER BY key", database: name)

@@ -75,11 +75,6 @@ import Testing
         let visitors = try cluster.psql("SELECT count(DISTINCT visitor_id) || '|' || count(*) FROM lp_events WHERE event_id LIKE 'visitor-%'", database: name)
         #expect(visitors.trimmingCharacters(in: .whitespacesAndNewlines) == "1|2")
 
-        // What does not run on PostgreSQL yet says so.
-        for path in ["/v1/export.csv", "/v1/events.csv", "/v1/exports", "/v1/exports/daily"] {
-            let answer = try await LiveHTTP.send(http, "\(a.baseURL)\(path)", method: .GET, key: key)
-            #expect(answer.status == 501 && answer.body.contains("not_on_postgresql"), "\(path): \(answer.body)")
-        }
         // A rejected event, kept in quarantine, is listed by either daemon.
         let rejected = try await LiveHTTP.send(http, "\(a.baseURL)/v1/events", key: key, body: #"{"id":"bad-1","type":"teleport"}"#)
         #expect(rejected.status == 400)
@@ -105,7 +100,9 @@ import Testing
     @Test func aResolveThroughEitherDaemonIsAnsweredAtOnceAndLimitedPerAddress() async throws {
         let (_, url, _) = try Self.database("resolve_daemons")
         let key = "lpi_test_resolve"
-        let (a, b, data) = try Self.twoDaemons(url, key: key, extra: ["--resolve-rate", "0.01", "--resolve-burst", "3"])
+        // The derived work's timer waits an hour: only the notices of the commits can get the
+        // answers out within the 3 s a resolve waits (else 503 attribution_pending).
+        let (a, b, data) = try Self.twoDaemons(url, key: key, extra: ["--resolve-rate", "0.01", "--resolve-burst", "3", "--rollup-interval", "1h"])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         defer {
             _ = a.terminate()
@@ -114,16 +111,12 @@ import Testing
         }
         let click = #"{"id":"c-1","type":"click","ref":"spring","platform":"android","ip":"198.51.100.4","user_agent":"Mozilla/5.0 (Linux; Android 14; Pixel 8)"}"#
         #expect(try await LiveHTTP.send(http, "\(a.baseURL)/v1/events", key: key, body: click).status == 202)
-        // Six first launches, three through each daemon. Were they answered at the derived work's
-        // next one-second tick, they would take three seconds in all; woken by their commits,
-        // they take milliseconds each.
-        let started = ContinuousClock.now
+        // Six first launches, three through each daemon.
         for n in 1...6 {
             let install = #"{"id":"i-\#(n)","type":"install","platform":"android","install_referrer":"lp_click=c-1","user_agent":"Mozilla/5.0 (Linux; Android 14; Pixel 8)"}"#
             let answer = try await LiveHTTP.send(http, "\((n % 2 == 0 ? a : b).baseURL)/v1/resolve", key: key, body: install)
             #expect(answer.status == 200 && answer.body.contains(#""match_type":"install_referrer""#) && answer.body.contains(#""ref":"spring""#), "\(answer.body)")
         }
-        #expect(ContinuousClock.now - started < .milliseconds(1500), "six answers took \(ContinuousClock.now - started)")
         let limited = try await LiveHTTP.send(
             http, "\(b.baseURL)/v1/resolve", key: key, body: #"{"id":"i-3","type":"install","platform":"android"}"#)
         let limitedAgain = try await LiveHTTP.send(

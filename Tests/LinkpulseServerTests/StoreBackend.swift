@@ -24,6 +24,8 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         /// The seq of an event id, as the store answers it.
         let answers: any AttributionAnswers
         let countRows: @Sendable (_ sqlite: String, _ postgres: String) throws -> Int
+        /// Waits until every event stored so far is attributed.
+        let settle: @Sendable () async throws -> Void
 
         /// The count `sqlite` gives on SQLite's events database, or `postgres` on PostgreSQL.
         func count(sqlite: String, postgres: String) throws -> Int {
@@ -33,19 +35,25 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// Runs `body` against a fresh installation on this backend (`name` names its PostgreSQL
     /// database), with `settings` (the SQLite default's rollup timer waits an hour: see
-    /// `TestInstallation.application`).
+    /// `TestInstallation.application`), changed for each daemon (0, 1) by `perDaemon`, and the
+    /// clock `now` when given. `live` serves real HTTP on SQLite too.
     func test(
         _ name: String, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: .off),
+        now: (@Sendable () -> Int64)? = nil, live: Bool = false, perDaemon: (@Sendable (inout ServerSettings, Int) -> Void)? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, Probe) async throws -> Void
     ) async throws {
         switch self {
         case .sqlite:
             let installation = try TestInstallation()
             defer { installation.remove() }
+            let attribution = installation.database.attribution
             let probe = Probe(
-                backend: self, answers: StoredAttributions(events: installation.database.events, attribution: installation.database.attribution),
-                countRows: { sql, _ in try installation.count(sql) })
-            try await installation.application(settings: settings).test(.router) { client in try await body(client, probe) }
+                backend: self, answers: StoredAttributions(events: installation.database.events, attribution: attribution),
+                countRows: { sql, _ in try installation.count(sql) }, settle: { await attribution.settled() })
+            var settings = settings
+            perDaemon?(&settings, 0)
+            let app = installation.application(installation.dependencies(now: now), settings: settings)
+            try await app.test(live ? .live : .router) { client in try await body(client, probe) }
         case .postgres:
             let cluster = try PostgresTestCluster.shared.get()
             let url = try cluster.makeDatabase(name)
@@ -60,14 +68,18 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
                     stores.append(store)
                     _ = try await store.installationValues(proposing: TestInstallation.secrets.storedValues)
                 }
-                let apps = stores.map {
-                    buildPostgresApplication(
-                        store: $0, secrets: TestInstallation.secrets, settings: settings, queue: IngestQueue(capacity: 50_000),
-                        prometheus: nil, logger: logger)
+                let apps = stores.enumerated().map { index, store in
+                    var settings = settings
+                    perDaemon?(&settings, index)
+                    return buildPostgresApplication(
+                        store: store, secrets: TestInstallation.secrets, settings: settings, queue: IngestQueue(capacity: 50_000),
+                        prometheus: nil, now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger)
                 }
+                let store = stores[0]
                 let probe = Probe(
-                    backend: self, answers: stores[0],
-                    countRows: { _, sql in Int(try cluster.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 })
+                    backend: self, answers: store,
+                    countRows: { _, sql in Int(try cluster.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 },
+                    settle: { _ = try await store.attributeStored(timeout: .seconds(60)) })
                 try await apps[0].test(.live) { a in
                     try await apps[1].test(.live) { b in
                         try await body(AlternatingClient([a, b]), probe)

@@ -3,15 +3,17 @@ import GRDB
 import LinkpulseDomain
 import Logging
 
-/// `linkpulse copy`: a SQLite installation's raw events and quarantine copied into a PostgreSQL
-/// store, in seq order, resumably.
+/// `linkpulse copy`: a SQLite installation's raw events, quarantine and export history copied
+/// into a PostgreSQL store, in seq order, resumably.
 ///
 /// The events go through the same group commit as ingest (`PostgresEventStore.store`), so an
 /// id already in PostgreSQL stays a duplicate, and they keep their order: PostgreSQL's seqs
 /// follow SQLite's, so attribution on PostgreSQL replays them in the same order and reaches the
 /// same answers. Each batch commits with a mark of how far the copy has come
 /// (`copy:<database id>:events` in `lp_installation`), so a copy that stopped goes on where it
-/// stopped; the quarantine likewise. The SQLite files are only read (a daemon may keep running
+/// stopped; the quarantine likewise. The export history (the periods each scheduled job
+/// finished, the files it keeps) is copied last, in one transaction, and again by each run (it
+/// only moves forward). The SQLite files are only read (a daemon may keep running
 /// on them; what it stores after the copy started is copied by running the copy again).
 public enum InstallationCopy {
     /// What a copy did.
@@ -20,6 +22,9 @@ public enum InstallationCopy {
         public var events = 0
         public var duplicates = 0
         public var quarantined = 0
+        /// Scheduled export jobs and files whose records were copied.
+        public var exportJobs = 0
+        public var exportFiles = 0
         /// The SQLite seq the events are copied through, after this run.
         public var throughSeq: Int64 = 0
     }
@@ -70,6 +75,15 @@ public enum InstallationCopy {
             quarantineThrough = last
             batches += 1
         }
+        guard maxBatches.map({ batches < $0 }) ?? true else { return summary }
+        let ledger = ExportLedger(pool: source, queries: sqlite.export)
+        let files = try await ledger.exportFiles()
+        let jobs = try await source.read { db in
+            try Row.fetchAll(db, sql: try SQLQueries.text("copy/export_jobs.sql")).map { (name: $0[0] as String, startMs: $0[1] as Int64, endMs: $0[2] as Int64) }
+        }
+        try await store.exportLedger.restore(jobs: jobs, files: files)
+        summary.exportJobs = jobs.count
+        summary.exportFiles = files.count
         return summary
     }
 

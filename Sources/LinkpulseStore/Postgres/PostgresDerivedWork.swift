@@ -61,6 +61,12 @@ public final class PostgresDerivedWork: Sendable {
         self.logger = logger
     }
 
+    /// Whether this daemon does the derived work now (its connection holds the lock, as far as
+    /// it knows): the daemon that runs the scheduled exports.
+    public var isLeading: Bool {
+        state.withLock { $0.map { $0.leading && !$0.connection.isClosed } ?? false }
+    }
+
     /// Calls `handler` whenever this daemon leads and hears that an ingest commit (any daemon's)
     /// stored a `/v1/resolve` event, or that a request wants every stored event attributed:
     /// the daemon's job then runs a tick now rather than at its next timer, so the app gets its

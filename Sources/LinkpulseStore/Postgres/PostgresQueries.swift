@@ -25,10 +25,17 @@ struct PostgresQueries: Sendable {
         let rawEvents: String
     }
 
+    /// The export ledger and the raw-event export's pages (`export/`).
+    struct Export: Sendable {
+        let jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
+        let eventsInTime, eventsTail, newestSeq: String
+    }
+
     let schema: Schema
     let ingest: Ingest
     let attribution: Attribution
     let stats: Stats
+    let export: Export
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
 
@@ -70,6 +77,15 @@ struct PostgresQueries: Sendable {
                 attributionsAfter: try text("attribution/attributions_after.sql"),
                 progress: try text("attribution/progress.sql")),
             stats: Stats(rawEvents: try text("stats/raw_events.sql")),
+            export: Export(
+                jobLastPeriod: try text("export/job_last_period.sql"),
+                recordJobPeriod: try text("export/record_job_period.sql"),
+                insertFile: try text("export/insert_export_file.sql"),
+                files: try text("export/export_files.sql"),
+                deleteFile: try text("export/delete_export_file.sql"),
+                eventsInTime: try text("export/events_in_time.sql"),
+                eventsTail: try text("export/events_tail.sql"),
+                newestSeq: try text("export/newest_seq.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }
 }

@@ -9,7 +9,8 @@ import Synchronization
 /// Owns the connection pool to one database and runs its migrations. Its parts, like those of
 /// the SQLite store, are named for what they own: `events` (raw events, their ids and the
 /// quarantine; the ingest writer's), `derived` (attribution, written only by the daemon holding
-/// the derived-work lock, on a connection of its own) and `stats` (reads only). Every call is
+/// the derived-work lock, on a connection of its own), `stats` (reads only) and `exportLedger`
+/// (the scheduled exports done). Every call is
 /// `async` and blocks no thread: the PostgreSQL client is non-blocking.
 public final class PostgresStore: IngestStore, AttributionAnswers {
     public let location: PostgresLocation
@@ -17,8 +18,10 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public let events: PostgresEventStore
     /// Attribution, done by whichever daemon holds the derived-work lock.
     public let derived: PostgresDerivedWork
-    /// Stats, counted from the attributed raw events.
+    /// Stats, counted from the attributed raw events, and the raw-event export's pages.
     public let stats: PostgresStatsReader
+    /// The scheduled export periods done and files kept.
+    public let exportLedger: PostgresExportLedger
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
@@ -36,6 +39,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         running = Task { await client.run() }
         events = PostgresEventStore(client: client, queries: queries, logger: logger)
         stats = PostgresStatsReader(client: client, queries: queries, logger: logger)
+        exportLedger = PostgresExportLedger(client: client, queries: queries, logger: logger)
         derived = PostgresDerivedWork(
             location: location, queries: queries, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
     }

@@ -1,0 +1,63 @@
+import LinkpulseDomain
+import Logging
+import PostgresNIO
+
+/// The export ledger in PostgreSQL (`lp_export_jobs`, `lp_export_files`): the same records as
+/// the SQLite store's `ExportLedger`, shared by every daemon on the database. Written by the
+/// daemon that runs the scheduled exports (the one doing the derived work).
+public final class PostgresExportLedger: ExportRecords {
+    let client: PostgresClient
+    let queries: PostgresQueries
+    let logger: Logger
+
+    init(client: PostgresClient, queries: PostgresQueries, logger: Logger) {
+        self.client = client
+        self.queries = queries
+        self.logger = logger
+    }
+
+    public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
+        for try await (start, end) in try await client.query(PostgresStore.query(queries.export.jobLastPeriod, job), logger: logger)
+            .decode((Int64, Int64).self) {
+            return (start, end)
+        }
+        return nil
+    }
+
+    public func recordExport(_ file: ExportFileRecord) async throws {
+        let q = queries.export
+        try await restore(jobs: [(file.job, file.periodStartMs, file.periodEndMs)], files: [file])
+    }
+
+    public func exportFiles() async throws -> [ExportFileRecord] {
+        var files: [ExportFileRecord] = []
+        let rows = try await client.query(PostgresQuery(unsafeSQL: queries.export.files), logger: logger)
+        for try await (name, job, start, end, label, count, bytes, created) in rows.decode((String, String, Int64, Int64, String, Int64, Int64, Int64).self) {
+            files.append(ExportFileRecord(
+                name: name, job: job, periodStartMs: start, periodEndMs: end, periodLabel: label, rows: Int(count), bytes: bytes, createdAtMs: created))
+        }
+        return files
+    }
+
+    /// Records, in one transaction, the periods each job finished and the files it keeps, as
+    /// another store held them (`linkpulse copy`); a period never moves backwards.
+    func restore(jobs: [(name: String, startMs: Int64, endMs: Int64)], files: [ExportFileRecord]) async throws {
+        let q = queries.export
+        try await client.withTransaction(logger: logger) { connection in
+            for file in files {
+                try await connection.query(
+                    PostgresStore.query(
+                        q.insertFile, file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, Int64(file.rows), file.bytes,
+                        file.createdAtMs),
+                    logger: logger)
+            }
+            for job in jobs {
+                try await connection.query(PostgresStore.query(q.recordJobPeriod, job.name, job.startMs, job.endMs), logger: logger)
+            }
+        }
+    }
+
+    public func forgetExportFile(name: String) async throws {
+        try await client.query(PostgresStore.query(queries.export.deleteFile, name), logger: logger)
+    }
+}
