@@ -34,7 +34,7 @@ public func buildPostgresApplication(
     ingest.addRoutes(to: router)
     SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
     ResolveController(ingest: ingest, answers: store, rate: settings.resolveRate, burst: settings.resolveBurst).addRoutes(to: router)
-    let progress = AttributionFreshness(store: store, now: now)
+    let progress = DerivedFreshness(store: store, now: now)
     PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
     StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
@@ -60,8 +60,8 @@ public func buildPostgresApplication(
         let scheduler = ExportScheduler(
             jobs: settings.exportJobs, directory: settings.exportDirectory, exporter: exporter, ledger: store.exportLedger,
             bringStatsUpToDate: {
-                guard try await store.attributeStored(timeout: .seconds(300)).caughtUp else {
-                    throw PostgresStoreError.timedOut(what: "waiting for attribution before an export", after: .seconds(300))
+                guard try await store.countStored(timeout: .seconds(300)).caughtUp else {
+                    throw PostgresStoreError.timedOut(what: "waiting for the rollups before an export", after: .seconds(300))
                 }
             },
             runsHere: { store.derived.isLeading }, now: now, logger: logger)
@@ -123,33 +123,43 @@ extension InstallationSecrets {
     }
 }
 
-/// How far attribution is behind the stored events on PostgreSQL, as `/metrics` gauges
-/// (`linkpulse_attribution_lag_seconds`: how long the oldest event not attributed yet has
-/// waited, 0 when none; `linkpulse_attribution_backlog_events`), read at each scrape.
-struct AttributionFreshness: Sendable {
+/// How far the derived work is behind the stored events on PostgreSQL, as `/metrics` gauges read
+/// at each scrape, under the SQLite daemon's names: `linkpulse_rollup_lag_seconds` (how long the
+/// oldest event the stats do not count yet has waited, 0 when none),
+/// `linkpulse_rollup_backlog_events`, `linkpulse_attribution_lag_seconds` and
+/// `linkpulse_attribution_backlog_events`; and the admin API's status.
+struct DerivedFreshness: Sendable {
     let store: PostgresStore
     let now: @Sendable () -> Int64
-    let lag = Gauge(label: "linkpulse_attribution_lag_seconds")
-    let backlog = Gauge(label: "linkpulse_attribution_backlog_events")
+    let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
+    let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
+    let attributionLag = Gauge(label: "linkpulse_attribution_lag_seconds")
+    let attributionBacklog = Gauge(label: "linkpulse_attribution_backlog_events")
 
-    /// Reads the progress, updates the gauges and returns the lag in seconds.
+    /// Reads the progress, updates the gauges and returns it as the admin API shows it.
     @discardableResult
-    func read() async throws -> (lagSeconds: Double, progress: PostgresAttributionProgress) {
-        let progress = try await store.attributionProgress()
-        let seconds = progress.lagSeconds(nowMs: now())
-        lag.record(seconds)
-        backlog.record(Double(progress.waitingEvents))
-        return (seconds, progress)
+    func read() async throws -> RollupFreshness.Status {
+        let p = try await store.derivedProgress()
+        let nowMs = now()
+        let status = RollupFreshness.Status(
+            storedThroughSeq: p.storedThroughSeq, countedThroughSeq: p.rollups.throughSeq, backlogEvents: p.rollups.waitingEvents,
+            lagSeconds: p.rollups.lagSeconds(nowMs: nowMs), attributedThroughSeq: p.attribution.throughSeq,
+            attributionBacklogEvents: p.attribution.waitingEvents, ingestPacing: nil)
+        lag.record(status.lagSeconds)
+        backlog.record(Double(status.backlogEvents))
+        attributionLag.record(p.attribution.lagSeconds(nowMs: nowMs))
+        attributionBacklog.record(Double(status.attributionBacklogEvents))
+        return status
     }
 }
 
 /// `GET /healthz` and `GET /readyz` of a daemon on PostgreSQL (the same bodies as on SQLite):
-/// healthy while the database answers a query; ready when it does and attribution (whichever
-/// daemon does it) is less than `maxLag` (`--max-rollup-lag`) behind, else 503 with
-/// `Retry-After`.
+/// healthy while the database answers a query; ready when it does and the stats (counted by
+/// whichever daemon does the derived work) are less than `maxLag` (`--max-rollup-lag`) behind,
+/// else 503 with `Retry-After`.
 struct PostgresHealthController: Sendable {
     let store: PostgresStore
-    let freshness: AttributionFreshness
+    let freshness: DerivedFreshness
     let maxLag: Duration
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
@@ -162,12 +172,12 @@ struct PostgresHealthController: Sendable {
                 "database": .init(ok: answers, detail: answers ? "PostgreSQL answers" : "PostgreSQL does not answer a query"),
             ]
             let limit = Double(maxLag.nanoseconds) / 1e9
-            if let (seconds, progress) = try? await freshness.read() {
-                checks["attribution_lag"] = .init(
-                    ok: seconds <= limit,
-                    detail: "\(seconds) s behind (\(progress.waitingEvents) events waiting), at most \(limit) s (--max-rollup-lag)")
+            if let status = try? await freshness.read() {
+                checks["rollup_lag"] = .init(
+                    ok: status.lagSeconds <= limit,
+                    detail: "\(status.lagSeconds) s behind (\(status.backlogEvents) events waiting), at most \(limit) s (--max-rollup-lag)")
             } else {
-                checks["attribution_lag"] = .init(ok: false, detail: "the attribution progress could not be read")
+                checks["rollup_lag"] = .init(ok: false, detail: "the progress of the rollups could not be read")
             }
             let ready = checks.values.allSatisfy(\.ok)
             let readiness = HealthController.Readiness(status: ready ? "ready" : "not_ready", checks: checks)
@@ -177,21 +187,20 @@ struct PostgresHealthController: Sendable {
 }
 
 /// `POST /v1/admin/rollup` and `GET /v1/admin/rollup` (read key) of a daemon on PostgreSQL, in
-/// the words of the SQLite daemon's: stats there are counted from the attributed raw events, so
-/// what is attributed is counted. The POST has the daemon doing attribution (whichever it is)
-/// run now and answers once every event stored when it was called is counted (`processed`: how
-/// many were waiting), or 503 when that takes longer than 60 s.
+/// the words of the SQLite daemon's. The POST has the daemon doing the derived work (whichever
+/// it is) run now and answers once every event stored when it was called is counted
+/// (`processed`: how many were waiting), or 503 when that takes longer than 60 s.
 struct PostgresAdminController: Sendable {
     let store: PostgresStore
-    let freshness: AttributionFreshness
+    let freshness: DerivedFreshness
     let readKey: String
 
     func addRoutes(to router: Router<LinkpulseRequestContext>) {
         router.post("v1/admin/rollup") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             do {
-                let (waiting, caughtUp) = try await store.attributeStored(timeout: .seconds(60))
-                guard caughtUp else { throw PostgresStoreError.timedOut(what: "waiting for attribution", after: .seconds(60)) }
+                let (waiting, caughtUp) = try await store.countStored(timeout: .seconds(60))
+                guard caughtUp else { throw PostgresStoreError.timedOut(what: "waiting for the rollups", after: .seconds(60)) }
                 return .json(AdminController.RollupResponse(processed: Int(waiting)), status: .ok)
             } catch {
                 return .error(.serviceUnavailable, code: "rollup_failed", message: "The stored events could not all be counted yet (\(error)); try again shortly.", headers: [.retryAfter: "5"])
@@ -199,13 +208,8 @@ struct PostgresAdminController: Sendable {
         }
         router.get("v1/admin/rollup") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
-            guard let (seconds, p) = try? await freshness.read() else { return .databaseUnavailable }
-            return .json(
-                RollupFreshness.Status(
-                    storedThroughSeq: p.storedThroughSeq, countedThroughSeq: p.attributedThroughSeq, backlogEvents: p.waitingEvents,
-                    lagSeconds: seconds, attributedThroughSeq: p.attributedThroughSeq, attributionBacklogEvents: p.waitingEvents,
-                    ingestPacing: nil),
-                status: .ok)
+            guard let status = try? await freshness.read() else { return .databaseUnavailable }
+            return .json(status, status: .ok)
         }
     }
 }

@@ -52,7 +52,7 @@ struct Copy: AsyncParsableCommand {
             let start = ContinuousClock.now
             let summary = try await InstallationCopy.copy(from: source, to: store, batch: batch, logger: logger)
             var attributed = 0
-            while case .led(let count) = try await store.derived.tick(), count > 0 { attributed += count }
+            while case .led(let count, let counted) = try await store.derived.tick(), count + counted > 0 { attributed += count }
             print("""
                 copied \(summary.events) events into \(location) (through seq \(summary.throughSeq); \(summary.duplicates) were there \
                 already), \(summary.quarantined) quarantined, the records of \(summary.exportJobs) export jobs and \(summary.exportFiles) \

@@ -147,6 +147,14 @@ import Testing
             "/v1/stats/breakdown?\(days)&by=source",
             "/v1/stats/timeseries?\(days)&interval=day&tz=Asia/Kolkata",
             "/v1/stats/timeseries?\(edges)&interval=hour",
+            // Filtered: by one link dimension (PostgreSQL reads its rows of that dimension), by
+            // platform, and by two dimensions or by one and grouped by another (raw events there).
+            "/v1/stats/summary?\(days)&ref=r1",
+            "/v1/stats/breakdown?\(days)&by=campaign&campaign=campaign_1&tz=Asia/Kolkata",
+            "/v1/stats/timeseries?\(days)&interval=hour&platform=ios",
+            "/v1/stats/breakdown?\(edges)&by=platform&platform=android",
+            "/v1/stats/breakdown?\(days)&by=ref&campaign=campaign_2",
+            "/v1/stats/summary?\(days)&ref=r2&platform=android&include_bots=true",
         ]
         var compared = 0
         for (index, path) in paths.enumerated() {

@@ -88,9 +88,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
             health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
         }
-        #expect(health.status == 200 && health.body.contains("attribution_lag") && health.body.contains("(0 events waiting)"), "\(health.body)")
+        #expect(health.status == 200 && health.body.contains("rollup_lag") && health.body.contains("(0 events waiting)"), "\(health.body)")
         let metrics = try await LiveHTTP.send(http, "\(a.baseURL)/metrics", method: .GET)
-        #expect(metrics.body.contains("linkpulse_attribution_backlog_events 0") && metrics.body.contains("linkpulse_attribution_lag_seconds 0"), "\(metrics.body.prefix(2000))")
+        #expect(metrics.body.contains("linkpulse_attribution_backlog_events 0") && metrics.body.contains("linkpulse_rollup_lag_seconds 0") && metrics.body.contains("linkpulse_rollup_backlog_events 0"), "\(metrics.body.prefix(2000))")
         try await http.shutdown()
     }
 

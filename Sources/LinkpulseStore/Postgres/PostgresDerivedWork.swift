@@ -4,13 +4,14 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// The work derived from raw events on PostgreSQL (attribution, so far), done by one daemon at
-/// a time: the one whose connection holds the derived-work advisory lock.
+/// The work derived from raw events on PostgreSQL (attribution, then the rollups), done by one
+/// daemon at a time: the one whose connection holds the derived-work advisory lock.
 ///
 /// Every daemon has one. At each `tick` (its timer's) it makes sure it has a connection of its
 /// own (not from the pool: the lock belongs to the session), tries the lock if it does not hold
-/// it, and when it does, attributes every new event in rounds, each round one transaction on
-/// that connection with the watermark in `lp_derived_state`. A daemon that dies ends its
+/// it, and when it does, attributes every new event in rounds, then counts the attributed ones
+/// into the rollups in rounds, each round one transaction on that connection with its watermark
+/// in `lp_derived_state`. A daemon that dies ends its
 /// session, which frees the lock: another takes over at its next tick and goes on from the
 /// watermark, so no event is attributed twice or skipped, and one that lost its connection
 /// can write nothing more (its transactions were on it).
@@ -28,6 +29,8 @@ public final class PostgresDerivedWork: Sendable {
     let logger: Logger
     /// How far attribution has come as this daemon heard it, and the requests waiting for it.
     let progress = AttributionProgress()
+    /// How far the rollups (what stats count) have come as this daemon heard it, and who waits.
+    let counted = AttributionProgress()
     private let state = Mutex<Session?>(nil)
     private let woken = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -37,6 +40,8 @@ public final class PostgresDerivedWork: Sendable {
     static let resolveNotice = "resolve"
     /// The notice of a request that wants every stored event attributed now.
     static let wakeNotice = "wake"
+    /// The prefix of a rollup round's notice (its watermark follows).
+    static let countedNotice = "counted:"
 
     /// The connection, whether it holds the lock, and the task hearing its notices.
     struct Session: Sendable {
@@ -49,8 +54,9 @@ public final class PostgresDerivedWork: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// Another daemon holds the lock.
         case standby
-        /// This daemon leads; it attributed this many events (0: nothing new).
-        case led(attributed: Int)
+        /// This daemon leads; it attributed this many events and counted this many into the
+        /// rollups (0 and 0: nothing new).
+        case led(attributed: Int, counted: Int)
     }
 
     init(location: PostgresLocation, queries: PostgresQueries, attributionWindowMs: Int64, roundSize: Int, logger: Logger) {
@@ -85,8 +91,8 @@ public final class PostgresDerivedWork: Sendable {
         }
     }
 
-    /// Connects if needed, leads if it can, and attributes until caught up or `budget` has
-    /// passed (the rest waits for the next tick). A failure closes the connection, so the lock
+    /// Connects if needed, leads if it can, and attributes, then counts into the rollups, until
+    /// caught up or `budget` has passed (the rest waits for the next tick). A failure closes the connection, so the lock
     /// is free for others, and is thrown. Not to be called while a tick is under way (its
     /// rounds share the one connection): the daemon's timer job runs one at a time.
     @discardableResult
@@ -107,7 +113,15 @@ public final class PostgresDerivedWork: Sendable {
                 attributed += count
                 if count < roundSize { break }
             }
-            return .led(attributed: attributed)
+            // Then the rollups count what is attributed (in the time left, at least one round).
+            var rolledUp = 0
+            repeat {
+                let (count, through) = try await rollupRound(on: session.connection)
+                counted.advance(to: through)
+                rolledUp += count
+                if count < roundSize { break }
+            } while ContinuousClock.now < deadline
+            return .led(attributed: attributed, counted: rolledUp)
         } catch {
             await stop()
             throw error
@@ -164,6 +178,8 @@ public final class PostgresDerivedWork: Sendable {
             woken.withLock { $0 }?()
         } else if let through = Int64(payload) {
             progress.advance(to: through)
+        } else if payload.hasPrefix(Self.countedNotice), let through = Int64(payload.dropFirst(Self.countedNotice.count)) {
+            counted.advance(to: through)
         }
     }
 
@@ -195,6 +211,77 @@ public final class PostgresDerivedWork: Sendable {
             try await connection.query(PostgresStore.query(queries.attribution.notify, String(last)), logger: logger)
             return (events.count, last)
         }
+    }
+
+    /// Counts up to `roundSize` attributed events after the rollups' watermark into the rollup
+    /// rows, in one transaction that moves the watermark, and tells every daemon when it
+    /// commits; how many events it counted, and the seq through which every event is counted.
+    func rollupRound(on connection: PostgresConnection) async throws -> (count: Int, through: Int64) {
+        let q = queries.rollups
+        return try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.roundCommitMode), logger: logger)
+            var (through, attributed): (Int64, Int64) = (0, 0)
+            for try await state in try await connection.query(PostgresQuery(unsafeSQL: q.state), logger: logger).decode((Int64, Int64).self) {
+                (through, attributed) = state
+            }
+            guard attributed > through else { return (0, through) }
+            var cells = RollupCells()
+            var count = 0
+            var last = through
+            for try await row in try await connection.query(PostgresStore.query(q.events, through, attributed, Int64(roundSize)), logger: logger) {
+                let c = row.makeRandomAccess()
+                let (event, occurredAtMs) = try PostgresStatsReader.countedEvent(c)
+                cells.add(event, occurredAtMs: occurredAtMs)
+                last = try c[15].decode(Int64.self)
+                count += 1
+            }
+            guard count > 0 else { return (0, through) }
+            let keys = Array(cells.counts.keys)
+            var selection = PostgresBindings(capacity: 6)
+            selection.append(keys.map(\.dimension))
+            selection.append(keys.map(\.grain))
+            selection.append(keys.map(\.bucketMs))
+            selection.append(keys.map(\.value))
+            selection.append(keys.map(\.platform))
+            selection.append(keys.map(\.bot))
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: q.cells, binds: selection), logger: logger) {
+                let c = row.makeRandomAccess()
+                let key = RollupCells.Key(
+                    dimension: try c[0].decode(Int16.self), grain: try c[1].decode(Int16.self), bucketMs: try c[2].decode(Int64.self),
+                    value: try c[3].decode(String.self), platform: try c[4].decode(Int16.self), bot: try c[5].decode(Bool.self))
+                var stored = ConversionCounts()
+                let v = try (6..<16).map { Int(try c[$0].decode(Int64.self)) }
+                (stored.events, stored.clicks, stored.fallbacks, stored.installsClickId, stored.installsRef) = (v[0], v[1], v[2], v[3], v[4])
+                (stored.installsFingerprint, stored.installsOrganic, stored.opens, stored.deferredOpens, stored.installsInstallReferrer) =
+                    (v[5], v[6], v[7], v[8], v[9])
+                let sketch = try c[16].decode(ByteBuffer.self)
+                if sketch.readableBytes > 0 { sketch.withUnsafeReadableBytes { stored.clickVisitors.merge(serialized: $0) } }
+                cells.merge(stored: stored, into: key)
+            }
+            try await connection.query(PostgresQuery(unsafeSQL: q.upsert, binds: Self.rows(cells)), logger: logger)
+            try await connection.query(PostgresStore.query(q.advance, last), logger: logger)
+            try await connection.query(PostgresStore.query(queries.attribution.notify, Self.countedNotice + String(last)), logger: logger)
+            return (count, last)
+        }
+    }
+
+    /// The cells as the seventeen arrays of `rollups/upsert.sql`.
+    static func rows(_ cells: RollupCells) -> PostgresBindings {
+        let entries = Array(cells.counts)
+        var b = PostgresBindings(capacity: 17)
+        b.append(entries.map(\.key.dimension))
+        b.append(entries.map(\.key.grain))
+        b.append(entries.map(\.key.bucketMs))
+        b.append(entries.map(\.key.value))
+        b.append(entries.map(\.key.platform))
+        b.append(entries.map(\.key.bot))
+        let counts = entries.map(\.value)
+        for lane in [\ConversionCounts.events, \.clicks, \.fallbacks, \.installsClickId, \.installsRef, \.installsFingerprint,
+                     \.installsOrganic, \.opens, \.deferredOpens, \.installsInstallReferrer] {
+            b.append(counts.map { Int64($0[keyPath: lane]) })
+        }
+        b.append(counts.map { $0.clicks == 0 ? ByteBuffer() : ByteBuffer(bytes: $0.clickVisitors.serialized) })
+        return b
     }
 
     /// The clicks of earlier rounds a round asks for, in three queries.

@@ -22,7 +22,12 @@ struct PostgresQueries: Sendable {
 
     /// Stats read from the raw events (`stats/`).
     struct Stats: Sendable {
-        let rawEvents: String
+        let rawEvents, rollupCounts, rollupVisitors, snapshot: String
+    }
+
+    /// The rollups the derived work counts (`rollups/`).
+    struct Rollups: Sendable {
+        let state, events, cells, upsert, advance: String
     }
 
     /// The export ledger and the raw-event export's pages (`export/`).
@@ -35,6 +40,7 @@ struct PostgresQueries: Sendable {
     let ingest: Ingest
     let attribution: Attribution
     let stats: Stats
+    let rollups: Rollups
     let export: Export
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
@@ -76,7 +82,12 @@ struct PostgresQueries: Sendable {
                 insertResolveDevices: try text("attribution/insert_resolve_devices.sql"),
                 attributionsAfter: try text("attribution/attributions_after.sql"),
                 progress: try text("attribution/progress.sql")),
-            stats: Stats(rawEvents: try text("stats/raw_events.sql")),
+            stats: Stats(
+                rawEvents: try text("stats/raw_events.sql"), rollupCounts: try text("stats/rollup_counts.sql"),
+                rollupVisitors: try text("stats/rollup_visitors.sql"), snapshot: try text("stats/snapshot.sql")),
+            rollups: Rollups(
+                state: try text("rollups/state.sql"), events: try text("rollups/events.sql"), cells: try text("rollups/cells.sql"),
+                upsert: try text("rollups/upsert.sql"), advance: try text("rollups/advance.sql")),
             export: Export(
                 jobLastPeriod: try text("export/job_last_period.sql"),
                 recordJobPeriod: try text("export/record_job_period.sql"),

@@ -2,12 +2,15 @@ import LinkpulseDomain
 import Logging
 import PostgresNIO
 
-/// Stats on PostgreSQL, counted from the raw events and their attribution: exact, and the same
-/// counts as the SQLite store's for the same events (each row goes through the same
-/// `CountedEvent` and `StatsPlan.addRaw` as the SQLite store's edges do). Counts what the
-/// derived work has attributed (seq up to its watermark), as SQLite counts what its rollups
-/// have. No rollup tables yet: a query reads every event of its range, which is fine for
-/// ranges of up to a few million events and slow beyond (see `docs/PERFORMANCE.md`).
+/// Stats on PostgreSQL: exact, and the same counts as the SQLite store's for the same events.
+///
+/// Whole UTC days and hours of a range come from the rollup rows (`lp_rollups`, see
+/// `RollupCells`), the edges from the raw events, each row through the same `CountedEvent` and
+/// `StatsPlan.addRaw` as the SQLite store's edges. The rows are kept by one link dimension at a
+/// time (or by platform), so a query filtered by more than one dimension, or grouped by one
+/// and filtered by another, is counted from the raw events of its whole range (slower; see
+/// `docs/PERFORMANCE.md`). Counts what the rollups have counted (seq up to their watermark), as
+/// SQLite does, read in one snapshot.
 public final class PostgresStatsReader: StatsSource {
     let client: PostgresClient
     let queries: PostgresQueries
@@ -19,35 +22,173 @@ public final class PostgresStatsReader: StatsSource {
         self.logger = logger
     }
 
-    /// Every row is read whatever is asked: visitors come with the counts.
-    public var countsVisitorsWithCounts: Bool { true }
-
     public func statsCounts(
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let plan = StatsPlan(query: query, grouping: grouping)
         let wanted = onlyKeys.map(Set.init)
-        var groups: [StatsGroupKey: CountsByAudience] = [:]
-        let rows = try await client.query(PostgresStore.query(queries.stats.rawEvents, query.fromMs, query.toMs), logger: logger)
-        for try await row in rows {
-            let c = row.makeRandomAccess()
-            let match = try c[10].decode(String?.self).flatMap(MatchType.init(rawValue:))
-            let own = LinkDimensions(
-                ref: try c[6].decode(String?.self), campaign: try c[7].decode(String?.self), source: try c[8].decode(String?.self),
-                medium: try c[9].decode(String?.self))
-            // Attribution's counted dimensions stand in for the click's: `countedDimensions`
-            // gives them back unchanged for every match type.
-            let counted = match == nil ? nil : LinkDimensions(
-                ref: try c[11].decode(String?.self), campaign: try c[12].decode(String?.self), source: try c[13].decode(String?.self),
-                medium: try c[14].decode(String?.self))
-            let resolved = CountedEvent(
-                kind: CompactEvent.kind(code: Int64(try c[1].decode(Int16.self))),
-                platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[2].decode(Int16.self))), isBot: try c[3].decode(Bool.self),
-                deferred: try c[4].decode(Bool?.self) == true, visitorHash: VisitorSketch.hash(try c[5].decode(String.self)),
-                own: own, match: match, click: counted)
-            plan.addRaw(resolved, occurredAtMs: try c[0].decode(Int64.self), wanted: wanted, into: &groups)
+        let rows = RollupRows(plan: plan)
+        return try await client.withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
+            do {
+                var groups: [StatsGroupKey: CountsByAudience] = [:]
+                for piece in rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)] {
+                    switch piece {
+                    case .raw(let from, let to):
+                        try await self.addRaw(from: from, to: to, plan: plan, wanted: wanted, on: connection, into: &groups)
+                    case .rollup(let grain, let from, let to):
+                        try await self.addRollups(
+                            rows!, grain: grain, from: from, to: to, withVisitors: withVisitors, onlyKeys: onlyKeys,
+                            visitorsOnly: visitorsOnly, on: connection, into: &groups)
+                    case .dimensionDays:
+                        break  // RollupRows gives none
+                    }
+                }
+                try await connection.query("COMMIT", logger: self.logger)
+                return groups
+            } catch {
+                try? await connection.query("ROLLBACK", logger: self.logger)
+                throw error
+            }
         }
-        return groups
+    }
+
+    /// The counted raw events of [from, to).
+    func addRaw(
+        from: Int64, to: Int64, plan: StatsPlan, wanted: Set<String?>?, on connection: PostgresConnection,
+        into groups: inout [StatsGroupKey: CountsByAudience]
+    ) async throws {
+        let rows = try await connection.query(PostgresStore.query(queries.stats.rawEvents, from, to), logger: logger)
+        for try await row in rows {
+            let (event, occurredAtMs) = try Self.countedEvent(row.makeRandomAccess())
+            plan.addRaw(event, occurredAtMs: occurredAtMs, wanted: wanted, into: &groups)
+        }
+    }
+
+    /// The rollup rows of one grain in [from, to): their counts summed by the server, and the
+    /// click-visitor sketches merged here (`withVisitors`; of `onlyKeys`' groups when given;
+    /// with `visitorsOnly` and keys, the sketches alone).
+    func addRollups(
+        _ rows: RollupRows, grain: RollupGrain, from: Int64, to: Int64, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool,
+        on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
+    ) async throws {
+        /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
+        func selecting(_ sql: String, keys: [String]?? = .none) -> PostgresQuery {
+            var bindings = PostgresBindings(capacity: 8)
+            bindings.append(rows.dimension.rawValue)
+            bindings.append(Int16(grain.rawValue))
+            bindings.append(from)
+            bindings.append(to)
+            bindings.append(rows.value)
+            bindings.append(rows.platform)
+            bindings.append(rows.key)
+            if case .some(let keys) = keys { bindings.append(keys) }
+            return PostgresQuery(unsafeSQL: sql, binds: bindings)
+        }
+        if !(visitorsOnly && withVisitors && onlyKeys != nil && rows.key == "value") {
+            for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
+                let c = row.makeRandomAccess()
+                var n = ConversionCounts()
+                let v = try (2..<12).map { Int(try c[$0].decode(Int64.self)) }
+                (n.events, n.clicks, n.fallbacks, n.installsClickId, n.installsRef) = (v[0], v[1], v[2], v[3], v[4])
+                (n.installsFingerprint, n.installsOrganic, n.opens, n.deferredOpens, n.installsInstallReferrer) = (v[5], v[6], v[7], v[8], v[9])
+                groups[rows.group(try c[0].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[1].decode(Bool.self))
+            }
+        }
+        guard withVisitors else { return }
+        let keys: [String]? = rows.key == "value" ? onlyKeys.map { $0.map { $0 ?? "" } } : nil
+        let sketches = try await connection.query(selecting(queries.stats.rollupVisitors, keys: .some(keys)), logger: logger)
+        for try await (key, bot, sketch) in sketches.decode((String, Bool, ByteBuffer).self) {
+            sketch.withUnsafeReadableBytes { groups[rows.group(key), default: CountsByAudience()].mergeVisitors(serialized: $0, isBot: bot) }
+        }
+    }
+
+    /// A row of `stats/raw_events.sql` (or `rollups/events.sql`) as the rollups count it, and
+    /// when it happened.
+    static func countedEvent(_ c: PostgresRandomAccessRow) throws -> (CountedEvent, occurredAtMs: Int64) {
+        let match = try c[10].decode(String?.self).flatMap(MatchType.init(rawValue:))
+        let own = LinkDimensions(
+            ref: try c[6].decode(String?.self), campaign: try c[7].decode(String?.self), source: try c[8].decode(String?.self),
+            medium: try c[9].decode(String?.self))
+        // Attribution's counted dimensions stand in for the click's: `countedDimensions`
+        // gives them back unchanged for every match type.
+        let counted = match == nil ? nil : LinkDimensions(
+            ref: try c[11].decode(String?.self), campaign: try c[12].decode(String?.self), source: try c[13].decode(String?.self),
+            medium: try c[14].decode(String?.self))
+        let event = CountedEvent(
+            kind: CompactEvent.kind(code: Int64(try c[1].decode(Int16.self))),
+            platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[2].decode(Int16.self))), isBot: try c[3].decode(Bool.self),
+            deferred: try c[4].decode(Bool?.self) == true, visitorHash: VisitorSketch.hash(try c[5].decode(String.self)),
+            own: own, match: match, click: counted)
+        return (event, try c[0].decode(Int64.self))
+    }
+}
+
+/// Which rollup rows answer a stats query on PostgreSQL, and how the query's pieces read:
+/// whole UTC days and hours from the rows, everything finer from the raw events. Nil when the
+/// rows cannot answer it (filtered by more than one dimension, or grouped by one and filtered
+/// by another): then the whole range is read from the raw events.
+struct RollupRows {
+    let plan: StatsPlan
+    /// The rows' dimension, and the value and platform they are limited to (nil: any).
+    let dimension: RollupCells.Dimension
+    let value: String?
+    let platform: Int16?
+    /// How rows group: 'value', 'platform', 'bucket' or 'all' (see `stats/rollup_counts.sql`).
+    let key: String
+    let pieces: [StatsPlan.Piece]
+
+    init?(plan: StatsPlan) {
+        self.plan = plan
+        let f = plan.query.filters
+        let linkFilters: [(StatsDimension, String)] = [(.ref, f.ref), (.campaign, f.campaign), (.source, f.source), (.medium, f.medium)]
+            .compactMap { d, v in v.map { (d, $0) } }
+        switch plan.grouping {
+        case .dimension(.platform):
+            guard linkFilters.isEmpty else { return nil }
+            (dimension, value, key) = (.all, nil, "platform")
+        case .dimension(let d):
+            guard f.platform == nil, linkFilters.allSatisfy({ $0.0 == d }) else { return nil }
+            (dimension, value, key) = (RollupCells.Dimension(d), linkFilters.first?.1, "value")
+        case .none, .buckets:
+            if linkFilters.isEmpty {
+                (dimension, value) = (.all, nil)
+            } else {
+                guard linkFilters.count == 1, f.platform == nil else { return nil }
+                (dimension, value) = (RollupCells.Dimension(linkFilters[0].0), linkFilters[0].1)
+            }
+            if case .buckets = plan.grouping { key = "bucket" } else { key = "all" }
+        }
+        platform = f.platform.map { Int16($0.code) }
+        // The plan's day and hour pieces read rows; its quarter-hours (no rows of that grain
+        // here) read raw events.
+        var pieces: [StatsPlan.Piece] = []
+        for piece in plan.pieces {
+            let mapped: StatsPlan.Piece
+            switch piece {
+            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = .rollup(.day, from: a, to: b)
+            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = .rollup(.hour, from: a, to: b)
+            case .rollup(_, let a, let b), .raw(let a, let b): mapped = .raw(from: a, to: b)
+            case .dimensionDays(_, let fromDay, let toDay): mapped = .rollup(.day, from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs)
+            }
+            switch (pieces.last, mapped) {
+            case (.raw(let a, let b)?, .raw(let c, let d)) where b == c: pieces[pieces.count - 1] = .raw(from: a, to: d)
+            case (.rollup(let g, let a, let b)?, .rollup(let h, let c, let d)) where g == h && b == c:
+                pieces[pieces.count - 1] = .rollup(g, from: a, to: d)
+            default: pieces.append(mapped)
+            }
+        }
+        self.pieces = pieces
+    }
+
+    /// The group a row's key (as `stats/rollup_counts.sql` gives it) counts in.
+    func group(_ key: String) -> StatsGroupKey {
+        switch self.key {
+        case "value": .value(key.isEmpty ? nil : key)
+        case "platform": .value(Int16(key).map { Platform.fromCode(UInt8(truncatingIfNeeded: $0)).rawValue })
+        case "bucket": plan.bucket(containing: Int64(key) ?? 0)
+        default: .all
+        }
     }
 }
 

@@ -127,28 +127,35 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         return nil
     }
 
-    /// How far attribution has come, for `/metrics` and `/readyz`.
-    public func attributionProgress() async throws -> PostgresAttributionProgress {
-        for try await (through, stored, waiting, oldest) in try await client.query(
-            PostgresQuery(unsafeSQL: queries.attribution.progress), logger: logger
-        ).decode((Int64, Int64, Int64, Int64?).self) {
-            return PostgresAttributionProgress(
-                attributedThroughSeq: through, storedThroughSeq: stored, waitingEvents: waiting, oldestWaitingReceivedMs: oldest)
+    /// How far attribution and the rollups have come, for `/metrics`, `/readyz` and the admin API.
+    public func derivedProgress() async throws -> PostgresDerivedProgress {
+        let rows = try await client.query(PostgresQuery(unsafeSQL: queries.attribution.progress), logger: logger)
+        for try await (attributed, counted, stored, waiting, oldest, uncounted, oldestUncounted) in rows.decode(
+            (Int64, Int64, Int64, Int64, Int64?, Int64, Int64?).self) {
+            return PostgresDerivedProgress(
+                storedThroughSeq: stored,
+                attribution: .init(throughSeq: attributed, waitingEvents: waiting, oldestWaitingReceivedMs: oldest),
+                rollups: .init(throughSeq: counted, waitingEvents: uncounted, oldestWaitingReceivedMs: oldestUncounted))
         }
         throw PostgresStoreError.notMigrated
     }
 
     /// Has the daemon doing the derived work (this one or another) run now, and waits at most
-    /// `timeout` until it has attributed every event stored when called (`POST
-    /// /v1/admin/rollup`). Returns how many events were waiting, and whether they all were
-    /// attributed in time.
-    public func attributeStored(timeout: Duration) async throws -> (waiting: Int64, caughtUp: Bool) {
-        let start = try await attributionProgress()
-        guard start.waitingEvents > 0 else { return (0, true) }
+    /// `timeout` until it has attributed and counted every event stored when called (`POST
+    /// /v1/admin/rollup`, scheduled exports). Returns how many events were waiting, and whether
+    /// they all were counted in time.
+    public func countStored(timeout: Duration) async throws -> (waiting: Int64, caughtUp: Bool) {
+        let start = try await derivedProgress()
+        guard start.rollups.waitingEvents > 0 else { return (0, true) }
         try await client.query(Self.query(queries.attribution.notify, PostgresDerivedWork.wakeNotice), logger: logger)
-        derived.progress.advance(to: start.attributedThroughSeq)
-        _ = await derived.progress.wait(for: start.storedThroughSeq, timeout: timeout)
-        return (start.waitingEvents, try await attributionProgress().attributedThroughSeq >= start.storedThroughSeq)
+        derived.counted.advance(to: start.rollups.throughSeq)
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            _ = await derived.counted.wait(for: start.storedThroughSeq, timeout: min(deadline - ContinuousClock.now, Self.recheck * 4))
+            let now = try await derivedProgress()
+            if now.rollups.throughSeq >= start.storedThroughSeq { return (start.rollups.waitingEvents, true) }
+            guard ContinuousClock.now < deadline else { return (start.rollups.waitingEvents, false) }
+        }
     }
 
     /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.
@@ -324,20 +331,27 @@ struct AttributedEventStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
 
-/// How far attribution has come on PostgreSQL.
-public struct PostgresAttributionProgress: Sendable, Equatable {
-    /// Every event with a seq up to this one is attributed.
-    public var attributedThroughSeq: Int64
+/// How far the derived work has come on PostgreSQL.
+public struct PostgresDerivedProgress: Sendable, Equatable {
     /// The seq of the newest stored event.
     public var storedThroughSeq: Int64
-    /// Stored events not attributed yet (counted up to 1,000,000).
-    public var waitingEvents: Int64
-    /// When the oldest of them was received, UTC ms; nil when none waits.
-    public var oldestWaitingReceivedMs: Int64?
+    /// Attribution, and the rollups (what stats count; never ahead of attribution).
+    public var attribution: Stage
+    public var rollups: Stage
 
-    /// How long the oldest waiting event has waited at `nowMs`, seconds (0 when none waits).
-    public func lagSeconds(nowMs: Int64) -> Double {
-        oldestWaitingReceivedMs.map { Double(max(0, nowMs - $0)) / 1000 } ?? 0
+    /// One step of the derived work.
+    public struct Stage: Sendable, Equatable {
+        /// Every event with a seq up to this one is done.
+        public var throughSeq: Int64
+        /// Stored events not done yet (counted up to 1,000,000).
+        public var waitingEvents: Int64
+        /// When the oldest of them was received, UTC ms; nil when none waits.
+        public var oldestWaitingReceivedMs: Int64?
+
+        /// How long the oldest waiting event has waited at `nowMs`, seconds (0 when none waits).
+        public func lagSeconds(nowMs: Int64) -> Double {
+            oldestWaitingReceivedMs.map { Double(max(0, nowMs - $0)) / 1000 } ?? 0
+        }
     }
 }
 

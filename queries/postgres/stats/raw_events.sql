@@ -1,4 +1,5 @@
--- raw_events: the attributed events (seq up to the attribution watermark) that happened in
+-- raw_events: the counted events (seq up to the rollups' watermark, so that the edges of a range
+-- and its rollup rows count the same events) that happened in
 -- [$1, $2): their own dimensions, their match type and the dimensions attribution counts them
 -- under (NULL for clicks and bots, which count under their own), for stats counted from the raw
 -- events, as the SQLite store counts the edges of a range finer than its rollups.
@@ -8,4 +9,4 @@ SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
 FROM lp_events e
 LEFT JOIN lp_attributions a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= $1 AND e.occurred_at_ms < $2
-  AND e.seq <= (SELECT through_seq FROM lp_derived_state WHERE job = 'attribution')
+  AND e.seq <= (SELECT through_seq FROM lp_derived_state WHERE job = 'rollups')

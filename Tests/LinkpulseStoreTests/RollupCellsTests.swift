@@ -1,0 +1,58 @@
+import LinkpulseDomain
+import Testing
+
+@testable import LinkpulseStore
+
+/// The rollup rows of PostgreSQL a round adds to, computed without a database.
+@Suite struct RollupCellsTests {
+    static let t: Int64 = 1_795_255_620_000  // 2026-11-22T07:27:00Z
+
+    static func event(_ kind: EventKind, ref: String?, campaign: String?, platform: Platform, bot: Bool = false, visitor: String, match: MatchType? = nil) -> CountedEvent {
+        CountedEvent(
+            kind: kind, platform: platform, isBot: bot, deferred: false, visitorHash: VisitorSketch.hash(visitor),
+            dimensions: LinkDimensions(ref: ref, campaign: campaign), match: match)
+    }
+
+    @Test func eachEventCountsInItsHourAndDayOnceByEveryDimension() {
+        var cells = RollupCells()
+        cells.add(Self.event(.click, ref: "spring", campaign: "launch", platform: .ios, visitor: "v1"), occurredAtMs: Self.t)
+        cells.add(Self.event(.click, ref: "spring", campaign: nil, platform: .android, visitor: "v2"), occurredAtMs: Self.t + 60_000)
+        cells.add(Self.event(.install, ref: "spring", campaign: "launch", platform: .ios, visitor: "v1", match: .clickId), occurredAtMs: Self.t + 3_600_000)
+        cells.add(Self.event(.click, ref: "spring", campaign: "launch", platform: .ios, bot: true, visitor: "b"), occurredAtMs: Self.t)
+
+        let hour = Int16(RollupGrain.hour.rawValue), day = Int16(RollupGrain.day.rawValue)
+        let hourStart = TimeGrain.floor(Self.t, TimeGrain.hourMs), dayStart = TimeGrain.floor(Self.t, TimeGrain.dayMs)
+        func counts(_ d: RollupCells.Dimension, _ grain: Int16, _ bucket: Int64, _ value: String, platform: Int16 = -1, bot: Bool = false) -> ConversionCounts? {
+            cells.counts[RollupCells.Key(dimension: d.rawValue, grain: grain, bucketMs: bucket, value: value, platform: platform, bot: bot)]
+        }
+        // By ref over the day: two clicks by two visitors and the install, people only.
+        let springDay = try! #require(counts(.ref, day, dayStart, "spring"))
+        #expect(springDay.events == 3 && springDay.clicks == 2 && springDay.installsClickId == 1 && springDay.clickVisitors.count == 2)
+        // The hour of the clicks, and the next hour of the install, apart.
+        #expect(counts(.ref, hour, hourStart, "spring")?.clicks == 2)
+        #expect(counts(.ref, hour, hourStart + TimeGrain.hourMs, "spring")?.installs == 1)
+        // A missing campaign is the value ''.
+        #expect(counts(.campaign, day, dayStart, "")?.clicks == 1 && counts(.campaign, day, dayStart, "launch")?.events == 2)
+        // In all, by platform; the link dimensions' rows have none.
+        #expect(counts(.all, day, dayStart, "", platform: Int16(Platform.ios.code))?.events == 2)
+        #expect(counts(.all, day, dayStart, "", platform: Int16(Platform.android.code))?.events == 1)
+        // Bots in rows of their own.
+        #expect(counts(.ref, day, dayStart, "spring", bot: true)?.clicks == 1)
+        // People: the day and the clicks' hour 7 rows each (two platforms, two campaigns), the
+        // install's hour 5; the bot: 5 in its day and 5 in its hour.
+        #expect(cells.counts.count == 7 + 7 + 5 + 10)
+
+        // A stored row adds to its cell; a stored row of a cell the round does not touch is not one.
+        let key = RollupCells.Key(dimension: 1, grain: day, bucketMs: dayStart, value: "spring", platform: -1, bot: false)
+        var stored = ConversionCounts()
+        stored.clicks = 5
+        stored.events = 5
+        stored.clickVisitors.insert(hash: VisitorSketch.hash("v1"))
+        stored.clickVisitors.insert(hash: VisitorSketch.hash("v9"))
+        cells.merge(stored: stored, into: key)
+        #expect(cells.counts[key]?.clicks == 7 && cells.counts[key]?.clickVisitors.count == 3)
+        let before = cells.counts.count
+        cells.merge(stored: stored, into: RollupCells.Key(dimension: 1, grain: day, bucketMs: 0, value: "other", platform: -1, bot: false))
+        #expect(cells.counts.count == before)
+    }
+}

@@ -1,0 +1,4 @@
+-- state: how far the rollups have come and how far attribution has (the rollups count only
+-- attributed events).
+SELECT (SELECT through_seq FROM lp_derived_state WHERE job = 'rollups'),
+       (SELECT through_seq FROM lp_derived_state WHERE job = 'attribution')

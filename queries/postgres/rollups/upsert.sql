@@ -1,0 +1,14 @@
+-- upsert: writes a round's cells, each with its whole new value (the stored row merged with
+-- the round's counts beforehand: see cells.sql). Seventeen parallel arrays, in column order.
+INSERT INTO lp_rollups (dimension, grain, bucket_ms, value, platform, bot, events, clicks, fallbacks,
+                        installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens,
+                        deferred_opens, installs_install_referrer, visitors)
+SELECT * FROM unnest($1::smallint[], $2::smallint[], $3::bigint[], $4::text[], $5::smallint[], $6::boolean[],
+                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
+                     $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bytea[])
+ON CONFLICT (dimension, grain, bucket_ms, value, platform, bot) DO UPDATE SET
+    events = excluded.events, clicks = excluded.clicks, fallbacks = excluded.fallbacks,
+    installs_click_id = excluded.installs_click_id, installs_ref = excluded.installs_ref,
+    installs_fingerprint = excluded.installs_fingerprint, installs_organic = excluded.installs_organic,
+    opens = excluded.opens, deferred_opens = excluded.deferred_opens,
+    installs_install_referrer = excluded.installs_install_referrer, visitors = excluded.visitors
