@@ -137,7 +137,18 @@ import Testing
         let days = "from=\(date(now - 4 * day))&to=\(date(now + day))"
         // Edges inside 15-minute buckets: the SQLite daemon answers them from raw events.
         let edges = "from=\(instant(now - 2 * day - 7 * 60_000))&to=\(instant(now - 5 * 3_600_000 + 11 * 60_000))"
+        // Whole months around the events (PostgreSQL reads its month rows there).
+        let monthStart = { (ms: Int64, offset: Int) -> Int64 in
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let start = calendar.dateInterval(of: .month, for: Date(timeIntervalSince1970: Double(ms) / 1000))!.start
+            return Int64(calendar.date(byAdding: .month, value: offset, to: start)!.timeIntervalSince1970 * 1000)
+        }
+        let months = "from=\(date(monthStart(now - 2 * day, -1)))&to=\(date(monthStart(now, 2) - day))"
         let paths = [
+            "/v1/stats/summary?\(months)",
+            "/v1/stats/breakdown?\(months)&by=ref&limit=20&sort=clicks",
+            "/v1/stats/breakdown?\(months)&by=campaign&tz=Asia/Kolkata",
             "/v1/stats/summary?\(days)&tz=UTC",
             "/v1/stats/summary?\(edges)",
             "/v1/stats/summary?\(days)&tz=Asia/Kolkata&include_bots=true",

@@ -13,6 +13,8 @@ import Testing
             dimensions: LinkDimensions(ref: ref, campaign: campaign), match: match)
     }
 
+    static func ms(_ text: String) -> Int64 { Timestamp.parseRFC3339(text)! }
+
     @Test func eachEventCountsInItsHourAndDayOnceByEveryDimension() {
         var cells = RollupCells()
         cells.add(Self.event(.click, ref: "spring", campaign: "launch", platform: .ios, visitor: "v1"), occurredAtMs: Self.t)
@@ -38,9 +40,10 @@ import Testing
         #expect(counts(.all, day, dayStart, "", platform: Int16(Platform.android.code))?.events == 1)
         // Bots in rows of their own.
         #expect(counts(.ref, day, dayStart, "spring", bot: true)?.clicks == 1)
-        // People: the day and the clicks' hour 7 rows each (two platforms, two campaigns), the
-        // install's hour 5; the bot: 5 in its day and 5 in its hour.
-        #expect(cells.counts.count == 7 + 7 + 5 + 10)
+        // People: the month, the day and the clicks' hour 7 rows each (two platforms, two
+        // campaigns), the install's hour 5; the bot: 5 in each of its month, day and hour.
+        #expect(cells.counts.count == 7 + 7 + 7 + 5 + 15)
+        #expect(counts(.ref, RollupCells.Grain.month.rawValue, Self.ms("2026-11-01T00:00:00Z"), "spring")?.events == 3)
 
         // A stored row adds to its cell; a stored row of a cell the round does not touch is not one.
         let key = RollupCells.Key(dimension: 1, grain: day, bucketMs: dayStart, value: "spring", platform: -1, bot: false)
@@ -54,5 +57,22 @@ import Testing
         let before = cells.counts.count
         cells.merge(stored: stored, into: RollupCells.Key(dimension: 1, grain: day, bucketMs: 0, value: "other", platform: -1, bot: false))
         #expect(cells.counts.count == before)
+    }
+
+    /// Whole UTC days of a stats answer read month rows for the whole months among them.
+    @Test func wholeMonthsAmongTheDaysReadMonthRows() {
+        #expect(RollupRows.days(from: Self.ms("2026-11-15T00:00:00Z"), to: Self.ms("2027-02-10T00:00:00Z")) == [
+            .rows(.day, from: Self.ms("2026-11-15T00:00:00Z"), to: Self.ms("2026-12-01T00:00:00Z")),
+            .rows(.month, from: Self.ms("2026-12-01T00:00:00Z"), to: Self.ms("2027-02-01T00:00:00Z")),
+            .rows(.day, from: Self.ms("2027-02-01T00:00:00Z"), to: Self.ms("2027-02-10T00:00:00Z")),
+        ])
+        #expect(RollupRows.days(from: Self.ms("2026-11-01T00:00:00Z"), to: Self.ms("2026-12-01T00:00:00Z")) == [
+            .rows(.month, from: Self.ms("2026-11-01T00:00:00Z"), to: Self.ms("2026-12-01T00:00:00Z")),
+        ])
+        #expect(RollupRows.days(from: Self.ms("2026-11-02T00:00:00Z"), to: Self.ms("2026-11-30T00:00:00Z")) == [
+            .rows(.day, from: Self.ms("2026-11-02T00:00:00Z"), to: Self.ms("2026-11-30T00:00:00Z")),
+        ])
+        #expect(RollupCells.Grain.month.bucket(Self.ms("2028-02-29T23:59:59Z")) == Self.ms("2028-02-01T00:00:00Z"))
+        #expect(RollupCells.Grain.nextMonth(Self.ms("2026-12-01T00:00:00Z")) == Self.ms("2027-01-01T00:00:00Z"))
     }
 }

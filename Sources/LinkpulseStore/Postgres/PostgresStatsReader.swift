@@ -36,12 +36,10 @@ public final class PostgresStatsReader: StatsSource {
                     switch piece {
                     case .raw(let from, let to):
                         try await self.addRaw(from: from, to: to, plan: plan, wanted: wanted, on: connection, into: &groups)
-                    case .rollup(let grain, let from, let to):
+                    case .rows(let grain, let from, let to):
                         try await self.addRollups(
                             rows!, grain: grain, from: from, to: to, withVisitors: withVisitors, onlyKeys: onlyKeys,
                             visitorsOnly: visitorsOnly, on: connection, into: &groups)
-                    case .dimensionDays:
-                        break  // RollupRows gives none
                     }
                 }
                 try await connection.query("COMMIT", logger: self.logger)
@@ -69,14 +67,14 @@ public final class PostgresStatsReader: StatsSource {
     /// click-visitor sketches merged here (`withVisitors`; of `onlyKeys`' groups when given;
     /// with `visitorsOnly` and keys, the sketches alone).
     func addRollups(
-        _ rows: RollupRows, grain: RollupGrain, from: Int64, to: Int64, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool,
+        _ rows: RollupRows, grain: RollupCells.Grain, from: Int64, to: Int64, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool,
         on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
         /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
         func selecting(_ sql: String, keys: [String]?? = .none) -> PostgresQuery {
             var bindings = PostgresBindings(capacity: 8)
             bindings.append(rows.dimension.rawValue)
-            bindings.append(Int16(grain.rawValue))
+            bindings.append(grain.rawValue)
             bindings.append(from)
             bindings.append(to)
             bindings.append(rows.value)
@@ -136,7 +134,13 @@ struct RollupRows {
     let platform: Int16?
     /// How rows group: 'value', 'platform', 'bucket' or 'all' (see `stats/rollup_counts.sql`).
     let key: String
-    let pieces: [StatsPlan.Piece]
+    let pieces: [Piece]
+
+    /// One read of an answer: rows of one grain over [from, to), or raw events.
+    enum Piece: Equatable {
+        case rows(RollupCells.Grain, from: Int64, to: Int64)
+        case raw(from: Int64, to: Int64)
+    }
 
     init?(plan: StatsPlan) {
         self.plan = plan
@@ -160,25 +164,41 @@ struct RollupRows {
             if case .buckets = plan.grouping { key = "bucket" } else { key = "all" }
         }
         platform = f.platform.map { Int16($0.code) }
-        // The plan's day and hour pieces read rows; its quarter-hours (no rows of that grain
-        // here) read raw events.
-        var pieces: [StatsPlan.Piece] = []
+        // The plan's hour pieces read hour rows and its day pieces day rows, whole UTC months
+        // among them month rows; its quarter-hours (no rows of that grain here) read raw events.
+        var pieces: [Piece] = []
         for piece in plan.pieces {
-            let mapped: StatsPlan.Piece
+            let mapped: [Piece]
             switch piece {
-            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = .rollup(.day, from: a, to: b)
-            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = .rollup(.hour, from: a, to: b)
-            case .rollup(_, let a, let b), .raw(let a, let b): mapped = .raw(from: a, to: b)
-            case .dimensionDays(_, let fromDay, let toDay): mapped = .rollup(.day, from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs)
+            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = Self.days(from: a, to: b)
+            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = [.rows(.hour, from: a, to: b)]
+            case .rollup(_, let a, let b), .raw(let a, let b): mapped = [.raw(from: a, to: b)]
+            case .dimensionDays(_, let fromDay, let toDay): mapped = Self.days(from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs)
             }
-            switch (pieces.last, mapped) {
-            case (.raw(let a, let b)?, .raw(let c, let d)) where b == c: pieces[pieces.count - 1] = .raw(from: a, to: d)
-            case (.rollup(let g, let a, let b)?, .rollup(let h, let c, let d)) where g == h && b == c:
-                pieces[pieces.count - 1] = .rollup(g, from: a, to: d)
-            default: pieces.append(mapped)
+            for next in mapped {
+                switch (pieces.last, next) {
+                case (.raw(let a, let b)?, .raw(let c, let d)) where b == c: pieces[pieces.count - 1] = .raw(from: a, to: d)
+                case (.rows(let g, let a, let b)?, .rows(let h, let c, let d)) where g == h && b == c:
+                    pieces[pieces.count - 1] = .rows(g, from: a, to: d)
+                default: pieces.append(next)
+                }
             }
         }
         self.pieces = pieces
+    }
+
+    /// Whole UTC days [from, to) as day rows, with the whole months among them as month rows.
+    static func days(from: Int64, to: Int64) -> [Piece] {
+        var firstMonth = RollupCells.Grain.monthStart(from)
+        if firstMonth < from { firstMonth = RollupCells.Grain.nextMonth(firstMonth) }
+        var end = firstMonth
+        while RollupCells.Grain.nextMonth(end) <= to { end = RollupCells.Grain.nextMonth(end) }
+        guard firstMonth < end else { return [.rows(.day, from: from, to: to)] }
+        var pieces: [Piece] = []
+        if from < firstMonth { pieces.append(.rows(.day, from: from, to: firstMonth)) }
+        pieces.append(.rows(.month, from: firstMonth, to: end))
+        if end < to { pieces.append(.rows(.day, from: end, to: to)) }
+        return pieces
     }
 
     /// The group a row's key (as `stats/rollup_counts.sql` gives it) counts in.

@@ -3,9 +3,10 @@ import LinkpulseDomain
 /// The rollup rows on PostgreSQL (`lp_rollups`) one round of counted events adds to: pure, so
 /// what a round writes is what the events say (tested without a database).
 ///
-/// Every event counts in its UTC hour and its UTC day, in five rows of each: once in all by its
+/// Every event counts in its UTC hour, day and month, in five rows of each: once in all by its
 /// platform (dimension 0), and once under each link dimension's value (ref, campaign, source,
-/// medium; '' when it has none), people and bots apart.
+/// medium; '' when it has none), people and bots apart. Months keep a breakdown over a quarter
+/// to a few thousand rows a value-month instead of one a value-day.
 struct RollupCells {
     /// One row's key, in `lp_rollups`' primary key order.
     struct Key: Hashable, Sendable {
@@ -45,20 +46,40 @@ struct RollupCells {
         }
     }
 
-    /// The grains rows are kept at: UTC hours and days (`RollupGrain`'s codes).
-    static let grains: [(code: Int16, lengthMs: Int64)] = [
-        (Int16(RollupGrain.hour.rawValue), TimeGrain.hourMs), (Int16(RollupGrain.day.rawValue), TimeGrain.dayMs),
-    ]
+    /// The grains rows are kept at (`lp_rollups.grain`: `RollupGrain`'s codes for hours and days).
+    enum Grain: Int16, CaseIterable {
+        case hour = 6, day = 2, month = 7
+
+        /// The start of the bucket of this grain holding `ms` (UTC).
+        func bucket(_ ms: Int64) -> Int64 {
+            switch self {
+            case .hour: TimeGrain.floor(ms, TimeGrain.hourMs)
+            case .day: TimeGrain.floor(ms, TimeGrain.dayMs)
+            case .month: Self.monthStart(ms)
+            }
+        }
+
+        /// The first instant of the UTC month holding `ms`.
+        static func monthStart(_ ms: Int64) -> Int64 {
+            let date = Timestamp.civilFromDays(Int(TimeGrain.floor(ms, TimeGrain.dayMs) / TimeGrain.dayMs))
+            return Int64(Timestamp.daysFromCivil(year: date.year, month: date.month, day: 1)) * TimeGrain.dayMs
+        }
+
+        /// The first instant of the UTC month after the one starting at `start`.
+        static func nextMonth(_ start: Int64) -> Int64 {
+            monthStart(start + 31 * TimeGrain.dayMs)
+        }
+    }
 
     private(set) var counts: [Key: ConversionCounts] = [:]
 
-    /// Counts one event in its ten rows.
+    /// Counts one event in its fifteen rows.
     mutating func add(_ event: CountedEvent, occurredAtMs: Int64) {
-        for grain in Self.grains {
-            let bucket = TimeGrain.floor(occurredAtMs, grain.lengthMs)
+        for grain in Grain.allCases {
+            let bucket = grain.bucket(occurredAtMs)
             for dimension in Dimension.allCases {
                 let key = Key(
-                    dimension: dimension.rawValue, grain: grain.code, bucketMs: bucket, value: dimension.value(of: event.dimensions),
+                    dimension: dimension.rawValue, grain: grain.rawValue, bucketMs: bucket, value: dimension.value(of: event.dimensions),
                     platform: dimension == .all ? Int16(event.platform.code) : -1, bot: event.isBot)
                 counts[key, default: ConversionCounts()].add(event)
             }
