@@ -55,6 +55,11 @@ public func buildPostgresApplication(
         TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
         TimerService(job: derivedWork, every: settings.rollupInterval, logger: logger),
     ]
+    if settings.quarantineRetentionDays > 0 {
+        services.append(TimerService(
+            job: AsyncTickJob.quarantineRetention(store, days: settings.quarantineRetentionDays, now: now, logger: logger),
+            every: settings.retentionInterval, logger: logger))
+    }
     if !settings.exportJobs.isEmpty {
         // Every daemon checks; the one doing the derived work writes (see ExportScheduler).
         let scheduler = ExportScheduler(
@@ -275,6 +280,20 @@ extension AsyncTickJob {
                 try await derived.tick()
             } catch {
                 logger.warning("derived work failed; its connection is closed and it will try again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Every retention interval, on the daemon doing the derived work: the quarantined events
+    /// older than `days` go (`--quarantine-retention-days`).
+    static func quarantineRetention(_ store: PostgresStore, days: Int, now: @escaping @Sendable () -> Int64, logger: Logger) -> AsyncTickJob {
+        AsyncTickJob(name: "quarantine-retention") {
+            guard store.derived.isLeading else { return }
+            do {
+                let deleted = try await store.events.deleteQuarantine(receivedBefore: now() - Int64(days) * TimeGrain.dayMs)
+                if deleted > 0 { logger.info("deleted old quarantined events", metadata: ["count": "\(deleted)"]) }
+            } catch {
+                logger.warning("could not delete old quarantined events", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -270,7 +270,9 @@ extension Serve {
                 exportDirectory: exportDirectory(dataURL: storage.dataURL),
                 exportJobs: try exportJobs(), exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
                 dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
-                resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000))
+                resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
+                quarantineRetentionDays: quarantineRetentionDays,
+                retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000))
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()

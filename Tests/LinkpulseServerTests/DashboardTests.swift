@@ -150,12 +150,13 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         try await browser.script("return performance.getEntriesByName('\(name)').map(e => e.duration);") as? [Double] ?? []
     }
 
-    @Test func dashboardShowsTheAPIsNumbersDrillsDownAndKeepsItsStateInTheURL() async throws {
-        let installation = try TestInstallation()
-        defer { installation.remove() }
+    /// On SQLite, and on two daemons sharing PostgreSQL (the browser on one, the test's own
+    /// API calls alternating): the same dashboard, the same numbers.
+    @Test(arguments: StoreBackend.allCases)
+    func dashboardShowsTheAPIsNumbersDrillsDownAndKeepsItsStateInTheURL(on backend: StoreBackend) async throws {
         let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        try await installation.application(settings: settings).test(.live) { client in
+        try await backend.test("dashboard", settings: settings, live: true) { client, _ in
             try await AttributionScenarioTests.send(Self.events(now: now), client)
             #expect(try await AttributionScenarioTests.rollUp(client) == Self.events(now: now).count)
             let base = "http://127.0.0.1:\(try #require(client.port))"

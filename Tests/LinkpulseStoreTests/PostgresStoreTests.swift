@@ -90,6 +90,25 @@ import Testing
         await store.close()
     }
 
+    /// `--quarantine-retention-days`: what was received before the cut goes, in batches; the
+    /// rest stays.
+    @Test func oldQuarantinedEventsAreDeletedInBatches() async throws {
+        let store = try await Self.open(Self.database("quarantine_retention"))
+        let day: Int64 = 86_400_000
+        let rejected = (0..<25).map { n in
+            QuarantinedEvent(
+                receivedAtMs: Self.nowMs - Int64(n) * day, index: n, error: EventError(code: "invalid_value", field: "type", message: "No such type."),
+                rawText: #"{"n":\#(n)}"#, truncated: false, userAgent: nil)
+        }
+        _ = try await store.events.store([IngestWork(events: [], quarantine: rejected)])
+        // Received 10 or more days ago: 15 of them, in batches of 4.
+        #expect(try await store.events.deleteQuarantine(receivedBefore: Self.nowMs - 10 * day + 1, batch: 4) == 15)
+        let left = try await store.events.recentQuarantine(limit: 100)
+        #expect(left.compactMap(\.eventIndex).sorted() == Array(0..<10))
+        #expect(try await store.events.deleteQuarantine(receivedBefore: Self.nowMs - 10 * day + 1) == 0)
+        await store.close()
+    }
+
     @Test func duplicatesInOneCommitAndAcrossCommitsAreStoredOnce() async throws {
         let store = try await Self.open(Self.database("dupes"))
         let first = try await store.events.store([

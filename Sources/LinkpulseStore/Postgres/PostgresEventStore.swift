@@ -96,6 +96,20 @@ public final class PostgresEventStore: Sendable {
         return events
     }
 
+    /// Deletes the quarantined events received before `beforeMs`, `batch` rows a statement
+    /// (ingest commits between them); returns how many it deleted.
+    @discardableResult
+    public func deleteQuarantine(receivedBefore beforeMs: Int64, batch: Int = 10_000) async throws -> Int {
+        var deleted = 0
+        while true {
+            var count = 0
+            let rows = try await client.query(PostgresStore.query(queries.ingest.deleteOldQuarantine, beforeMs, Int64(batch)), logger: logger)
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            deleted += count
+            if count < batch { return deleted }
+        }
+    }
+
     /// The newest quarantined events, newest first (for operators).
     public func recentQuarantine(limit: Int) async throws -> [QuarantineRecord] {
         let rows = try await client.query(PostgresStore.query(queries.ingest.recentQuarantine, Int64(limit)), logger: logger)

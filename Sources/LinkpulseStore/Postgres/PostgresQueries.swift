@@ -10,7 +10,7 @@ struct PostgresQueries: Sendable {
 
     /// The ingest writer's statements and the reads of what it stored (`ingest/`).
     struct Ingest: Sendable {
-        let lockSeq, advanceSeq, insertEvents, insertQuarantine, storedSeq, eventsAfter, recentQuarantine: String
+        let lockSeq, advanceSeq, insertEvents, insertQuarantine, storedSeq, eventsAfter, recentQuarantine, deleteOldQuarantine: String
     }
 
     /// The derived-work lock and attribution (`attribution/`).
@@ -22,7 +22,7 @@ struct PostgresQueries: Sendable {
 
     /// Stats read from the raw events (`stats/`).
     struct Stats: Sendable {
-        let rawEvents, rollupCounts, rollupVisitors, snapshot: String
+        let rawEvents, rollupCounts, rollupVisitors, snapshot, workMemory: String
     }
 
     /// The rollups the derived work counts (`rollups/`).
@@ -66,7 +66,8 @@ struct PostgresQueries: Sendable {
                 insertQuarantine: try text("ingest/insert_quarantine.sql"),
                 storedSeq: try text("ingest/stored_seq.sql"),
                 eventsAfter: try text("ingest/events_after.sql"),
-                recentQuarantine: try text("ingest/recent_quarantine.sql")),
+                recentQuarantine: try text("ingest/recent_quarantine.sql"),
+                deleteOldQuarantine: try text("ingest/delete_old_quarantine.sql")),
             attribution: Attribution(
                 tryLead: try text("attribution/try_lead.sql"),
                 roundCommitMode: try text("attribution/round_commit_mode.sql"),
@@ -84,7 +85,8 @@ struct PostgresQueries: Sendable {
                 progress: try text("attribution/progress.sql")),
             stats: Stats(
                 rawEvents: try text("stats/raw_events.sql"), rollupCounts: try text("stats/rollup_counts.sql"),
-                rollupVisitors: try text("stats/rollup_visitors.sql"), snapshot: try text("stats/snapshot.sql")),
+                rollupVisitors: try text("stats/rollup_visitors.sql"), snapshot: try text("stats/snapshot.sql"),
+                workMemory: try text("stats/work_memory.sql")),
             rollups: Rollups(
                 state: try text("rollups/state.sql"), events: try text("rollups/events.sql"), cells: try text("rollups/cells.sql"),
                 upsert: try text("rollups/upsert.sql"), advance: try text("rollups/advance.sql")),

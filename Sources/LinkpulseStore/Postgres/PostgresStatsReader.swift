@@ -31,6 +31,7 @@ public final class PostgresStatsReader: StatsSource {
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
             do {
+                if rows != nil { try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.workMemory), logger: self.logger) }
                 var groups: [StatsGroupKey: CountsByAudience] = [:]
                 for piece in rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)] {
                     switch piece {
