@@ -145,8 +145,14 @@ import Testing
             return Int64(calendar.date(byAdding: .month, value: offset, to: start)!.timeIntervalSince1970 * 1000)
         }
         let months = "from=\(date(monthStart(now - 2 * day, -1)))&to=\(date(monthStart(now, 2) - day))"
+        // The month of the events up to two days ago: after the 16th, most of a month, which
+        // PostgreSQL counts as the month's row less its other days (some of them with events).
+        let mostOfMonth = "from=\(date(monthStart(now - 2 * day, 0)))&to=\(date(now - 2 * day))"
         let paths = [
             "/v1/stats/summary?\(months)",
+            "/v1/stats/breakdown?\(mostOfMonth)&by=ref&limit=100",
+            "/v1/stats/summary?\(mostOfMonth)&campaign=campaign_3",
+            "/v1/stats/breakdown?\(mostOfMonth)&by=platform",
             "/v1/stats/breakdown?\(months)&by=ref&limit=20&sort=clicks",
             "/v1/stats/breakdown?\(months)&by=campaign&tz=Asia/Kolkata",
             "/v1/stats/summary?\(days)&tz=UTC",

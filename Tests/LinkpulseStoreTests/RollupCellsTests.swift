@@ -72,6 +72,11 @@ import Testing
         #expect(RollupRows.days(from: Self.ms("2026-11-02T00:00:00Z"), to: Self.ms("2026-11-30T00:00:00Z")) == [
             .rows(.day, from: Self.ms("2026-11-02T00:00:00Z"), to: Self.ms("2026-11-30T00:00:00Z")),
         ])
+        // Most of a month, where asked: the month less its other days.
+        #expect(RollupRows.days(from: Self.ms("2026-10-28T00:00:00Z"), to: Self.ms("2026-11-29T00:00:00Z"), subtracting: true) == [
+            .rows(.day, from: Self.ms("2026-10-28T00:00:00Z"), to: Self.ms("2026-11-01T00:00:00Z")),
+            .mostOfMonth(from: Self.ms("2026-11-01T00:00:00Z"), to: Self.ms("2026-11-29T00:00:00Z")),
+        ])
         #expect(RollupCells.Grain.month.bucket(Self.ms("2028-02-29T23:59:59Z")) == Self.ms("2028-02-01T00:00:00Z"))
         #expect(RollupCells.Grain.nextMonth(Self.ms("2026-12-01T00:00:00Z")) == Self.ms("2027-01-01T00:00:00Z"))
     }

@@ -33,6 +33,7 @@ public final class PostgresStatsReader: StatsSource {
             do {
                 if rows != nil { try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.workMemory), logger: self.logger) }
                 var groups: [StatsGroupKey: CountsByAudience] = [:]
+                var subtracted = false
                 for piece in rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)] {
                     switch piece {
                     case .raw(let from, let to):
@@ -41,9 +42,33 @@ public final class PostgresStatsReader: StatsSource {
                         try await self.addRollups(
                             rows!, grain: grain, from: from, to: to, withVisitors: withVisitors, onlyKeys: onlyKeys,
                             visitorsOnly: visitorsOnly, on: connection, into: &groups)
+                    case .mostOfMonth(let from, let to):
+                        if !(visitorsOnly && withVisitors && onlyKeys != nil && rows!.key == "value") {
+                            let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
+                            try await self.addRollups(
+                                rows!, grain: .month, from: month, to: next, withVisitors: false, onlyKeys: onlyKeys, visitorsOnly: false,
+                                on: connection, into: &groups)
+                            for (a, b) in [(month, from), (to, next)] where a < b {
+                                try await self.addRollups(
+                                    rows!, grain: .day, from: a, to: b, withVisitors: false, onlyKeys: onlyKeys, visitorsOnly: false,
+                                    subtracting: true, on: connection, into: &groups)
+                            }
+                            subtracted = true
+                        }
+                        if withVisitors {
+                            try await self.addRollups(
+                                rows!, grain: .day, from: from, to: to, withVisitors: true, onlyKeys: onlyKeys, visitorsOnly: visitorsOnly,
+                                countsToo: false, on: connection, into: &groups)
+                        }
                     }
                 }
                 try await connection.query("COMMIT", logger: self.logger)
+                // A value only in the other days of a month netted to nothing: not in the range.
+                if subtracted {
+                    groups = groups.filter { _, c in
+                        c.people.events != 0 || c.bots.events != 0 || !c.people.clickVisitors.isEmpty || !c.bots.clickVisitors.isEmpty
+                    }
+                }
                 return groups
             } catch {
                 try? await connection.query("ROLLBACK", logger: self.logger)
@@ -66,10 +91,11 @@ public final class PostgresStatsReader: StatsSource {
 
     /// The rollup rows of one grain in [from, to): their counts summed by the server, and the
     /// click-visitor sketches merged here (`withVisitors`; of `onlyKeys`' groups when given;
-    /// with `visitorsOnly` and keys, the sketches alone).
+    /// with `visitorsOnly` and keys, or without `countsToo`, the sketches alone). With
+    /// `subtracting`, the counts are taken away instead (see `RollupRows.Piece.mostOfMonth`).
     func addRollups(
         _ rows: RollupRows, grain: RollupCells.Grain, from: Int64, to: Int64, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool,
-        on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
+        subtracting: Bool = false, countsToo: Bool = true, on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
         /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
         func selecting(_ sql: String, keys: [String]?? = .none) -> PostgresQuery {
@@ -84,11 +110,12 @@ public final class PostgresStatsReader: StatsSource {
             if case .some(let keys) = keys { bindings.append(keys) }
             return PostgresQuery(unsafeSQL: sql, binds: bindings)
         }
-        if !(visitorsOnly && withVisitors && onlyKeys != nil && rows.key == "value") {
+        if countsToo && !(visitorsOnly && withVisitors && onlyKeys != nil && rows.key == "value") {
+            let sign = subtracting ? -1 : 1
             for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
                 let c = row.makeRandomAccess()
                 var n = ConversionCounts()
-                let v = try (2..<12).map { Int(try c[$0].decode(Int64.self)) }
+                let v = try (2..<12).map { sign * Int(try c[$0].decode(Int64.self)) }
                 (n.events, n.clicks, n.fallbacks, n.installsClickId, n.installsRef) = (v[0], v[1], v[2], v[3], v[4])
                 (n.installsFingerprint, n.installsOrganic, n.opens, n.deferredOpens, n.installsInstallReferrer) = (v[5], v[6], v[7], v[8], v[9])
                 groups[rows.group(try c[0].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[1].decode(Bool.self))
@@ -141,6 +168,10 @@ struct RollupRows {
     enum Piece: Equatable {
         case rows(RollupCells.Grain, from: Int64, to: Int64)
         case raw(from: Int64, to: Int64)
+        /// Most days of one month, [from, to): their counts are the month's row less the day
+        /// rows of the month's other days (fewer rows to read); their visitors (which do not
+        /// subtract) come from their own day rows.
+        case mostOfMonth(from: Int64, to: Int64)
     }
 
     init?(plan: StatsPlan) {
@@ -167,14 +198,18 @@ struct RollupRows {
         platform = f.platform.map { Int16($0.code) }
         // The plan's hour pieces read hour rows and its day pieces day rows, whole UTC months
         // among them month rows; its quarter-hours (no rows of that grain here) read raw events.
+        // A time series keeps every row in its bucket: no month less its other days there.
+        var isSeries = false
+        if case .buckets = plan.grouping { isSeries = true }
         var pieces: [Piece] = []
         for piece in plan.pieces {
             let mapped: [Piece]
             switch piece {
-            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = Self.days(from: a, to: b)
+            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = Self.days(from: a, to: b, subtracting: !isSeries)
             case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = [.rows(.hour, from: a, to: b)]
             case .rollup(_, let a, let b), .raw(let a, let b): mapped = [.raw(from: a, to: b)]
-            case .dimensionDays(_, let fromDay, let toDay): mapped = Self.days(from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs)
+            case .dimensionDays(_, let fromDay, let toDay):
+                mapped = Self.days(from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs, subtracting: !isSeries)
             }
             for next in mapped {
                 switch (pieces.last, next) {
@@ -188,17 +223,29 @@ struct RollupRows {
         self.pieces = pieces
     }
 
-    /// Whole UTC days [from, to) as day rows, with the whole months among them as month rows.
-    static func days(from: Int64, to: Int64) -> [Piece] {
-        var firstMonth = RollupCells.Grain.monthStart(from)
-        if firstMonth < from { firstMonth = RollupCells.Grain.nextMonth(firstMonth) }
-        var end = firstMonth
-        while RollupCells.Grain.nextMonth(end) <= to { end = RollupCells.Grain.nextMonth(end) }
-        guard firstMonth < end else { return [.rows(.day, from: from, to: to)] }
+    /// Whole UTC days [from, to) month by month: a whole month as its month row; most of a
+    /// month, with `subtracting`, as the month less its other days; else as day rows.
+    static func days(from: Int64, to: Int64, subtracting: Bool = false) -> [Piece] {
         var pieces: [Piece] = []
-        if from < firstMonth { pieces.append(.rows(.day, from: from, to: firstMonth)) }
-        pieces.append(.rows(.month, from: firstMonth, to: end))
-        if end < to { pieces.append(.rows(.day, from: end, to: to)) }
+        var month = RollupCells.Grain.monthStart(from)
+        while month < to {
+            let next = RollupCells.Grain.nextMonth(month)
+            let (a, b) = (max(from, month), min(to, next))
+            let piece: Piece
+            if a == month && b == next {
+                piece = .rows(.month, from: a, to: b)
+            } else if subtracting && (b - a) * 2 > next - month {
+                piece = .mostOfMonth(from: a, to: b)
+            } else {
+                piece = .rows(.day, from: a, to: b)
+            }
+            switch (pieces.last, piece) {
+            case (.rows(let g, let c, let d)?, .rows(let h, let e, let f)) where g == h && d == e:
+                pieces[pieces.count - 1] = .rows(g, from: c, to: f)
+            default: pieces.append(piece)
+            }
+            month = next
+        }
         return pieces
     }
 
