@@ -129,7 +129,7 @@ import Testing
     /// SIGKILL while events keep coming; the other takes over, and in the end every event is
     /// attributed once, exactly as one replay of all of them decides.
     @Test func whenTheAttributingDaemonIsKilledTheOtherTakesOverAndTheAnswersAreExact() async throws {
-        let (_, url, _) = try Self.database("takeover")
+        let (cluster, url, name) = try Self.database("takeover")
         let key = "lpi_test_takeover"
         let (a, b, data) = try Self.twoDaemons(url, key: key)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -173,6 +173,23 @@ import Testing
         #expect(events.count == 7000)
         #expect(stored.count == expected.count && stored == expected, "\(stored.count) answers stored, \(expected.count) expected")
         #expect(DaemonProcess.read(other.logFile).contains("now does the derived work"), "the other daemon took over")
+
+        // And the stats count every event once: the rollups of both leaders add up to the events.
+        let readKey = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'read_key'", database: name)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let counted = try await LiveHTTP.send(http, "\(other.baseURL)/v1/admin/rollup", method: .POST, key: readKey)
+        #expect(counted.status == 200, "\(counted.body)")
+        let day: Int64 = 86_400_000
+        let times = events.map(\.event.occurredAtMs)
+        let range = "from=\(Timestamp.formatUTC(times.min()! - day).prefix(10))&to=\(Timestamp.formatUTC(times.max()! + day).prefix(10))&tz=UTC"
+        let summary = try await LiveHTTP.send(http, "\(other.baseURL)/v1/stats/summary?\(range)", method: .GET, key: readKey)
+        let metrics = (try JSONSerialization.jsonObject(with: Data(summary.body.utf8)) as? [String: Any])?["metrics"] as? [String: Any] ?? [:]
+        let kinds = Dictionary(uniqueKeysWithValues: events.map { ($0.seq, $0.event.kind) })
+        let byMatch = Dictionary(grouping: expected.filter { kinds[$0.seq] == .install }, by: \.match).mapValues(\.count)
+        #expect(metrics["clicks"] as? Int == events.filter { $0.event.kind == .click }.count, "\(summary.body)")
+        #expect(metrics["installs"] as? Int == events.filter { $0.event.kind == .install }.count)
+        let shown = (metrics["installs_by_match"] as? [String: Int] ?? [:]).filter { $0.value > 0 }
+        #expect(shown == Dictionary(uniqueKeysWithValues: byMatch.map { ($0.key.rawValue, $0.value) }), "\(summary.body)")
         await reader.close()
         try await http.shutdown()
     }
