@@ -3,15 +3,17 @@ import Foundation
 import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
+import Logging
 
 /// `linkpulse export`: the CSV of `/v1/export.csv` or `/v1/events.csv`, from the command line.
 /// Safe beside a running `serve`. A file is written atomically (temporary name, fsync, rename).
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a CSV export: a breakdown (--by), a time series (--interval) or the raw events (--events).",
-        discussion: "Same parameters and output as GET /v1/export.csv and /v1/events.csv. Example: linkpulse export --by ref --from 2026-11-01 --to 2026-11-21 --out refs.csv")
+        discussion: "Same parameters and output as GET /v1/export.csv and /v1/events.csv, from the SQLite installation under --data-dir or the PostgreSQL database of --database. Example: linkpulse export --by ref --from 2026-11-01 --to 2026-11-21 --out refs.csv")
 
     @OptionGroup var storage: StorageOptions
+    @OptionGroup var database: DatabaseOption
 
     @Option(help: "Break down by this dimension: ref, campaign, source, medium, platform.")
     var by: String?
@@ -91,10 +93,37 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         let logger = storage.bootstrapLogging()
         let content = try content()
+        let now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        if let location = database.location {
+            let store = try await PostgresStore.open(location, logger: logger, nowMs: now())
+            do {
+                if rollup {
+                    // Counts what is stored itself when no daemon does the derived work, else has
+                    // that daemon count it.
+                    var outcome = try await store.derived.tick()
+                    while case .led(let attributed, let counted) = outcome, attributed + counted > 0 { outcome = try await store.derived.tick() }
+                    if outcome == .standby, try await !store.countStored(timeout: .seconds(300)).caughtUp {
+                        throw ValidationError("the daemon doing the derived work did not count the stored events within 5 minutes; try --no-rollup")
+                    }
+                }
+                let stats = StatsService(reader: store.stats, defaultZone: tz, now: now)
+                try await write(content, with: CSVExporter(stats: stats, reader: store.stats), logger: logger)
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+            return
+        }
         let database = try AppDatabase(directory: storage.dataURL, logger: logger)
         if rollup { try database.rollups.rollUpThroughCurrent() }
-        let stats = StatsService(reader: database.stats, defaultZone: tz, now: { Int64(Date().timeIntervalSince1970 * 1000) })
-        let exporter = CSVExporter(stats: stats, reader: database.stats)
+        let stats = StatsService(reader: database.stats, defaultZone: tz, now: now)
+        try await write(content, with: CSVExporter(stats: stats, reader: database.stats), logger: logger)
+        try database.close()
+    }
+
+    /// Writes `content` to `--out` (a file atomically, or standard output or a device as is).
+    func write(_ content: ExportContent, with exporter: CSVExporter, logger: Logger) async throws {
         let rows: Int
         if out == "-" || Self.isSpecialFile(out) {
             // Standard output, or a device or pipe (/dev/null, a FIFO): written straight through,
@@ -107,7 +136,6 @@ struct Export: AsyncParsableCommand {
                 try await exporter.write(content, gzip: gzip, to: sink)
             }
         }
-        try database.close()
         logger.info("exported", metadata: ["rows": "\(rows)", "out": "\(out)"])
     }
 }

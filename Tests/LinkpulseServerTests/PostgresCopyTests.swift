@@ -185,6 +185,17 @@ import Testing
         }
         #expect(compared == paths.count)
 
+        // `linkpulse export --database` writes what the SQLite daemon's /v1/export.csv sends.
+        let csvOut = data.appending(path: "by-ref.csv")
+        let exported = try LiveHTTP.command([
+            "export", "--database", url, "--by", "ref", "--from", date(now - 4 * day), "--to", date(now + day), "--out", csvOut.path,
+        ])
+        #expect(exported.status == 0, "\(exported.output)")
+        let fromSQLiteCSV = try await LiveHTTP.send(
+            http, sqlite.baseURL + "/v1/export.csv?by=ref&from=\(date(now - 4 * day))&to=\(date(now + day))", method: .GET, key: readKey)
+        let csv = (try? String(contentsOf: csvOut, encoding: .utf8)) ?? ""
+        #expect(csv.count > 100 && csv == fromSQLiteCSV.body, "\(csv.prefix(300))")
+
         // How single events were attributed, in /v1/resolve's words, alike on both stores.
         let sample = try await DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path).read { db in
             try String.fetchAll(db, sql: "SELECT event_id FROM events WHERE type <> 'click' ORDER BY seq DESC LIMIT 40")
