@@ -106,20 +106,17 @@ public final class PostgresDerivedWork: Sendable {
             }
             guard session.leading else { return .standby }
             let deadline = ContinuousClock.now + budget
-            var attributed = 0
-            while ContinuousClock.now < deadline {
+            var (attributed, rolledUp) = (0, 0)
+            // A round of each in turn, so that the stats keep pace with attribution under a
+            // backlog; attribution first, since an app may be waiting for an answer.
+            repeat {
                 let (count, through) = try await attributeRound(on: session.connection)
                 progress.advance(to: through)
                 attributed += count
-                if count < roundSize { break }
-            }
-            // Then the rollups count what is attributed (in the time left, at least one round).
-            var rolledUp = 0
-            repeat {
-                let (count, through) = try await rollupRound(on: session.connection)
-                counted.advance(to: through)
-                rolledUp += count
-                if count < roundSize { break }
+                let (rolled, counted) = try await rollupRound(on: session.connection)
+                self.counted.advance(to: counted)
+                rolledUp += rolled
+                if count < roundSize && rolled < roundSize { break }
             } while ContinuousClock.now < deadline
             return .led(attributed: attributed, counted: rolledUp)
         } catch {
