@@ -9,12 +9,12 @@ import Synchronization
 ///
 /// Every daemon has one. At each `tick` (its timer's) it makes sure it has a connection of its
 /// own (not from the pool: the lock belongs to the session), tries the lock if it does not hold
-/// it, and when it does, attributes every new event in rounds, then counts the attributed ones
-/// into the rollups in rounds, each round one transaction on that connection with its watermark
-/// in `lp_derived_state`. A daemon that dies ends its
-/// session, which frees the lock: another takes over at its next tick and goes on from the
-/// watermark, so no event is attributed twice or skipped, and one that lost its connection
-/// can write nothing more (its transactions were on it).
+/// it, and when it does, attributes new events and counts the attributed ones into the rollups,
+/// in rounds, each round one transaction on that connection with its watermark in
+/// `lp_derived_state`. A daemon that dies ends its session, which frees the lock: another takes
+/// over at its next tick and goes on from the watermarks, so no event is attributed or counted
+/// twice or skipped, and one that lost its connection can write nothing more (its transactions
+/// were on it).
 ///
 /// The connection also listens on the derived-work channel (`attribution/notify.sql`): an
 /// ingest commit that stored a `/v1/resolve` event wakes the leader at once (`whenWoken`),
@@ -91,9 +91,9 @@ public final class PostgresDerivedWork: Sendable {
         }
     }
 
-    /// Connects if needed, leads if it can, and attributes, then counts into the rollups, until
-    /// caught up or `budget` has passed (the rest waits for the next tick). A failure closes the connection, so the lock
-    /// is free for others, and is thrown. Not to be called while a tick is under way (its
+    /// Connects if needed, leads if it can, and attributes and counts into the rollups until
+    /// caught up or `budget` has passed (the rest waits for the next tick). A failure closes the
+    /// connection, so the lock is free for others, and is thrown. Not to be called while a tick is under way (its
     /// rounds share the one connection): the daemon's timer job runs one at a time.
     @discardableResult
     public func tick(budget: Duration = .seconds(5)) async throws -> Outcome {
@@ -139,7 +139,14 @@ public final class PostgresDerivedWork: Sendable {
         if let session = state.withLock({ $0 }), !session.connection.isClosed { return session }
         let connection = try await PostgresConnection.connect(
             configuration: location.connectionConfiguration, id: Int.random(in: 1...Int.max), logger: logger)
-        let session = Session(connection: connection, leading: false, listening: try await listen(on: connection))
+        let listening: Task<Void, Never>
+        do {
+            listening = try await listen(on: connection)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        let session = Session(connection: connection, leading: false, listening: listening)
         state.withLock { $0 = session }
         return session
     }

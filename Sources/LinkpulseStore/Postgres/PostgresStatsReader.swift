@@ -4,8 +4,8 @@ import PostgresNIO
 
 /// Stats on PostgreSQL: exact, and the same counts as the SQLite store's for the same events.
 ///
-/// Whole UTC days and hours of a range come from the rollup rows (`lp_rollups`, see
-/// `RollupCells`), the edges from the raw events, each row through the same `CountedEvent` and
+/// Whole UTC months, days and hours of a range come from the rollup rows (`lp_rollups`, see
+/// `RollupCells`, `RollupRows`), the edges finer than an hour from the raw events, each row through the same `CountedEvent` and
 /// `StatsPlan.addRaw` as the SQLite store's edges. The rows are kept by one link dimension at a
 /// time (or by platform), so a query filtered by more than one dimension, or grouped by one
 /// and filtered by another, is counted from the raw events of its whole range (slower; see
@@ -28,6 +28,8 @@ public final class PostgresStatsReader: StatsSource {
         let plan = StatsPlan(query: query, grouping: grouping)
         let wanted = onlyKeys.map(Set.init)
         let rows = RollupRows(plan: plan)
+        // The second pass of a breakdown wants the visitors of its page alone.
+        let counting: Counting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
             do {
@@ -40,25 +42,19 @@ public final class PostgresStatsReader: StatsSource {
                         try await self.addRaw(from: from, to: to, plan: plan, wanted: wanted, on: connection, into: &groups)
                     case .rows(let grain, let from, let to):
                         try await self.addRollups(
-                            rows!, grain: grain, from: from, to: to, withVisitors: withVisitors, onlyKeys: onlyKeys,
-                            visitorsOnly: visitorsOnly, on: connection, into: &groups)
+                            rows!, grain, from: from, to: to, counting, visitors: withVisitors, of: onlyKeys, on: connection, into: &groups)
                     case .mostOfMonth(let from, let to):
-                        if !(visitorsOnly && withVisitors && onlyKeys != nil && rows!.key == "value") {
+                        if counting == .add {
                             let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
-                            try await self.addRollups(
-                                rows!, grain: .month, from: month, to: next, withVisitors: false, onlyKeys: onlyKeys, visitorsOnly: false,
-                                on: connection, into: &groups)
+                            try await self.addRollups(rows!, .month, from: month, to: next, .add, visitors: false, of: nil, on: connection, into: &groups)
                             for (a, b) in [(month, from), (to, next)] where a < b {
-                                try await self.addRollups(
-                                    rows!, grain: .day, from: a, to: b, withVisitors: false, onlyKeys: onlyKeys, visitorsOnly: false,
-                                    subtracting: true, on: connection, into: &groups)
+                                try await self.addRollups(rows!, .day, from: a, to: b, .subtract, visitors: false, of: nil, on: connection, into: &groups)
                             }
                             subtracted = true
                         }
                         if withVisitors {
                             try await self.addRollups(
-                                rows!, grain: .day, from: from, to: to, withVisitors: true, onlyKeys: onlyKeys, visitorsOnly: visitorsOnly,
-                                countsToo: false, on: connection, into: &groups)
+                                rows!, .day, from: from, to: to, .none, visitors: true, of: onlyKeys, on: connection, into: &groups)
                         }
                     }
                 }
@@ -77,6 +73,13 @@ public final class PostgresStatsReader: StatsSource {
         }
     }
 
+    /// What a read of rollup rows does with their counts.
+    enum Counting: Equatable {
+        case add, subtract
+        /// Reads the visitors alone.
+        case none
+    }
+
     /// The counted raw events of [from, to).
     func addRaw(
         from: Int64, to: Int64, plan: StatsPlan, wanted: Set<String?>?, on connection: PostgresConnection,
@@ -89,13 +92,12 @@ public final class PostgresStatsReader: StatsSource {
         }
     }
 
-    /// The rollup rows of one grain in [from, to): their counts summed by the server, and the
-    /// click-visitor sketches merged here (`withVisitors`; of `onlyKeys`' groups when given;
-    /// with `visitorsOnly` and keys, or without `countsToo`, the sketches alone). With
-    /// `subtracting`, the counts are taken away instead (see `RollupRows.Piece.mostOfMonth`).
+    /// The rollup rows of one grain in [from, to): their counts summed by the server, added or
+    /// taken away (`counting`; see `RollupRows.Piece.mostOfMonth`), and with `visitors` their
+    /// click-visitor sketches merged here (of the groups `keys` when given).
     func addRollups(
-        _ rows: RollupRows, grain: RollupCells.Grain, from: Int64, to: Int64, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool,
-        subtracting: Bool = false, countsToo: Bool = true, on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
+        _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: Counting, visitors: Bool, of keys: [String?]?,
+        on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
         /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
         func selecting(_ sql: String, keys: [String]?? = .none) -> PostgresQuery {
@@ -110,8 +112,8 @@ public final class PostgresStatsReader: StatsSource {
             if case .some(let keys) = keys { bindings.append(keys) }
             return PostgresQuery(unsafeSQL: sql, binds: bindings)
         }
-        if countsToo && !(visitorsOnly && withVisitors && onlyKeys != nil && rows.key == "value") {
-            let sign = subtracting ? -1 : 1
+        if counting != .none {
+            let sign = counting == .subtract ? -1 : 1
             for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
                 let c = row.makeRandomAccess()
                 var n = ConversionCounts()
@@ -121,9 +123,9 @@ public final class PostgresStatsReader: StatsSource {
                 groups[rows.group(try c[0].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[1].decode(Bool.self))
             }
         }
-        guard withVisitors else { return }
-        let keys: [String]? = rows.key == "value" ? onlyKeys.map { $0.map { $0 ?? "" } } : nil
-        let sketches = try await connection.query(selecting(queries.stats.rollupVisitors, keys: .some(keys)), logger: logger)
+        guard visitors else { return }
+        let values: [String]? = rows.key == "value" ? keys.map { $0.map { $0 ?? "" } } : nil
+        let sketches = try await connection.query(selecting(queries.stats.rollupVisitors, keys: .some(values)), logger: logger)
         for try await (key, bot, sketch) in sketches.decode((String, Bool, ByteBuffer).self) {
             sketch.withUnsafeReadableBytes { groups[rows.group(key), default: CountsByAudience()].mergeVisitors(serialized: $0, isBot: bot) }
         }
