@@ -76,6 +76,11 @@ public struct ExportJob: Sendable {
         "\(name)_\(period.label).csv" + (gzip ? ".gz" : "")
     }
 
+    /// Whether the job exports raw events (`events.csv`): retention then waits for its periods.
+    public var exportsRawEvents: Bool {
+        if case .events = content { true } else { false }
+    }
+
     /// The content with its range set to `period`.
     public func content(for period: ExportSchedule.Period) -> ExportContent {
         var content = content

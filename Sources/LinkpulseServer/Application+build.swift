@@ -198,7 +198,7 @@ public func buildApplication(
         TimerService(
             job: RetentionJob(
                 database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
-                rawEventExports: settings.exportJobs.filter { if case .events = $0.content { true } else { false } }.map(\.name),
+                rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
                 now: deps.now, logger: logger),
             every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),

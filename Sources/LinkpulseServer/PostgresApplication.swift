@@ -20,7 +20,7 @@ import ServiceLifecycle
 /// the same id. Attribution runs on whichever daemon holds the derived-work lock
 /// (`AsyncTickJob.derivedWork`, every `rollupInterval`, and at once for a resolve), and so do
 /// the scheduled exports, into that daemon's
-/// `--export-dir`. Raw-event retention is not on PostgreSQL yet.
+/// `--export-dir`, and raw-event retention (`--retention-days`, between its rounds).
 public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
     queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,
@@ -48,6 +48,17 @@ public func buildPostgresApplication(
     OpenAPIController().addRoutes(to: router)
     if let prometheus { MetricsController(registry: prometheus, refresh: { _ = try? await progress.read() }).addRoutes(to: router) }
     router.add(middleware: MethodNotAllowedMiddleware())
+    if settings.rawEventRetention.deletes {
+        // Never past a period a scheduled raw-event export has still to write.
+        let eventJobs = settings.exportJobs.filter(\.exportsRawEvents).map(\.name)
+        store.derived.retainRawEvents(every: settings.retentionInterval) { [ledger = store.exportLedger] in
+            var pending: Int64?
+            for job in eventJobs {
+                if let end = try await ledger.lastExportedPeriod(job: job)?.endMs { pending = min(pending ?? end, end) }
+            }
+            return settings.rawEventRetention.horizon(nowMs: now(), pendingExportFromMs: pending)
+        }
+    }
     let derivedWork = AsyncTickJob.derivedWork(store.derived, logger: logger)
     store.derived.whenWoken { derivedWork.nudge() }
     var services: [any Service] = [

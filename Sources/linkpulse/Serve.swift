@@ -258,7 +258,6 @@ extension Serve {
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
-        if retentionDays > 0 { throw ValidationError("--retention-days runs on SQLite only so far; leave it out with --database.") }
         let store = try await PostgresStore.open(
             location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
         do {
@@ -272,7 +271,8 @@ extension Serve {
                 dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
                 resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
                 quarantineRetentionDays: quarantineRetentionDays,
-                retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000))
+                retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
+                rawEventRetention: RawEventRetention(days: retentionDays))
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()

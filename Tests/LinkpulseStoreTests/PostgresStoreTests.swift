@@ -109,6 +109,66 @@ import Testing
         await store.close()
     }
 
+    /// `--retention-days`: the month partitions before the horizon are dropped and the default
+    /// partition's rows before it deleted, once counted; stats over whole days stay the same, an
+    /// edge before the horizon and an event export from before it are refused, an install kept
+    /// still names the deleted click it came from, an id deleted stays a duplicate, and
+    /// attribution matches no click before the horizon any more.
+    @Test func retentionDropsWholeMonthsOnceCountedAndKeepsWhatKeptEventsName() async throws {
+        let store = try await Self.open(Self.database("retention"))  // partitions from October
+        func ms(_ text: String) -> Int64 { Timestamp.parseRFC3339(text)! }
+        var september = Self.event("c-sep", kind: .click, at: ms("2026-09-10T10:00:00Z"))
+        september.ref = "old"
+        var click = Self.event("c-oct", kind: .click, at: ms("2026-10-10T10:00:00Z"))
+        click.ref = "spring"
+        click.campaign = "launch"
+        click.url = "https://go.example/spring"
+        var octoberInstall = Self.event("i-oct", kind: .install, at: ms("2026-10-10T11:00:00Z"))
+        octoberInstall.clickId = "c-oct"
+        var novemberInstall = Self.event("i-nov", kind: .install, at: ms("2026-11-05T10:00:00Z"))
+        novemberInstall.clickId = "c-oct"
+        var november = Self.event("c-nov", kind: .click, at: ms("2026-11-05T09:00:00Z"))
+        november.ref = "fall"
+        _ = try await store.events.store([IngestWork(events: [september, click, octoberInstall, november, novemberInstall], quarantine: [])])
+        #expect(try await store.derived.tick() == .led(attributed: 5, counted: 5))
+        func counts(_ from: String, _ to: String) async throws -> CountsByAudience? {
+            let query = try StatsQuery.parse(["from": from, "to": to, "tz": "UTC"], defaultZone: "UTC", nowMs: Self.nowMs)
+            return try await store.stats.statsCounts(query, grouping: .none, withVisitors: true)[.all]
+        }
+        let october = try #require(try await counts("2026-10-01", "2026-10-31"))
+        #expect(october.people.clicks == 1 && october.people.installsClickId == 1)
+
+        let outcome = try await store.derived.pruneRawEvents(before: ms("2026-11-01T00:00:00Z"))
+        #expect(outcome.droppedMonths == ["lp_events_2026_10"] && outcome.deletedDefaultEvents == 1 && !outcome.waitsForRollups)
+        #expect(try await store.events.events(afterSeq: 0, limit: 10).map(\.event.id) == ["c-nov", "i-nov"])
+        // Whole days: the rollups, unchanged.
+        #expect(try await counts("2026-10-01", "2026-10-31") == october)
+        // An edge before the horizon, and events before it: refused, naming the parameter.
+        await #expect(throws: ParameterError.self) { _ = try await counts("2026-10-10T10:07:00Z", "2026-10-20") }
+        await #expect(throws: ParameterError.self) {
+            _ = try await store.stats.rawEventCursor(for: RawEventQuery(fromMs: ms("2026-10-01T00:00:00Z"), toMs: ms("2026-11-10T00:00:00Z")))
+        }
+        // The kept install still names its click; the deleted one is expired.
+        guard case .attributed(let kept) = try await store.attributedEvent(eventId: "i-nov", wait: .seconds(1)) else {
+            Issue.record("i-nov is not answered")
+            return
+        }
+        #expect(kept.click?.id == "c-oct" && kept.click?.url == "https://go.example/spring" && kept.click?.dimensions.ref == "spring")
+        #expect(try await store.attributedEvent(eventId: "i-oct", wait: .seconds(1)) == .expired)
+        // A deleted id resent stays a duplicate; a new install naming the deleted click is organic.
+        var late = Self.event("i-late", kind: .install, at: ms("2026-11-06T10:00:00Z"))
+        late.clickId = "c-oct"
+        let again = try await store.events.store([IngestWork(events: [Self.event("c-oct", kind: .click), late], quarantine: [])])
+        #expect(again.first?.first == .duplicate)
+        _ = try await store.derived.tick()
+        guard case .attributed(let organic) = try await store.attributedEvent(eventId: "i-late", wait: .seconds(2)) else {
+            Issue.record("i-late is not answered")
+            return
+        }
+        #expect(organic.match == .organic)
+        await store.close()
+    }
+
     @Test func duplicatesInOneCommitAndAcrossCommitsAreStoredOnce() async throws {
         let store = try await Self.open(Self.database("dupes"))
         let first = try await store.events.store([

@@ -33,6 +33,15 @@ public final class PostgresDerivedWork: Sendable {
     let counted = AttributionProgress()
     private let state = Mutex<Session?>(nil)
     private let woken = Mutex<(@Sendable () -> Void)?>(nil)
+    private let retention = Mutex<RetentionSchedule?>(nil)
+
+    /// Raw-event retention: how often, the horizon to delete before (nil: nothing now), and
+    /// when it last ran.
+    struct RetentionSchedule: Sendable {
+        let every: Duration
+        let horizon: @Sendable () async throws -> Int64?
+        var last: ContinuousClock.Instant?
+    }
 
     /// The channel of `attribution/notify.sql`.
     static let channel = "linkpulse_derived"
@@ -81,6 +90,12 @@ public final class PostgresDerivedWork: Sendable {
         woken.withLock { $0 = handler }
     }
 
+    /// Has the daemon, while it leads, delete the raw events before `horizon()` (when it gives
+    /// one) every `interval`, between its rounds (`pruneRawEvents`): `--retention-days`.
+    public func retainRawEvents(every interval: Duration, horizon: @escaping @Sendable () async throws -> Int64?) {
+        retention.withLock { $0 = RetentionSchedule(every: interval, horizon: horizon, last: nil) }
+    }
+
     /// The answers of one replay of `events` (every stored event, in seq order) through the
     /// rules with this window: what the rounds must have stored, for checks and tests.
     public static func replay(_ events: [(seq: Int64, event: IngestEvent)], windowMs: Int64) throws -> [PostgresAttributionRecord] {
@@ -118,10 +133,28 @@ public final class PostgresDerivedWork: Sendable {
                 rolledUp += rolled
                 if count < roundSize && rolled < roundSize { break }
             } while ContinuousClock.now < deadline
+            try await retainIfDue()
             return .led(attributed: attributed, counted: rolledUp)
         } catch {
             await stop()
             throw error
+        }
+    }
+
+    /// Runs retention when its interval has passed since the last run.
+    func retainIfDue() async throws {
+        let now = ContinuousClock.now
+        let due = retention.withLock { r -> (@Sendable () async throws -> Int64?)? in
+            guard let current = r, current.last.map({ now - $0 >= current.every }) ?? true else { return nil }
+            r?.last = now
+            return current.horizon
+        }
+        guard let due, let horizon = try await due() else { return }
+        let outcome = try await pruneRawEvents(before: horizon)
+        if !outcome.droppedMonths.isEmpty || outcome.deletedDefaultEvents > 0 {
+            logger.info("deleted raw events before the retention horizon", metadata: [
+                "horizon": "\(Timestamp.formatUTC(horizon))", "months": "\(outcome.droppedMonths)", "default_rows": "\(outcome.deletedDefaultEvents)",
+            ])
         }
     }
 

@@ -30,6 +30,12 @@ struct PostgresQueries: Sendable {
         let state, events, cells, upsert, advance: String
     }
 
+    /// Raw-event retention (`retention/`).
+    struct Retention: Sendable {
+        let expiredMonths, goneMonth, goneDefault, uncounted, keepClicks, forget, deleteDefault, dropMonth: String
+        let dropClickIndexes, recordHorizon, horizon: String
+    }
+
     /// The export ledger and the raw-event export's pages (`export/`).
     struct Export: Sendable {
         let jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
@@ -41,6 +47,7 @@ struct PostgresQueries: Sendable {
     let attribution: Attribution
     let stats: Stats
     let rollups: Rollups
+    let retention: Retention
     let export: Export
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
@@ -90,6 +97,13 @@ struct PostgresQueries: Sendable {
             rollups: Rollups(
                 state: try text("rollups/state.sql"), events: try text("rollups/events.sql"), cells: try text("rollups/cells.sql"),
                 upsert: try text("rollups/upsert.sql"), advance: try text("rollups/advance.sql")),
+            retention: Retention(
+                expiredMonths: try text("retention/expired_months.sql"), goneMonth: try text("retention/gone_month.sql"),
+                goneDefault: try text("retention/gone_default.sql"), uncounted: try text("retention/uncounted.sql"),
+                keepClicks: try text("retention/keep_clicks.sql"), forget: try text("retention/forget.sql"),
+                deleteDefault: try text("retention/delete_default.sql"), dropMonth: try text("retention/drop_month.sql"),
+                dropClickIndexes: try text("retention/drop_click_indexes.sql"), recordHorizon: try text("retention/record_horizon.sql"),
+                horizon: try text("retention/horizon.sql")),
             export: Export(
                 jobLastPeriod: try text("export/job_last_period.sql"),
                 recordJobPeriod: try text("export/record_job_period.sql"),

@@ -33,6 +33,7 @@ public final class PostgresStatsReader: StatsSource {
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
             do {
+                if let horizon = try await self.horizon(on: connection) { try Self.refuseRaw(rows, query: query, before: horizon) }
                 if rows != nil { try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.workMemory), logger: self.logger) }
                 var groups: [StatsGroupKey: CountsByAudience] = [:]
                 var subtracted = false
@@ -70,6 +71,32 @@ public final class PostgresStatsReader: StatsSource {
                 try? await connection.query("ROLLBACK", logger: self.logger)
                 throw error
             }
+        }
+    }
+
+    /// The raw-event horizon (retention has deleted raw events before it), or nil.
+    func horizon(on connection: PostgresConnection) async throws -> Int64? {
+        for try await ms in try await connection.query(PostgresQuery(unsafeSQL: queries.retention.horizon), logger: logger).decode(Int64.self) {
+            return ms
+        }
+        return nil
+    }
+
+    /// Throws when the answer would read raw events before `horizonMs`, naming the parameter:
+    /// never counted from what is left.
+    static func refuseRaw(_ rows: RollupRows?, query: StatsQuery, before horizonMs: Int64) throws {
+        guard let rows else {
+            guard query.fromMs >= horizonMs else {
+                throw ParameterError(
+                    "from",
+                    "A query filtered by two link dimensions, or grouped by one and filtered by another, is counted from raw events "
+                        + "on PostgreSQL, and raw events before \(Timestamp.formatUTC(horizonMs)) are deleted (--retention-days). "
+                        + "Start `from` at that instant or later, or filter by one dimension.")
+            }
+            return
+        }
+        for case .raw(let from, _) in rows.pieces where from < horizonMs {
+            throw ParameterError.finerThanKept(from == query.fromMs ? "from" : "to", horizonMs: horizonMs)
         }
     }
 
@@ -263,9 +290,11 @@ struct RollupRows {
 }
 
 extension PostgresStatsReader: RawEventSource {
-    /// Starts a raw-event export at the newest event stored so far (no retention on
-    /// PostgreSQL yet: every range can be read).
+    /// Starts a raw-event export at the newest event stored so far; throws `ParameterError`
+    /// (naming `from`) when it starts before the raw-event horizon.
     public func rawEventCursor(for query: RawEventQuery) async throws -> RawEventCursor {
+        let horizon = try await client.withConnection { try await self.horizon(on: $0) }
+        if let horizon, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
         for try await seq in try await client.query(PostgresQuery(unsafeSQL: queries.export.newestSeq), logger: logger).decode(Int64.self) {
             return RawEventCursor(snapshotSeq: seq)
         }

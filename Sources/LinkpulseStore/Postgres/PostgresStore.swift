@@ -88,7 +88,9 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
         let deadline = ContinuousClock.now + wait
         while true {
-            guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .notStored }
+            // The seq was stored (it came from a commit or from lp_event_ids): no row means
+            // retention deleted it.
+            guard let (event, through) = try await readAttributedEvent(seq: seq) else { return .expired }
             if through >= seq { return .attributed(event) }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .pending }

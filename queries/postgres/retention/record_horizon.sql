@@ -1,0 +1,3 @@
+-- record_horizon: raw events before $1 (UTC ms) may be gone; the horizon never moves back.
+INSERT INTO lp_installation (key, value) VALUES ('raw_horizon_ms', $1)
+ON CONFLICT (key) DO UPDATE SET value = greatest(lp_installation.value::bigint, excluded.value::bigint)::text
