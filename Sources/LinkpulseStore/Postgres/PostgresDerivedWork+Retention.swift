@@ -41,7 +41,7 @@ extension PostgresDerivedWork {
             let done = try await deleteBatch(
                 gone: PostgresQuery(unsafeSQL: q.goneMonth.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
                 delete: PostgresQuery(unsafeSQL: q.dropMonth.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
-                horizonMs: horizonMs, on: connection)
+                evenIfEmpty: true, horizonMs: horizonMs, on: connection)
             guard done != nil else {
                 outcome.waitsForRollups = true
                 return outcome
@@ -51,7 +51,7 @@ extension PostgresDerivedWork {
         while true {
             guard let deleted = try await deleteBatch(
                 gone: PostgresStore.query(q.goneDefault, horizonMs, Int64(batch)), delete: PostgresQuery(unsafeSQL: q.deleteDefault),
-                horizonMs: horizonMs, on: connection)
+                evenIfEmpty: false, horizonMs: horizonMs, on: connection)
             else {
                 outcome.waitsForRollups = true
                 return outcome
@@ -62,9 +62,12 @@ extension PostgresDerivedWork {
     }
 
     /// One transaction of retention: `gone` fills `lp_gone` with a batch of events, `delete`
-    /// removes them. Returns how many the batch held, or nil (nothing done) when some are not
-    /// counted by the rollups yet.
-    private func deleteBatch(gone: PostgresQuery, delete: PostgresQuery, horizonMs: Int64, on connection: PostgresConnection) async throws -> Int? {
+    /// removes them (an empty batch too with `evenIfEmpty`: an empty month partition goes).
+    /// Returns how many the batch held, or nil (nothing done) when some are not counted by the
+    /// rollups yet.
+    private func deleteBatch(
+        gone: PostgresQuery, delete: PostgresQuery, evenIfEmpty: Bool, horizonMs: Int64, on connection: PostgresConnection
+    ) async throws -> Int? {
         let q = queries.retention
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query(gone, logger: logger)
@@ -73,7 +76,7 @@ extension PostgresDerivedWork {
                 (size, uncounted) = (n, waiting)
             }
             guard uncounted == 0 else { return nil }
-            guard size > 0 else { return 0 }
+            guard size > 0 || evenIfEmpty else { return 0 }
             try await connection.query(PostgresStore.query(q.recordHorizon, String(horizonMs)), logger: logger)
             try await connection.query(PostgresStore.query(q.dropClickIndexes, horizonMs), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: q.keepClicks), logger: logger)
