@@ -209,19 +209,7 @@ struct Serve: AsyncParsableCommand {
             database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
             storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard), prometheus: registry,
             logger: logger)
-        let settings = ServerSettings(
-            host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
-            idMergeThreshold: idMergeThreshold,
-            rollupInterval: .milliseconds(rollupInterval.flatMap(DurationText.milliseconds) ?? 10_000), defaultTimeZone: timezone,
-            exportDirectory: exportDirectory(dataURL: dataURL),
-            exportJobs: try exportJobs(),
-            exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
-            dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
-            segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
-            maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
-            quarantineRetentionDays: quarantineRetentionDays,
-            retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
-            rawEventRetention: RawEventRetention(days: retentionDays), ingestPacing: pacingLimit ?? .standard)
+        let settings = try serverSettings(dataURL: dataURL, defaultRollupMs: 10_000)
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
         } else {
@@ -248,9 +236,24 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
-    /// Where scheduled exports are written: `--export-dir`, else `exports` in the data directory.
-    func exportDirectory(dataURL: URL) -> URL {
-        exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports")
+    /// The daemon's settings from its options, one place for both stores (on PostgreSQL the
+    /// SQLite-only ones, such as the id index's merge threshold, go unused). Exports go to
+    /// `--export-dir`, else `exports` in `dataURL`; `--rollup-interval` defaults to
+    /// `defaultRollupMs`.
+    func serverSettings(dataURL: URL, defaultRollupMs: Int64) throws -> ServerSettings {
+        ServerSettings(
+            host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
+            idMergeThreshold: idMergeThreshold,
+            rollupInterval: .milliseconds(rollupInterval.flatMap(DurationText.milliseconds) ?? defaultRollupMs), defaultTimeZone: timezone,
+            exportDirectory: exportDir.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataURL.appending(path: "exports"),
+            exportJobs: try exportJobs(),
+            exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
+            dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir),
+            segmentMapping: try segmentMapping(), resolveRate: resolveRate, resolveBurst: resolveBurst,
+            maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
+            quarantineRetentionDays: quarantineRetentionDays,
+            retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
+            rawEventRetention: RawEventRetention(days: retentionDays), ingestPacing: pacingLimit ?? .standard)
     }
 
     /// The daemon on PostgreSQL (see `buildPostgresApplication` for what it serves yet). Several
@@ -263,16 +266,7 @@ extension Serve {
         do {
             let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
             logger.info("database open", metadata: ["database": "\(location)"])
-            let settings = ServerSettings(
-                host: host, port: port, trustProxy: trustProxy, queueCapacity: queueCapacity,
-                rollupInterval: .milliseconds(rollupInterval.flatMap(DurationText.milliseconds) ?? 1_000), defaultTimeZone: timezone,
-                exportDirectory: exportDirectory(dataURL: storage.dataURL),
-                exportJobs: try exportJobs(), exportCheckInterval: .milliseconds(DurationText.milliseconds(exportCheckInterval) ?? 15_000),
-                dashboardsDirectory: DashboardAssets.locate(explicit: dashboardsDir), segmentMapping: try segmentMapping(),
-                resolveRate: resolveRate, resolveBurst: resolveBurst, maxRollupLag: .milliseconds(DurationText.milliseconds(maxRollupLag) ?? 300_000),
-                quarantineRetentionDays: quarantineRetentionDays,
-                retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
-                rawEventRetention: RawEventRetention(days: retentionDays))
+            let settings = try serverSettings(dataURL: storage.dataURL, defaultRollupMs: 1_000)
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
             try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()
