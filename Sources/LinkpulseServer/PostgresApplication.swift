@@ -75,11 +75,7 @@ public func buildPostgresApplication(
         // Every daemon checks; the one doing the derived work writes (see ExportScheduler).
         let scheduler = ExportScheduler(
             jobs: settings.exportJobs, directory: settings.exportDirectory, exporter: exporter, ledger: store.exportLedger,
-            bringStatsUpToDate: {
-                guard try await store.countStored(timeout: .seconds(300)).caughtUp else {
-                    throw PostgresStoreError.timedOut(what: "waiting for the rollups before an export", after: .seconds(300))
-                }
-            },
+            bringStatsUpToDate: { try await store.countStored(timeout: .seconds(300)) },
             runsHere: { store.derived.isLeading }, now: now, logger: logger)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
         for job in settings.exportJobs {
@@ -215,8 +211,7 @@ struct PostgresAdminController: Sendable {
         router.post("v1/admin/rollup") { request, _ -> Response in
             guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             do {
-                let (waiting, caughtUp) = try await store.countStored(timeout: .seconds(60))
-                guard caughtUp else { throw PostgresStoreError.timedOut(what: "waiting for the rollups", after: .seconds(60)) }
+                let waiting = try await store.countStored(timeout: .seconds(60))
                 return .json(AdminController.RollupResponse(processed: Int(waiting)), status: .ok)
             } catch {
                 return .error(.serviceUnavailable, code: "rollup_failed", message: "The stored events could not all be counted yet (\(error)); try again shortly.", headers: [.retryAfter: "5"])

@@ -79,7 +79,7 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 let probe = Probe(
                     backend: self, answers: store,
                     countRows: { _, sql in Int(try cluster.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 },
-                    settle: { _ = try await store.countStored(timeout: .seconds(60)) })
+                    settle: { try await store.countStored(timeout: .seconds(60)) })
                 try await apps[0].test(.live) { a in
                     try await apps[1].test(.live) { b in
                         try await body(AlternatingClient([a, b]), probe)

@@ -169,6 +169,30 @@ import Testing
         await store.close()
     }
 
+    /// `retainRawEvents`: the leader runs retention from its own tick, at most once an interval,
+    /// to the horizon it is given; a daemon standing by runs none.
+    @Test func theLeadersTickRunsRetentionOnceAnInterval() async throws {
+        let location = try Self.database("retention_tick")
+        let (store, standby) = (try await Self.open(location), try await Self.open(location))
+        let november = Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!
+        let asked = Mutex(0)
+        for daemon in [store, standby] {
+            daemon.derived.retainRawEvents(every: .seconds(3600)) {
+                asked.withLock { $0 += 1 }
+                return november
+            }
+        }
+        let old = Self.event("october", kind: .click, at: Timestamp.parseRFC3339("2026-10-10T10:00:00Z")!)
+        _ = try await store.events.store([IngestWork(events: [old, Self.event("kept")], quarantine: [])])
+        #expect(try await store.derived.tick() == .led(attributed: 2, counted: 2))
+        #expect(try await standby.derived.tick() == .standby)
+        #expect(try await store.events.events(afterSeq: 0, limit: 10).map(\.event.id) == ["kept"])
+        _ = try await store.derived.tick()
+        #expect(asked.withLock { $0 } == 1, "once an interval, by the leader only")
+        await store.close()
+        await standby.close()
+    }
+
     @Test func duplicatesInOneCommitAndAcrossCommitsAreStoredOnce() async throws {
         let store = try await Self.open(Self.database("dupes"))
         let first = try await store.events.store([

@@ -144,19 +144,22 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
 
     /// Has the daemon doing the derived work (this one or another) run now, and waits at most
     /// `timeout` until it has attributed and counted every event stored when called (`POST
-    /// /v1/admin/rollup`, scheduled exports). Returns how many events were waiting, and whether
-    /// they all were counted in time.
-    public func countStored(timeout: Duration) async throws -> (waiting: Int64, caughtUp: Bool) {
+    /// /v1/admin/rollup`, scheduled exports, `linkpulse export`). Returns how many events were
+    /// waiting; throws `PostgresStoreError.timedOut` when they were not all counted in time.
+    @discardableResult
+    public func countStored(timeout: Duration) async throws -> Int64 {
         let start = try await derivedProgress()
-        guard start.rollups.waitingEvents > 0 else { return (0, true) }
+        guard start.rollups.waitingEvents > 0 else { return 0 }
         try await client.query(Self.query(queries.attribution.notify, PostgresDerivedWork.wakeNotice), logger: logger)
         derived.counted.advance(to: start.rollups.throughSeq)
         let deadline = ContinuousClock.now + timeout
         while true {
             _ = await derived.counted.wait(for: start.storedThroughSeq, timeout: min(deadline - ContinuousClock.now, Self.recheck * 4))
             let now = try await derivedProgress()
-            if now.rollups.throughSeq >= start.storedThroughSeq { return (start.rollups.waitingEvents, true) }
-            guard ContinuousClock.now < deadline else { return (start.rollups.waitingEvents, false) }
+            if now.rollups.throughSeq >= start.storedThroughSeq { return start.rollups.waitingEvents }
+            guard ContinuousClock.now < deadline else {
+                throw PostgresStoreError.notCounted(after: timeout)
+            }
         }
     }
 
@@ -361,11 +364,15 @@ public struct PostgresDerivedProgress: Sendable, Equatable {
 public enum PostgresStoreError: Error, CustomStringConvertible {
     case timedOut(what: String, after: Duration)
     case notMigrated
+    /// The daemon doing the derived work did not count what was stored in time.
+    case notCounted(after: Duration)
 
     public var description: String {
         switch self {
         case .timedOut(let what, let after):
             "gave up \(what) after \(after.components.seconds) s: is the server running and the URL right?"
+        case .notCounted(let after):
+            "the daemon doing the derived work did not count the stored events within \(after.components.seconds) s: is one running (every daemon on the database takes its turn), or is it far behind (GET /v1/admin/rollup)?"
         case .notMigrated:
             "the database lacks Linkpulse's tables: run linkpulse migrate --database …"
         }
