@@ -176,7 +176,7 @@ public struct SegmentMapping: Sendable {
         /// A field from its member, else from the link's query parameter.
         func linkField(_ member: JSONValue?, parameter: String) -> Field<String> {
             let sent = Self.firstString(member)
-            guard sent == .absent, let value = link()?.query[parameter] else { return sent }
+            guard sent == .absent, let value = link()?.parameter(parameter) else { return sent }
             return .value(value)
         }
         p.ref = Self.firstString(properties.ref)
@@ -218,37 +218,100 @@ public struct SegmentMapping: Sendable {
 /// Read by hand rather than through `URLComponents` (which cost as much as the rest of mapping a
 /// message): for a well-formed URL the same host (lowercased), path segments and query items
 /// (names and values percent-decoded, `+` left as is); a malformed one is read as far as it
-/// goes instead of not at all.
+/// goes instead of not at all. Opening one only finds where its parts are; a parameter is looked
+/// up by scanning the query's bytes, so a message that needs two parameters builds two strings,
+/// not a dictionary of every parameter.
 struct LinkURL {
-    let host: String?
-    let pathSegments: [String]
-    /// The first non-empty value of each query parameter.
-    let query: [String: String]
+    let text: String
+    /// Where the host is in `text`'s UTF-8 (nil without `scheme://`), the path, and the query
+    /// after `?` (nil without one); a `#fragment` is in none of them.
+    private let hostBytes: Range<Int>?
+    private let pathBytes: Range<Int>
+    private let queryBytes: Range<Int>?
 
     init(_ text: String) {
-        (host, pathSegments, query) = text.utf8.withContiguousStorageIfAvailable(Self.parts)
-            ?? Array(text.utf8).withUnsafeBufferPointer(Self.parts)
+        self.text = text
+        (hostBytes, pathBytes, queryBytes) = Self.withBytes(of: text, Self.ranges)
     }
 
-    /// Host, path segments and query of the URL in `url`, scanned as bytes.
-    static func parts(_ url: UnsafeBufferPointer<UInt8>) -> (String?, [String], [String: String]) {
-        var end = url.firstIndex(of: UInt8(ascii: "#")) ?? url.count
+    /// The host, lowercased and percent-decoded; nil when the URL has no `scheme://` authority.
+    var host: String? { hostBytes.map { range in Self.withBytes(of: text) { Self.decoded($0, range).lowercased() } } }
+
+    /// The path's non-empty segments, split after percent-decoding.
+    var pathSegments: [String] {
+        Self.withBytes(of: text) { Self.decoded($0, pathBytes) }.split(separator: "/").map(String.init)
+    }
+
+    /// The first non-empty value of each query parameter.
+    var query: [String: String] {
         var query: [String: String] = [:]
-        if let mark = url[..<end].firstIndex(of: UInt8(ascii: "?")) {
-            var itemStart = mark + 1
-            while itemStart <= end {
-                let itemEnd = url[itemStart..<end].firstIndex(of: UInt8(ascii: "&")) ?? end
-                if let equals = url[itemStart..<itemEnd].firstIndex(of: UInt8(ascii: "=")) {
-                    let name = decoded(url, itemStart..<equals)
-                    let value = decoded(url, (equals + 1)..<itemEnd)
-                    if query[name] == nil, !value.isEmpty { query[name] = value }
-                }
-                itemStart = itemEnd + 1
+        Self.withBytes(of: text) { url in
+            Self.eachItem(url, queryBytes) { name, value in
+                let name = Self.decoded(url, name)
+                if query[name] == nil, !value.isEmpty { query[name] = Self.decoded(url, value) }
+                return false
             }
+        }
+        return query
+    }
+
+    /// The first non-empty value of the query parameter `name` (as `query[name]`, without
+    /// decoding any other parameter).
+    func parameter(_ name: String) -> String? {
+        var found: String?
+        Self.withBytes(of: text) { url in
+            Self.eachItem(url, queryBytes) { nameBytes, value in
+                guard !value.isEmpty, Self.names(url, nameBytes, equal: name) else { return false }
+                found = Self.decoded(url, value)
+                return true
+            }
+        }
+        return found
+    }
+
+    /// The `ref` parameter, else the last path segment when the host is a link domain.
+    func ref(linkDomains: Set<String>) -> String? {
+        if let ref = parameter("ref") { return ref }
+        guard !linkDomains.isEmpty, let host, linkDomains.contains(host) else { return nil }
+        return pathSegments.last
+    }
+
+    static func withBytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        text.utf8.withContiguousStorageIfAvailable(body) ?? Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// Calls `body` with the name and value ranges of each `name=value` item of the query (items
+    /// without `=` are skipped) until it returns true.
+    static func eachItem(_ url: UnsafeBufferPointer<UInt8>, _ query: Range<Int>?, _ body: (Range<Int>, Range<Int>) -> Bool) {
+        guard let query else { return }
+        var itemStart = query.lowerBound
+        while itemStart <= query.upperBound {
+            let itemEnd = url[itemStart..<query.upperBound].firstIndex(of: UInt8(ascii: "&")) ?? query.upperBound
+            if let equals = url[itemStart..<itemEnd].firstIndex(of: UInt8(ascii: "=")),
+               body(itemStart..<equals, (equals + 1)..<itemEnd) {
+                return
+            }
+            itemStart = itemEnd + 1
+        }
+    }
+
+    /// Whether the bytes in `range`, percent-decoded, spell `name`.
+    static func names(_ url: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, equal name: String) -> Bool {
+        let raw = UnsafeBufferPointer(rebasing: url[range])
+        if raw.contains(UInt8(ascii: "%")) { return decoded(url, range) == name }
+        return name.utf8.elementsEqual(raw)
+    }
+
+    /// Where the host, path and query of the URL in `url` are.
+    static func ranges(_ url: UnsafeBufferPointer<UInt8>) -> (Range<Int>?, Range<Int>, Range<Int>?) {
+        var end = url.firstIndex(of: UInt8(ascii: "#")) ?? url.count
+        var query: Range<Int>?
+        if let mark = url[..<end].firstIndex(of: UInt8(ascii: "?")) {
+            query = (mark + 1)..<end
             end = mark
         }
         var position = 0
-        var host: String?
+        var host: Range<Int>?
         if let colon = url[..<end].firstIndex(of: UInt8(ascii: ":")), isScheme(url[..<colon]) {
             position = colon + 1
             if end - position >= 2, url[position] == UInt8(ascii: "/"), url[position + 1] == UInt8(ascii: "/") {
@@ -261,12 +324,11 @@ struct LinkURL {
                    url[hostStart] != UInt8(ascii: "[") || url[port - 1] == UInt8(ascii: "]") {
                     hostEnd = port
                 }
-                host = decoded(url, hostStart..<hostEnd).lowercased()
+                host = hostStart..<hostEnd
                 position = authorityEnd
             }
         }
-        let path = decoded(url, position..<end)
-        return (host, path.split(separator: "/").map(String.init), query)
+        return (host, position..<end, query)
     }
 
     /// Whether the bytes are a URL scheme: a letter, then letters, digits, `+`, `-` or `.`.
@@ -308,12 +370,5 @@ struct LinkURL {
             }
         }
         return String(validating: out, as: UTF8.self) ?? String(decoding: raw, as: UTF8.self)
-    }
-
-    /// The `ref` parameter, else the last path segment when the host is a link domain.
-    func ref(linkDomains: Set<String>) -> String? {
-        if let ref = query["ref"] { return ref }
-        guard let host, linkDomains.contains(host) else { return nil }
-        return pathSegments.last
     }
 }

@@ -5,7 +5,11 @@ public enum Timestamp {
     /// Fractional seconds beyond milliseconds are truncated; a lowercase `t`/`z` or a space
     /// between date and time are accepted as RFC 3339 allows. Returns nil when malformed.
     public static func parseRFC3339(_ text: String) -> Int64? {
-        var utf8 = Array(text.utf8)
+        text.utf8.withContiguousStorageIfAvailable(parseRFC3339) ?? Array(text.utf8).withUnsafeBufferPointer(parseRFC3339)
+    }
+
+    /// `parseRFC3339(_:)` of the string's UTF-8 bytes.
+    static func parseRFC3339(_ utf8: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard utf8.count >= 20 else { return nil }
         func digits(_ start: Int, _ count: Int) -> Int? {
             guard start + count <= utf8.count else { return nil }
@@ -18,7 +22,7 @@ public enum Timestamp {
             return value
         }
         guard let year = digits(0, 4), utf8[4] == 45, let month = digits(5, 2), utf8[7] == 45,
-              let day = digits(8, 2), [84, 116, 32].contains(utf8[10]),
+              let day = digits(8, 2), utf8[10] == 84 || utf8[10] == 116 || utf8[10] == 32,
               let hour = digits(11, 2), utf8[13] == 58, let minute = digits(14, 2), utf8[16] == 58,
               let second = digits(17, 2)
         else { return nil }
@@ -54,7 +58,6 @@ public enum Timestamp {
             return nil
         }
         guard index == utf8.count else { return nil }
-        utf8.removeAll()
         let days = daysFromCivil(year: year, month: month, day: day)
         // A leap second (":60") is folded into the next second, as most systems do.
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
