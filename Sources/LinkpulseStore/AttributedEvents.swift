@@ -6,12 +6,23 @@ import Synchronization
 /// How far the attribution follower has come in this process, and the tasks waiting for it to
 /// pass a seq (an app waiting for its answer): woken when a round commits, or at their deadline
 /// by one sweeping task that runs only while someone waits (not a timer per waiter: resolves
-/// come thousands a second).
+/// come thousands a second). A round that reads the answers its waiters want hands them over
+/// with the wake-up, so a waiter does not read its own (a hop to a reader and a query each).
 final class AttributionProgress: Sendable {
+    /// How a wait ended.
+    enum Reached: Sendable {
+        /// The seq is attributed and the round read its answer (as `readAttributedEvent`).
+        case answered(AttributedEvent)
+        /// The seq is attributed; the answer is for the waiter to read.
+        case attributed
+        /// The deadline came first.
+        case timedOut
+    }
+
     private struct Waiter {
         var seq: Int64
         var deadline: ContinuousClock.Instant
-        var continuation: CheckedContinuation<Bool, Never>
+        var continuation: CheckedContinuation<Reached, Never>
     }
 
     private struct State {
@@ -25,8 +36,9 @@ final class AttributionProgress: Sendable {
     /// How often the sweeper looks for waiters past their deadline.
     static let sweepEvery: Duration = .milliseconds(50)
 
-    /// Records that every event through `seq` is attributed, and wakes who waited for it.
-    func advance(to seq: Int64) {
+    /// Records that every event through `seq` is attributed, and wakes who waited for it, with
+    /// their answer when `answers` holds it.
+    func advance(to seq: Int64, answers: [Int64: AttributedEvent] = [:]) {
         let ready = state.withLock { s -> [Waiter] in
             s.through = max(s.through, seq)
             guard !s.waiters.isEmpty else { return [] }
@@ -34,7 +46,15 @@ final class AttributionProgress: Sendable {
             for id in done.keys { s.waiters[id] = nil }
             return Array(done.values)
         }
-        for waiter in ready { waiter.continuation.resume(returning: true) }
+        for waiter in ready {
+            waiter.continuation.resume(returning: answers[waiter.seq].map(Reached.answered) ?? .attributed)
+        }
+    }
+
+    /// The seqs at or before `seq` that someone waits for: the answers a round through `seq`
+    /// can hand over.
+    func awaitedSeqs(through seq: Int64) -> Set<Int64> {
+        state.withLock { s in Set(s.waiters.values.lazy.filter { $0.seq <= seq }.map(\.seq)) }
     }
 
     /// The seq through which this process has seen every event attributed.
@@ -45,8 +65,9 @@ final class AttributionProgress: Sendable {
         state.withLock { $0.through = seq }
     }
 
-    /// Waits until the follower has attributed `seq`, at most `timeout`; false when it had not.
-    func wait(for seq: Int64, timeout: Duration) async -> Bool {
+    /// Waits until the follower has attributed `seq`, at most `timeout`.
+    @discardableResult
+    func wait(for seq: Int64, timeout: Duration) async -> Reached {
         let deadline = ContinuousClock.now + timeout
         return await withCheckedContinuation { continuation in
             let startSweeper = state.withLock { s -> Bool? in
@@ -56,7 +77,7 @@ final class AttributionProgress: Sendable {
                 defer { s.sweeping = true }
                 return !s.sweeping
             }
-            guard let startSweeper else { return continuation.resume(returning: true) }
+            guard let startSweeper else { return continuation.resume(returning: .attributed) }
             if startSweeper { Task { [self] in await sweep() } }
         }
     }
@@ -72,7 +93,7 @@ final class AttributionProgress: Sendable {
                 if s.waiters.isEmpty { s.sweeping = false }
                 return (Array(expired.values), s.waiters.isEmpty)
             }
-            for waiter in expired { waiter.continuation.resume(returning: false) }
+            for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
             if done { return }
         }
     }
@@ -135,11 +156,11 @@ extension AttributionStore {
     /// (`match` nil), like bots.
     public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
         let deadline = ContinuousClock.now + wait
-        // An event just stored is not attributed yet: wait for the round before reading, so
-        // the answer is read once (a read is a hop to a reader and a query).
+        // An event just stored is not attributed yet: wait for the round, which hands over the
+        // answer it read (or the waiter reads it once).
         if progress.through < seq {
             followCommitsUrgently()
-            _ = await progress.wait(for: seq, timeout: wait)
+            if case .answered(let event) = await progress.wait(for: seq, timeout: wait) { return .attributed(event) }
         }
         while true {
             guard let (event, through) = try await readAttributedEvent(seq: seq) else {
@@ -151,27 +172,49 @@ extension AttributionStore {
             guard left > .zero else { return .pending }
             // A round at normal priority: the follower runs after the load, an app waits now.
             followCommitsUrgently()
-            _ = await progress.wait(for: seq, timeout: left)
+            if case .answered(let event) = await progress.wait(for: seq, timeout: left) { return .attributed(event) }
+        }
+    }
+
+    /// The answers of the waiters a round through `seq` can serve, read on the calling (store)
+    /// thread: by the seq, each event attributed through `seq` whose row is there.
+    func answersAwaited(through seq: Int64) -> [Int64: AttributedEvent] {
+        let awaited = progress.awaitedSeqs(through: seq)
+        guard !awaited.isEmpty else { return [:] }
+        do {
+            return try events.pool.read { db in
+                var answers: [Int64: AttributedEvent] = [:]
+                for wanted in awaited {
+                    if let (event, through) = try attributedEventRow(db, seq: wanted), through >= wanted { answers[wanted] = event }
+                }
+                answersHandedOver.add(answers.count, ordering: .relaxed)
+                return answers
+            }
+        } catch {
+            return [:]  // the waiters read their answers themselves
         }
     }
 
     /// One read of `answer/attributed_event.sql`: the event and the attribution watermark.
     func readAttributedEvent(seq: Int64) async throws -> (AttributedEvent, through: Int64)? {
-        try await events.pool.read { db in
-            let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
-            try s.bind(1, seq)
-            guard try s.step() else { return nil }
-            defer { s.finish() }
-            let click = s.isNull(13) ? nil : AnsweredClick(
-                id: s.text(13) ?? "", occurredAtMs: s.int64(14), url: s.text(15), properties: s.text(16),
-                dimensions: LinkDimensions(ref: s.text(17), campaign: s.text(18), source: s.text(19), medium: s.text(20)))
-            let event = AttributedEvent(
-                seq: seq, kind: CompactEvent.kind(code: s.int64(0)), isBot: s.int64(1) != 0, isResolve: !s.isNull(2),
-                own: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
-                url: s.text(7), properties: s.text(8),
-                match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click,
-                candidates: s.isNull(12) ? nil : Int(s.int64(12)), firstResolveSeq: s.isNull(21) ? nil : s.int64(21))
-            return (event, s.int64(9))
-        }
+        try await events.pool.read { db in try self.attributedEventRow(db, seq: seq) }
+    }
+
+    /// `answer/attributed_event.sql` for `seq` on a reader: the event and the attribution watermark.
+    func attributedEventRow(_ db: Database, seq: Int64) throws -> (AttributedEvent, through: Int64)? {
+        let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
+        try s.bind(1, seq)
+        guard try s.step() else { return nil }
+        defer { s.finish() }
+        let click = s.isNull(13) ? nil : AnsweredClick(
+            id: s.text(13) ?? "", occurredAtMs: s.int64(14), url: s.text(15), properties: s.text(16),
+            dimensions: LinkDimensions(ref: s.text(17), campaign: s.text(18), source: s.text(19), medium: s.text(20)))
+        let event = AttributedEvent(
+            seq: seq, kind: CompactEvent.kind(code: s.int64(0)), isBot: s.int64(1) != 0, isResolve: !s.isNull(2),
+            own: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
+            url: s.text(7), properties: s.text(8),
+            match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click,
+            candidates: s.isNull(12) ? nil : Int(s.int64(12)), firstResolveSeq: s.isNull(21) ? nil : s.int64(21))
+        return (event, s.int64(9))
     }
 }

@@ -31,6 +31,8 @@ public final class AttributionStore: Sendable {
     let recentClicksKept = Mutex<RecentClicks?>(nil)
     /// How far attribution has come, for callers waiting for an answer.
     let progress = AttributionProgress()
+    /// How many answers rounds have handed to their waiters (see `answersAwaited`).
+    let answersHandedOver = Atomic<Int>(0)
     /// When the file's WAL was last checkpointed.
     let checkpointed = Mutex(ContinuousClock.now)
     /// Told when the WAL should start over: the follower (its only writer) prepares the
@@ -88,7 +90,7 @@ public final class AttributionStore: Sendable {
                 events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
                 try restartAttributionWALIfWanted()
             }
-            let processed = try attributeRound(maxEvents: batch)
+            let processed = try attributeRound(maxEvents: batch, answering: !yielding)
             total += processed
             // A short round read every event stored when it began: no empty round (a write
             // transaction of its own) just to find that out. Later commits ask for their own.
@@ -168,8 +170,9 @@ public final class AttributionStore: Sendable {
     /// person's install, open and fallback attributed by the `Attributor`, the watermark
     /// advanced, all in one transaction of the attribution file. Returns how many events it went
     /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
-    /// the events database's write lock.
-    func attributeRound(maxEvents: Int) throws -> Int {
+    /// the events database's write lock. With `answering` (a round at normal priority), the
+    /// answers someone waits for are read after the commit and handed over with the wake-up.
+    func attributeRound(maxEvents: Int, answering: Bool = false) throws -> Int {
         try queue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?
@@ -206,11 +209,10 @@ public final class AttributionStore: Sendable {
             }
             // Only a committed round's memory is kept (before the next round can start on this
             // connection): after a failure the next round lists it again.
-            if let kept {
-                recentClicksKept.withLock { $0 = kept }
-                progress.advance(to: kept.throughSeq)
+            if let kept { recentClicksKept.withLock { $0 = kept } }
+            if let through = kept?.throughSeq ?? upToDate {
+                progress.advance(to: through, answers: answering ? answersAwaited(through: through) : [:])
             }
-            if let upToDate { progress.advance(to: upToDate) }
             if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
                 try checkpoint(db)
             }

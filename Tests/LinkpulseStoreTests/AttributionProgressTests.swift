@@ -1,3 +1,4 @@
+import LinkpulseDomain
 import Testing
 
 @testable import LinkpulseStore
@@ -7,7 +8,7 @@ import Testing
     @Test func waitersWakeWhenTheirSeqIsPassedOrAtTheirDeadline() async throws {
         let progress = AttributionProgress()
         progress.advance(to: 10)
-        #expect(await progress.wait(for: 10, timeout: .seconds(5)), "already attributed: at once")
+        #expect(await progress.wait(for: 10, timeout: .seconds(5)).reached, "already attributed: at once")
 
         // Deadlines far beyond anything a loaded CI machine takes to resume a task.
         async let early = progress.wait(for: 12, timeout: .seconds(300))
@@ -16,12 +17,51 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))
         progress.advance(to: 15)
         let start = ContinuousClock.now
-        #expect(await early)
+        #expect(await early.reached)
         progress.advance(to: 25)
-        #expect(await late)
+        #expect(await late.reached)
         #expect(ContinuousClock.now - start < .seconds(150), "woken by progress, not by the 300 s deadline")
-        #expect(await never == false)
+        #expect(await never.reached == false)
         // The sweeper stopped with no one left; a new waiter starts it again.
-        #expect(await progress.wait(for: 100, timeout: .milliseconds(100)) == false)
+        #expect(await progress.wait(for: 100, timeout: .milliseconds(100)).reached == false)
+    }
+
+    /// A round hands each waiter the answer read for its seq; a waiter whose answer it did not
+    /// read is only told its seq is attributed (and reads the answer itself).
+    @Test func aRoundHandsWaitersTheirOwnAnswers() async throws {
+        let progress = AttributionProgress()
+        async let first = progress.wait(for: 3, timeout: .seconds(300))
+        async let second = progress.wait(for: 5, timeout: .seconds(300))
+        async let unanswered = progress.wait(for: 6, timeout: .seconds(300))
+        async let later = progress.wait(for: 9, timeout: .milliseconds(300))
+        while progress.awaitedSeqs(through: 100).count < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(progress.awaitedSeqs(through: 6) == [3, 5, 6], "only the seqs a round through 6 can answer")
+        func answer(_ seq: Int64) -> AttributedEvent {
+            AttributedEvent(
+                seq: seq, kind: .install, isBot: false, isResolve: true, own: LinkDimensions(ref: "r\(seq)"), url: nil, properties: nil,
+                match: .ref, click: nil, candidates: nil, firstResolveSeq: seq)
+        }
+        progress.advance(to: 6, answers: [3: answer(3), 5: answer(5), 9: answer(9)])
+        guard case .answered(let a) = await first, case .answered(let b) = await second else {
+            Issue.record("the answered waiters got no answer")
+            return
+        }
+        #expect(a == answer(3) && b == answer(5))
+        guard case .attributed = await unanswered else {
+            Issue.record("a waiter without an answer must be told its seq is attributed")
+            return
+        }
+        guard case .timedOut = await later else {
+            Issue.record("seq 9 is past the round: its waiter must not be woken with 9's answer")
+            return
+        }
+    }
+}
+
+extension AttributionProgress.Reached {
+    /// Whether the wait ended with the seq attributed (answered or not).
+    var reached: Bool {
+        if case .timedOut = self { return false }
+        return true
     }
 }

@@ -139,6 +139,35 @@ import Testing
         #expect(severalCandidates)
     }
 
+    /// Apps waiting for their answers get them from the round that attributed them (no read of
+    /// their own), and each is the answer a read after the round gives.
+    @Test func waitingAppsAreHandedTheAnswersTheRoundRead() async throws {
+        let store = try TemporaryStore()
+        var events = Self.traffic(seed: 11, count: 600)
+        for index in events.indices where events[index].kind == .install || events[index].kind == .open {
+            events[index].isResolve = true
+        }
+        // Stored without waking the follower: the waiting calls ask for the rounds.
+        _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
+        let answers = StoredAttributions(events: store.database.events, attribution: store.database.attribution)
+        let resolving = Array(Set(events.filter(\.isResolve).map(\.id))).sorted()
+        let handed = try await withThrowingTaskGroup(of: (String, AttributedEventRead).self) { group in
+            for id in resolving {
+                group.addTask { (id, try await answers.attributedEvent(eventId: id, wait: .seconds(120))) }
+            }
+            return try await group.reduce(into: [String: AttributedEventRead]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(store.database.attribution.answersHandedOver.load(ordering: .relaxed) > 0, "no answer came from a round")
+        var matched = 0
+        for id in resolving {
+            let seq = try #require(try await store.database.events.storedSeq(ofEventId: id))
+            let (read, _) = try #require(try await store.database.attribution.readAttributedEvent(seq: seq))
+            #expect(handed[id] == .attributed(read), "event \(id)")
+            if read.match != nil && read.match != .organic { matched += 1 }
+        }
+        #expect(matched > 20, "the traffic matches clicks")
+    }
+
     @Test func theFollowerAttributesCommittedEventsWithoutBeingAsked() async throws {
         let store = try TemporaryStore()
         let events = Self.traffic(seed: 5, count: 500)
