@@ -29,14 +29,26 @@ public struct IdIndexJob: TimerJob {
             let stale = ContinuousClock.now - lastMerge.value > maxAge
             guard waiting >= threshold || (waiting > 0 && stale) else { return }
         }
-        let start = ContinuousClock.now
-        // Spread a round over ticks while merges keep up; when ids pile up faster than that
-        // (sustained batch load), merge whole rounds to keep the writer's memory bounded.
+        // Steps run on the store's merge thread at low priority, a round spread over ticks, while
+        // the tail stays within its bound; when ids pile up faster than that (sustained batch
+        // load that leaves no idle CPU), whole rounds at normal priority keep the writer's
+        // memory bounded.
         let behind = events.idTailCount > 3 * threshold
-        let (merged, finished) = try events.mergeIdIndexStep(maxCount: 4 * threshold, slices: behind ? 1 : 8)
-        if finished { lastMerge.value = ContinuousClock.now }
-        mergeDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
-        logger.debug("merged ids into the id index", metadata: ["ids": "\(merged)", "took": "\(ContinuousClock.now - start)"])
+        let (lastMerge, mergeDuration, logger) = (self.lastMerge, self.mergeDuration, self.logger)
+        events.requestIdMergeStep(maxCount: 4 * threshold, slices: behind ? 1 : 8, urgent: behind) { result in
+            switch result {
+            case .success(let step):
+                if step.roundFinished { lastMerge.value = ContinuousClock.now }
+                mergeDuration.recordNanoseconds(step.took.nanoseconds)
+                logger.debug("merged ids into the id index", metadata: ["ids": "\(step.merged)", "took": "\(step.took)"])
+            case .failure(let error):
+                logger.error("id index merge failed; the next tick tries again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    public func finish() async {
+        await events.idMergesSettled()
     }
 }
 

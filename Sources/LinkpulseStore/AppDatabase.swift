@@ -267,6 +267,7 @@ public final class AppDatabase: IngestStore {
         rollups.beginClosing()
         attribution.stopThreads()
         rollups.stopThread()
+        events.stopThreads()
         let truncate = queries.truncateWAL
         try attribution.close(truncating: truncate)
         try rollups.close(truncating: truncate)

@@ -37,10 +37,44 @@ extension EventStore {
     /// only then may the writer forget those ids. A crash mid-round leaves extra index entries
     /// past the watermark, which the next round inserts again harmlessly (INSERT OR IGNORE).
     ///
-    /// Synchronous; call it from one place at a time (the id index job, or start-up). Safe
-    /// beside the writer, which forgets merged ids only at the start of its next transaction.
+    /// Synchronous; steps run one at a time (a second caller waits for the first). Safe beside
+    /// the writer, which forgets merged ids only at the start of its next transaction.
     @discardableResult
     public func mergeIdIndexStep(maxCount: Int = 1_000_000, slices: Int = 8) throws -> (merged: Int, roundFinished: Bool) {
+        try mergeSteps.withLock { _ in try mergeIdIndexStepAlone(maxCount: maxCount, slices: slices) }
+    }
+
+    /// What one merge step did, for the id index job's log and metrics.
+    public struct IdMergeStep: Sendable {
+        public var merged: Int
+        public var roundFinished: Bool
+        public var took: Duration
+    }
+
+    /// Asks for one merge step on the store's merge threads: at low priority, or at normal
+    /// priority when `urgent` (the tail has outgrown its bound). Returns at once; a request
+    /// made while one of its kind is pending or running adds nothing. `done` is told the
+    /// step's outcome, on the merge thread.
+    public func requestIdMergeStep(
+        maxCount: Int, slices: Int, urgent: Bool, done: @escaping @Sendable (Result<IdMergeStep, any Error>) -> Void
+    ) {
+        (urgent ? idMergeUrgentRequests : idMergeRequests).request(once: { [self] in
+            let start = ContinuousClock.now
+            done(Result {
+                let (merged, finished) = try mergeIdIndexStep(maxCount: maxCount, slices: slices)
+                return IdMergeStep(merged: merged, roundFinished: finished, took: ContinuousClock.now - start)
+            })
+        })
+    }
+
+    /// Waits until the merge steps asked for so far are done.
+    public func idMergesSettled() async {
+        _ = try? await idMergeThread.run {}
+        _ = try? await idMergeUrgentThread.run {}
+    }
+
+    /// `mergeIdIndexStep` with `mergeSteps` held.
+    private func mergeIdIndexStepAlone(maxCount: Int, slices: Int) throws -> (merged: Int, roundFinished: Bool) {
         var round: MergeRound
         if let current = mergeRound.withLock({ $0 }) {
             round = current

@@ -158,7 +158,15 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         try await backend.test("dashboard", settings: settings, live: true) { client, _ in
             try await AttributionScenarioTests.send(Self.events(now: now), client)
-            #expect(try await AttributionScenarioTests.rollUp(client) == Self.events(now: now).count)
+            let counted = try await AttributionScenarioTests.rollUp(client)
+            if backend == .postgres {
+                // The daemon doing the derived work may have counted some already (its first
+                // round after the start): what is left is counted now, and nothing after.
+                #expect(counted <= Self.events(now: now).count)
+                #expect(try await AttributionScenarioTests.rollUp(client) == 0)
+            } else {
+                #expect(counted == Self.events(now: now).count)
+            }
             let base = "http://127.0.0.1:\(try #require(client.port))"
             try await WebDriver.with { browser in
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LinkpulseDomain
 import Logging
+import Synchronization
 import Testing
 
 @testable import LinkpulseStore
@@ -180,6 +181,32 @@ final class TemporaryStore {
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 400)
         #expect(try await store.ingest(["s0", "fresh"]) == 1)
         #expect(store.database.events.idTailCount == 1)
+    }
+
+    /// Steps asked of the low-priority and the urgent merge thread at once run one at a time:
+    /// every slice of every round is merged once, and the watermark never passes an id that is
+    /// not in the index (else, once the tail forgot it, a duplicate would get through).
+    @Test func stepsAskedOfBothMergeThreadsRunOneAtATime() async throws {
+        let store = try TemporaryStore()
+        let events = store.database.events
+        let steps = Mutex<[EventStore.IdMergeStep]>([])
+        for round in 0..<30 {
+            try await store.ingest((0..<160).map { "t\(round)-\($0)" })
+            while try store.count("SELECT indexed_through_seq FROM ids.index_state") < 160 * (round + 1) || events.idMergeInProgress {
+                for urgent in [false, true] {
+                    events.requestIdMergeStep(maxCount: 1_000_000, slices: 8, urgent: urgent) { result in
+                        if case .success(let step) = result { steps.withLock { $0.append(step) } }
+                    }
+                }
+                await events.idMergesSettled()
+            }
+        }
+        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 4_800)
+        #expect(try store.count("SELECT indexed_through_seq FROM ids.index_state") == 4_800)
+        #expect(steps.withLock { $0.reduce(0) { $0 + $1.merged } } == 4_800, "a slice merged twice, or skipped")
+        for round in stride(from: 0, to: 30, by: 7) {
+            #expect(try await store.ingest((0..<160).map { "t\(round)-\($0)" }) == 0)
+        }
     }
 
     @Test func aRoundCutShortByARestartIsRedoneHarmlessly() async throws {
