@@ -31,11 +31,11 @@ public struct IdIndexJob: TimerJob {
         }
         // Steps run on the store's merge thread at low priority, a round spread over ticks, while
         // the tail stays within its bound; when ids pile up faster than that (sustained batch
-        // load that leaves no idle CPU), whole rounds at normal priority keep the writer's
-        // memory bounded.
+        // load that leaves no idle CPU), whole rounds at normal priority, slice after slice,
+        // keep the writer's memory bounded (and each slice the index's WAL).
         let behind = events.idTailCount > 3 * threshold
         let (lastMerge, mergeDuration, logger) = (self.lastMerge, self.mergeDuration, self.logger)
-        events.requestIdMergeStep(maxCount: 4 * threshold, slices: behind ? 1 : 8, urgent: behind) { result in
+        events.requestIdMergeStep(maxCount: 4 * threshold, slices: 8, urgent: behind) { result in
             switch result {
             case .success(let step):
                 if step.roundFinished { lastMerge.value = ContinuousClock.now }

@@ -30,7 +30,8 @@ extension EventStore {
     }
 
     /// One step of a merge round. A round takes the ids of up to `maxCount` committed events
-    /// past the watermark, sorted by key, and inserts them in `slices` key ranges, one range per
+    /// past the watermark, sorted by key, and inserts them in `slices` key ranges (more when
+    /// the index is large: see `mergeSliceBytes`), one range per
     /// call, each in its own transaction of the index file: a merge rewrites most of the index's
     /// leaves, and in slices that cost is spread over several timer ticks instead of stealing
     /// the CPU from ingest at once. The last slice advances the watermark in its transaction;
@@ -51,19 +52,26 @@ extension EventStore {
         public var took: Duration
     }
 
-    /// Asks for one merge step on the store's merge threads: at low priority, or at normal
-    /// priority when `urgent` (the tail has outgrown its bound). Returns at once; a request
-    /// made while one of its kind is pending or running adds nothing. `done` is told the
-    /// step's outcome, on the merge thread.
+    /// The most of the index one slice of a merge round covers (so the most it writes to the
+    /// index file's WAL, which is truncated after every slice).
+    static let mergeSliceBytes = 32 << 20
+
+    /// Asks for a merge step on the store's merge threads: one at low priority, or, when
+    /// `urgent` (the tail has outgrown its bound), steps at normal priority until the round is
+    /// done. Returns at once; a request made while one of its kind is pending or running adds
+    /// nothing. `done` is told each step's outcome, on the merge thread.
     public func requestIdMergeStep(
         maxCount: Int, slices: Int, urgent: Bool, done: @escaping @Sendable (Result<IdMergeStep, any Error>) -> Void
     ) {
-        (urgent ? idMergeUrgentRequests : idMergeRequests).request(once: { [self] in
+        (urgent ? idMergeUrgentRequests : idMergeRequests).request(repeating: { [self] in
             let start = ContinuousClock.now
-            done(Result {
+            let result = Result {
                 let (merged, finished) = try mergeIdIndexStep(maxCount: maxCount, slices: slices)
                 return IdMergeStep(merged: merged, roundFinished: finished, took: ContinuousClock.now - start)
-            })
+            }
+            done(result)
+            guard urgent, case .success(let step) = result else { return false }
+            return !step.roundFinished
         })
     }
 
@@ -89,9 +97,13 @@ extension EventStore {
                 while let row = try rows.next() { pairs.append((EventIdKey.of(row[0] as String), row[1])) }
                 return pairs
             }
-            // Sorted by key, each slice is one key range, inserted left to right.
+            // Sorted by key, each slice is one key range, inserted left to right. A slice
+            // rewrites at most the leaves of its range, which all go through the WAL: enough
+            // slices that each range holds at most `mergeSliceBytes` of the index.
             pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
-            round = MergeRound(upTo: upTo, pairs: pairs, slices: max(1, min(slices, pairs.count)))
+            let indexBytes = (try? FileManager.default.attributesOfItem(atPath: idIndex.path)[.size] as? Int) ?? 0
+            let wanted = max(slices, (indexBytes + Self.mergeSliceBytes - 1) / Self.mergeSliceBytes)
+            round = MergeRound(upTo: upTo, pairs: pairs, slices: max(1, min(wanted, pairs.count)))
         }
         let n = round.pairs.count
         let slice = round.pairs[(round.slicesDone * n / round.slices)..<((round.slicesDone + 1) * n / round.slices)]
@@ -103,6 +115,8 @@ extension EventStore {
                 try db.execute(sql: queries.idIndex.setIndexedThrough, arguments: [round.upTo])
             }
         }
+        // Keep the index file's WAL to one slice; readers only ever hold it for one lookup.
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: queries.truncateWAL) }
         // The filter learns the keys before the writer may forget them: no moment without either.
         if filter.withLock({ $0.count + slice.count > $0.capacity }) {
             try rebuildFilter(capacity: (filter.withLock { $0.count } + slice.count) * 3 / 2)
@@ -121,8 +135,6 @@ extension EventStore {
         indexedThrough.withLock { $0 = round.upTo }
         tail.withLock { $0.requestPrune(through: round.upTo) }
         mergeRound.withLock { $0 = nil }
-        // Keep the index file's WAL short; readers only ever hold it for one lookup.
-        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: queries.truncateWAL) }
         return (slice.count, true)
     }
 

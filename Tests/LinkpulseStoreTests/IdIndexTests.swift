@@ -176,6 +176,9 @@ final class TemporaryStore {
             let watermark = try store.count("SELECT indexed_through_seq FROM ids.index_state")
             #expect(watermark == (finished ? 400 : 0))
             #expect(store.database.events.idMergeInProgress == !finished)
+            // Each slice leaves the index file's WAL empty: it never holds more than one slice.
+            let wal = store.directory.appending(path: "linkpulse-ids.sqlite-wal").path
+            #expect((try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) == 0, "after slice \(steps)")
         }
         #expect(steps == 4)
         #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 400)
