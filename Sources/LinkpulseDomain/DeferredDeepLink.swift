@@ -57,9 +57,9 @@ public struct DeepLinkContent: Sendable, Equatable {
     ///   - url: the click's `url`, if any.
     public init(properties: String?, url: String?) {
         let stored = Self.properties(properties)
-        let query = url.map(LinkURL.init)?.query ?? [:]
+        let link = url.map(LinkURL.init)
         fields = Self.keys.compactMap { key in
-            guard let value = stored[key.parameter] ?? query[key.parameter], !value.isEmpty else { return nil }
+            guard let value = stored[key.parameter] ?? link?.parameter(key.parameter), !value.isEmpty else { return nil }
             return (key.answer, value)
         }
     }
