@@ -16,6 +16,7 @@ public enum ExportContent: Sendable {
             guard parameters["by"] == nil else {
                 throw ParameterError("interval", "Give either `by` (a breakdown) or `interval` (a time series), not both.")
             }
+            _ = try BreakdownQuery.Page.parse(parameters, defaultLimit: Int.max, maxLimit: Int.max)
             return .series(query, try SeriesInterval.parse(parameters, stats: query))
         }
         guard parameters["by"] != nil else {

@@ -167,19 +167,34 @@ public struct BreakdownQuery: Sendable {
         guard let byText = parameters["by"], let by = StatsDimension(rawValue: byText) else {
             throw ParameterError("by", "`by` must be one of \(StatsDimension.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
-        let sortText = parameters["sort"] ?? "clicks"
-        guard let sort = StatsMetric(rawValue: sortText) else {
-            throw ParameterError("sort", "`sort` must be one of \(StatsMetric.allCases.map(\.rawValue).joined(separator: ", ")).")
+        let page = try Page.parse(parameters, defaultLimit: defaultLimit, maxLimit: maxLimit)
+        return BreakdownQuery(stats: stats, by: by, sort: page.sort, descending: page.descending, limit: page.limit, offset: page.offset)
+    }
+
+    /// How a breakdown's rows are ordered and paged: `sort`, `order`, `limit`, `offset`.
+    public struct Page: Sendable {
+        public var sort: StatsMetric
+        public var descending: Bool
+        public var limit: Int
+        public var offset: Int
+
+        /// Reads the four parameters (see `BreakdownQuery.parse`). A CSV time series, which has
+        /// no rows to page, still refuses values that are wrong for them.
+        public static func parse(_ parameters: [String: String], defaultLimit: Int, maxLimit: Int) throws(ParameterError) -> Page {
+            let sortText = parameters["sort"] ?? "clicks"
+            guard let sort = StatsMetric(rawValue: sortText) else {
+                throw ParameterError("sort", "`sort` must be one of \(StatsMetric.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            let order = parameters["order"] ?? "desc"
+            guard order == "desc" || order == "asc" else { throw ParameterError("order", "`order` must be desc or asc.") }
+            guard let limit = parameters["limit"].map({ Int($0) }) ?? defaultLimit, (1...maxLimit).contains(limit) else {
+                throw ParameterError("limit", "`limit` must be a whole number from 1 to \(maxLimit).")
+            }
+            guard let offset = Int(parameters["offset"] ?? "0"), offset >= 0 else {
+                throw ParameterError("offset", "`offset` must be a whole number, 0 or more.")
+            }
+            return Page(sort: sort, descending: order == "desc", limit: limit, offset: offset)
         }
-        let order = parameters["order"] ?? "desc"
-        guard order == "desc" || order == "asc" else { throw ParameterError("order", "`order` must be desc or asc.") }
-        guard let limit = parameters["limit"].map({ Int($0) }) ?? defaultLimit, (1...maxLimit).contains(limit) else {
-            throw ParameterError("limit", "`limit` must be a whole number from 1 to \(maxLimit).")
-        }
-        guard let offset = Int(parameters["offset"] ?? "0"), offset >= 0 else {
-            throw ParameterError("offset", "`offset` must be a whole number, 0 or more.")
-        }
-        return BreakdownQuery(stats: stats, by: by, sort: sort, descending: order == "desc", limit: limit, offset: offset)
     }
 }
 

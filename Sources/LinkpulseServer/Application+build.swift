@@ -190,6 +190,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let pacer = settings.ingestPacing.lagLimitMs(rollupInterval: settings.rollupInterval)
         .map { IngestPacer(pacing: IngestPacing(lagLimitMs: $0)) }
+    deps.database.attribution.listRecentClicksSoon()
     var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, pacer: pacer, logger: logger),
         TimerService(job: IdIndexJob(events: deps.database.events, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),

@@ -141,6 +141,38 @@ public final class AttributionStore: Sendable {
         urgentRequests.request(once: { [self] in attributeAllLogged(yielding: false) })
     }
 
+    /// Lists the memory half of the click indexes, at normal priority in the background, unless
+    /// a round of this process already has. After a start, the first round lists it (on a
+    /// large installation, seconds of reading the events' time index): asked for when the
+    /// daemon starts, that is not done with an app's resolve waiting behind it (measured: the
+    /// first second of resolves after a start had a p99 of 805 ms).
+    public func listRecentClicksSoon() {
+        urgentRequests.request(once: { [self] in
+            do {
+                try listRecentClicks()
+            } catch {
+                logger.error("listing the recent clicks failed; the next round lists them", metadata: ["error": "\(error)"])
+            }
+        })
+    }
+
+    /// `listRecentClicksSoon`'s work: a round's transaction that attributes nothing and keeps
+    /// the memory half for the next round (clicks past its capacity go to disk with the new
+    /// horizon, as in a round).
+    func listRecentClicks() throws {
+        try queue.inDatabase { db in
+            var listed: RecentClicks?
+            try db.inTransaction(.deferred) {
+                try db.cachedStatement(sql: queries.attribution.lock).execute()
+                let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
+                let disk = try DiskClicks(db: db, queries: queries.attribution)
+                listed = try recentClicks(db, through: state?[1] ?? 0, horizon: state?[4] ?? Int64.min, disk: disk)
+                return .commit
+            }
+            if let listed { recentClicksKept.withLock { $0 = listed } }
+        }
+    }
+
     /// `attributeAll` for the threads, which have no one to report to.
     func attributeAllLogged(yielding: Bool) {
         do {

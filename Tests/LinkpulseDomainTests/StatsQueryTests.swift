@@ -72,5 +72,12 @@ import Testing
             do { _ = try BreakdownQuery.parse(parameters, stats: stats); Issue.record("\(parameters) accepted") } catch { #expect(error.parameter == name) }
         }
         do { _ = try SeriesInterval.parse(["interval": "week"], stats: stats); Issue.record("week accepted") } catch { #expect(error.parameter == "interval") }
+        // A CSV time series has no rows to page, but a wrong paging value is still refused
+        // (the fuzzer sent offset=-14910192 with interval=day), and a right one is accepted.
+        for (parameters, name) in [(["interval": "day", "offset": "-14910192"], "offset"), (["interval": "day", "sort": "x"], "sort"),
+                                   (["interval": "day", "limit": "0"], "limit"), (["interval": "day", "order": "up"], "order")] {
+            do { _ = try ExportContent.parseStats(parameters, query: stats); Issue.record("\(parameters) accepted") } catch { #expect(error.parameter == name) }
+        }
+        #expect(throws: Never.self) { try ExportContent.parseStats(["interval": "day", "offset": "0", "limit": "5", "sort": "installs"], query: stats) }
     }
 }

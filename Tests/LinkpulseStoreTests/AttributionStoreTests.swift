@@ -168,6 +168,32 @@ import Testing
         #expect(matched > 20, "the traffic matches clicks")
     }
 
+    /// The memory half listed at a start (before any round) is the one the first round would
+    /// have listed: a round reuses it, and the answers are those of a store that did not list
+    /// ahead. A small memory makes the listing move clicks to disk as well.
+    @Test func recentClicksListedAtAStartGiveTheSameAnswers() async throws {
+        let events = Self.traffic(seed: 21, count: 1_200)
+        var answers: [[[DatabaseValue]]] = []
+        for listAhead in [true, false] {
+            let store = try TemporaryStore(recentClickEntries: 64)
+            _ = try await store.database.ingest([IngestWork(events: Array(events.prefix(700)), quarantine: [])])
+            try store.database.attribution.attributeAll()
+            try store.reopen()
+            let attribution = store.database.attribution
+            #expect(attribution.recentClicksKept.withLock { $0 == nil }, "memory is not kept across a restart")
+            if listAhead {
+                try attribution.listRecentClicks()
+                let through = try attribution.attributedThroughSeq()
+                #expect(attribution.recentClicksKept.withLock { $0?.throughSeq } == through, "listed for the watermark")
+            }
+            _ = try await store.database.ingest([IngestWork(events: Array(events.dropFirst(700)), quarantine: [])])
+            try attribution.attributeAll()
+            answers.append(try Self.storedAnswers(store))
+        }
+        #expect(answers[0] == answers[1])
+        #expect(answers[0].count > 1_000)
+    }
+
     @Test func theFollowerAttributesCommittedEventsWithoutBeingAsked() async throws {
         let store = try TemporaryStore()
         let events = Self.traffic(seed: 5, count: 500)
