@@ -31,6 +31,9 @@ public final class AttributionStore: Sendable {
     let recentClicksKept = Mutex<RecentClicks?>(nil)
     /// How far attribution has come, for callers waiting for an answer.
     let progress = AttributionProgress()
+    /// Whether the memory half of the click indexes has been listed in this process (by
+    /// `listRecentClicksSoon` or a round): until then, the next round lists it first.
+    let recentClicksListed = Atomic<Bool>(false)
     /// How many answers rounds have handed to their waiters (see `answersAwaited`).
     let answersHandedOver = Atomic<Int>(0)
     /// When the file's WAL was last checkpointed.
@@ -169,9 +172,19 @@ public final class AttributionStore: Sendable {
                 listed = try recentClicks(db, through: state?[1] ?? 0, horizon: state?[4] ?? Int64.min, disk: disk)
                 return .commit
             }
-            if let listed { recentClicksKept.withLock { $0 = listed } }
+            if let listed { keep(listed) }
         }
     }
+
+    /// Keeps a committed round's (or listing's) memory half for the next round.
+    private func keep(_ recent: RecentClicks) {
+        recentClicksKept.withLock { $0 = recent }
+        recentClicksListed.store(true, ordering: .relaxed)
+    }
+
+    /// Whether this process has listed the memory half of the click indexes yet (see
+    /// `listRecentClicksSoon`): until then, the first round lists it before it answers.
+    public var hasListedRecentClicks: Bool { recentClicksListed.load(ordering: .relaxed) }
 
     /// `attributeAll` for the threads, which have no one to report to.
     func attributeAllLogged(yielding: Bool) {
@@ -241,7 +254,7 @@ public final class AttributionStore: Sendable {
             }
             // Only a committed round's memory is kept (before the next round can start on this
             // connection): after a failure the next round lists it again.
-            if let kept { recentClicksKept.withLock { $0 = kept } }
+            if let kept { keep(kept) }
             if let through = kept?.throughSeq ?? upToDate {
                 progress.advance(to: through, answers: answering ? answersAwaited(through: through) : [:])
             }

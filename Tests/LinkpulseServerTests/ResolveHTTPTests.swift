@@ -38,6 +38,22 @@ import Testing
         Scenario.event(id, "install", at: offset, ip: ip, platform: platform, extra)
     }
 
+    /// The daemon lists attribution's recent clicks when it starts, not in the first round an
+    /// app's resolve waits for: with nothing stored or sent, they are listed all the same.
+    @Test func theDaemonListsRecentClicksWhenItStarts() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let attribution = installation.database.attribution
+        #expect(!attribution.hasListedRecentClicks, "nothing lists them before the daemon is built")
+        let app = installation.application()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !attribution.hasListedRecentClicks && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(attribution.hasListedRecentClicks, "the daemon did not list them at start")
+        _ = app
+    }
+
     @Test(arguments: StoreBackend.allCases)
     func eachPathToTheFirstLaunchIsAnsweredAsTheStatsCountIt(on backend: StoreBackend) async throws {
         try await backend.test("resolve_paths") { client, _ in

@@ -7,16 +7,10 @@ import PostgresNIO
 /// `PostgresStore` the ingest writer writes. Exactly once across daemons: an id is stored once,
 /// whichever daemon receives it, concurrently or later (`lp_event_ids`), and seqs follow commit
 /// order across daemons (see `queries/postgres/migrations/0001_events.sql`).
-public final class PostgresEventStore: Sendable {
+public struct PostgresEventStore: Sendable {
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
-
-    init(client: PostgresClient, queries: PostgresQueries, logger: Logger) {
-        self.client = client
-        self.queries = queries
-        self.logger = logger
-    }
 
     /// Stores the events and quarantine rows of several requests in ONE transaction (group
     /// commit, committed with `synchronous_commit` on) and returns, per request and per event,

@@ -5,16 +5,10 @@ import PostgresNIO
 /// The export ledger in PostgreSQL (`lp_export_jobs`, `lp_export_files`): the same records as
 /// the SQLite store's `ExportLedger`, shared by every daemon on the database. Written by the
 /// daemon that runs the scheduled exports (the one doing the derived work).
-public final class PostgresExportLedger: ExportRecords {
+public struct PostgresExportLedger: ExportRecords {
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
-
-    init(client: PostgresClient, queries: PostgresQueries, logger: Logger) {
-        self.client = client
-        self.queries = queries
-        self.logger = logger
-    }
 
     public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
         for try await (start, end) in try await client.query(PostgresStore.query(queries.export.jobLastPeriod, job), logger: logger)

@@ -11,16 +11,10 @@ import PostgresNIO
 /// and filtered by another, is counted from the raw events of its whole range (slower; see
 /// `docs/PERFORMANCE.md`). Counts what the rollups have counted (seq up to their watermark), as
 /// SQLite does, read in one snapshot.
-public final class PostgresStatsReader: StatsSource {
+public struct PostgresStatsReader: StatsSource {
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
-
-    init(client: PostgresClient, queries: PostgresQueries, logger: Logger) {
-        self.client = client
-        self.queries = queries
-        self.logger = logger
-    }
 
     public func statsCounts(
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool

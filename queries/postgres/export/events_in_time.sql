@@ -1,17 +1,9 @@
 -- events_in_time: one page of the raw-event export, the events stored when the export began,
--- in time order then seq, with their attribution (NULL for the few not attributed yet);
--- matched_click_id is the click the event named, for click_id matches. Columns in
--- RawEventColumn order.
+-- in time order then seq (rows of the lp_export_rows view, in RawEventColumn order).
 -- $1 after_ms (the range's start at first), $2 to_ms, $3 snapshot_seq (the newest seq when the
 -- export began), $4 after_seq (the keyset cursor: the page starts after ($1, $4); -1 at first),
 -- $5-$8 ref, campaign, source, medium, $9 platform code (NULL: any), $10 include bots, $11 page size.
-SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.sent_at_ms, e.received_at_ms,
-       e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
-       e.url, e.referrer, e.user_agent, e.os_version, e.app_version,
-       e.properties, e.bot, e.bot_reason, e.visitor_id, a.match_type,
-       CASE WHEN a.match_type = 'click_id' THEN e.click_id END
-FROM lp_events e
-LEFT JOIN lp_attributions a ON a.seq = e.seq
+SELECT * FROM lp_export_rows e
 WHERE e.occurred_at_ms >= $1 AND e.occurred_at_ms < $2 AND e.seq <= $3
   AND (e.occurred_at_ms > $1 OR e.seq > $4)
   AND ($5::text IS NULL OR e.ref = $5) AND ($6::text IS NULL OR e.campaign = $6)
