@@ -11,8 +11,8 @@ int linkpulse_sqlite_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-int linkpulse_limit_malloc_arenas(int arenas) {
-    return mallopt(M_ARENA_MAX, arenas);
+int linkpulse_tune_malloc(int arenas, int mmap_threshold) {
+    return mallopt(M_ARENA_MAX, arenas) && mallopt(M_MMAP_THRESHOLD, mmap_threshold);
 }
 
 int linkpulse_nice_this_thread(int nice) {

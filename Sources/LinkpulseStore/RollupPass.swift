@@ -37,8 +37,9 @@ struct RollupCount {
 
     /// Counts the events after `watermark` that attribution has already seen (through
     /// `attributed`), at most `limit`, in seq order, streamed from the events database; returns
-    /// the last one's seq and how many were counted (nil when none).
-    mutating func count(after watermark: Int64, through attributed: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+    /// the last one's seq and how many were counted (nil when none). Stops early, after a whole
+    /// event, once the pass holds `maxCells` 15-minute cells: the rest is the next pass's.
+    mutating func count(after watermark: Int64, through attributed: Int64, limit: Int, maxCells: Int = .max) throws -> (lastSeq: Int64, count: Int)? {
         let read = eventsAfter
         try read.bind(1, watermark)
         try read.bind(2, attributed)
@@ -58,6 +59,10 @@ struct RollupCount {
                 match: read.text(12).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(13) ? nil : read.int64(13)))
             last = read.int64(0)
             count += 1
+            if quarters.count >= maxCells {
+                read.finish()
+                break
+            }
         }
         return count == 0 ? nil : (last, count)
     }

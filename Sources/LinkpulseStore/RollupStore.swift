@@ -112,11 +112,20 @@ public final class RollupStore: Sendable {
         try rollUpRun(batch: batch, budget: nil).count
     }
 
-    /// `rollUpAll`, stopping after the first pass that ends past `budget`; also says whether
-    /// it stopped so with events left.
+    /// The most 15-minute cells one pass of `rollUp` holds before it stops (its other events are
+    /// the next pass's). A pass's memory grows with its cells, not its events: about 400 bytes a
+    /// cell over its three grains, the new link tuples it names and the parts it writes. Events
+    /// spread over many link tuples (a million in `ops/bench/events.lua`) make a cell almost
+    /// every event, and a pass of 200,000 of them took about 90 MB of the daemon's memory; traffic
+    /// over thousands of links shares cells and still makes passes of 200,000 events. The command line's
+    /// rebuild (`rollUpAllInParallel`), which has the machine to itself, is not bounded so.
+    public static let passCells = 65_536
+
     /// How long the follower may stand still with events waiting before a timer pass wakes it.
     static let followerStalledAfter: Duration = .seconds(5)
 
+    /// `rollUpAll`, stopping after the first pass that ends past `budget`; also says whether
+    /// it stopped so with events left.
     func rollUpRun(batch: Int, budget: Duration?, attributing: Bool = true) throws -> (count: Int, stoppedEarly: Bool) {
         let start = ContinuousClock.now
         var total = 0
@@ -222,7 +231,9 @@ public final class RollupStore: Sendable {
     /// stored by another process wake no one else): a low-priority round, run here or by the
     /// follower, holds the attribution connection while starved of CPU, and an app waiting
     /// for its answer waits for it (resolve p99 300–600 ms in some runs).
-    public func rollUp(maxEvents: Int = 200_000, attributing: Bool = true) throws -> Int {
+    ///
+    /// A pass also stops once it holds `maxCells` 15-minute cells (see `passCells`).
+    public func rollUp(maxEvents: Int = 200_000, maxCells: Int = RollupStore.passCells, attributing: Bool = true) throws -> Int {
         if attributing {
             try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
         } else {
@@ -244,7 +255,7 @@ public final class RollupStore: Sendable {
                     let watermark = try derivedWatermark(db, queries.rollup.state)
                     let attributed = try derivedWatermark(db, queries.rollup.attributionState)
                     var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
-                    if let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents) {
+                    if let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents, maxCells: maxCells) {
                         pass = counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
                     }
                     return .commit

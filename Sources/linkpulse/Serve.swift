@@ -183,7 +183,11 @@ struct Serve: AsyncParsableCommand {
         // glibc gives each thread that allocates its own malloc arena by default (up to eight
         // per core); the daemon's many short-lived allocations then leave memory stranded in
         // each. Two arenas keep RSS about 10 MB lower under load at no measurable cost.
-        _ = linkpulse_limit_malloc_arenas(2)
+        // Blocks of 1 MiB and more (a rollup pass's cell tables and tuples, a merge's id
+        // filter) get pages of their own, given back when the pass frees them: by default glibc
+        // raises that bound to the largest block freed so far, and a pass's megabytes then stay
+        // in the heap after it (see docs/PERFORMANCE.md, "Ingest RSS").
+        _ = linkpulse_tune_malloc(2, 1 << 20)
         let logger = storage.bootstrapLogging()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

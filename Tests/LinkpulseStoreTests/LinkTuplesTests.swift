@@ -37,6 +37,20 @@ import Testing
         #expect(known.id(of: LinkDimensions(ref: "shoes", campaign: "winter")) == nil)
     }
 
+    /// Enough tuples for the table of ids to grow many times, sharing values in every
+    /// dimension: each is found again after the last growth, and a combination never added
+    /// (its values all known) is not.
+    @Test func manyTuplesAreFoundAfterTheTableGrows() {
+        var known = LinkTuples.Known()
+        func tuple(_ i: Int) -> LinkDimensions {
+            LinkDimensions(ref: "r\(i % 5_000)", campaign: "c\(i / 5_000)", source: i % 3 == 0 ? nil : "s\(i % 7)", medium: "m\(i % 2)")
+        }
+        for i in 0..<40_000 { known.append(tuple(i)) }
+        #expect(known.count == 40_001)
+        for i in stride(from: 0, to: 40_000, by: 7) { #expect(known.id(of: tuple(i)) == UInt32(i + 1), "tuple \(i)") }
+        #expect(known.id(of: LinkDimensions(ref: "r1", campaign: "c1", source: "s1", medium: "m1")) == nil)
+    }
+
     @Test func filtersDecidedOnValueIdsAgreeWithTheDomainRule() {
         var known = LinkTuples.Known()
         let tuples = Self.everyTuple()

@@ -5,9 +5,11 @@
 /// Returns SQLite's result code: SQLITE_MISUSE when SQLite was already initialised.
 int linkpulse_sqlite_disable_memstatus(void);
 
-/// Caps glibc's malloc arenas (by default up to eight per core, one per allocating thread).
-/// Returns 1 on success.
-int linkpulse_limit_malloc_arenas(int arenas);
+/// Caps glibc's malloc arenas (by default up to eight per core, one per allocating thread) and
+/// fixes the size from which an allocation gets pages of its own, given back when it is freed
+/// (by default that size grows with the largest block freed, up to 32 MiB, and freed blocks
+/// below it stay in the heap). Returns 1 on success.
+int linkpulse_tune_malloc(int arenas, int mmap_threshold);
 
 /// Lowers the scheduling priority of the calling thread only (Linux: a thread's nice value is
 /// its own). Returns 0 on success, -1 where the system does not allow it.
