@@ -243,6 +243,23 @@ import Testing
         #expect(!written)
     }
 
+    /// A pass stops at its bound of 15-minute cells (the daemon's memory bound), after a whole
+    /// event; passes so cut count what unbounded passes count.
+    @Test func passesCutAtTheirCellBoundCountWhatWholePassesCount() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 9, count: 2_000), quarantine: [])])
+        try store.database.rollups.rollUpAll(batch: 2_000)
+        let counts = try RollupRestoreTests.countsByRef(store.database)
+        try store.database.rollups.resetRollups()
+        let first = try store.database.rollups.rollUp(maxEvents: 2_000, maxCells: 40)
+        #expect(first > 0 && first < 2_000, "a pass of 40 cells takes part of 2,000 events")
+        var passes = 1
+        while try store.database.rollups.rollUp(maxEvents: 2_000, maxCells: 40) > 0 { passes += 1 }
+        #expect(passes > 2)
+        #expect(try store.database.rollups.rolledThroughSeq() == (try store.database.events.maxSeq()))
+        #expect(try RollupRestoreTests.countsByRef(store.database) == counts)
+    }
+
     @Test func aClosedStoreLeavesNoWALBehind() async throws {
         let store = try TemporaryStore()
         _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 2, count: 3_000), quarantine: [])])
