@@ -65,9 +65,12 @@ public final class AppDatabase: IngestStore {
     ///   - attributionWindowMs: the fingerprint attribution window (rule 3), in milliseconds.
     ///   - recentClickEntries: how many click index entries attribution keeps in memory (two a
     ///     click, 16–24 bytes each; older clicks are looked up on disk).
+    ///   - spillSliceBytes: the most of the attribution file one transaction rewrites when clicks
+    ///     leave memory for disk (see `AttributionStore.storeInSlices`).
     public init(
         directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
-        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, logger: Logger
+        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = 32 << 20,
+        logger: Logger
     ) throws {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -136,7 +139,7 @@ public final class AppDatabase: IngestStore {
         events = EventStore(directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, queries: queries, logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
-            recentClickEntries: recentClickEntries, queries: queries, logger: logger)
+            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, queries: queries, logger: logger)
         rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
         exportLedger = ExportLedger(pool: pool, queries: queries.export)

@@ -58,8 +58,9 @@ public final class AttributionStore: Sendable {
 
     init(
         queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
-        queries: SQLQueries, logger: Logger
+        spillSliceBytes: Int, queries: SQLQueries, logger: Logger
     ) {
+        self.spillSliceBytes = spillSliceBytes
         self.queue = queue
         self.checkpointer = checkpointer
         self.events = events
@@ -221,6 +222,7 @@ public final class AttributionStore: Sendable {
         try queue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?
+            var spill: RecentClicks.Spill?
             var upToDate: Int64?
             try db.inTransaction(.deferred) {
                 // Cached statements: a round runs after every commit, and `advance` reads the
@@ -245,25 +247,79 @@ public final class AttributionStore: Sendable {
                         wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
                         recent: recent, disk: disk, keptFromMs: rawHorizon))
                 for event in events { try round.add(event, attributor: attributor) }
-                if let spill = round.clicks.recent.spill() { try disk.store(spill) }
+                // What leaves memory goes to disk after the commit, in slices (`storeInSlices`).
+                spill = round.clicks.recent.spill()
                 try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
                 round.clicks.recent.throughSeq = last.subject.seq
                 kept = round.clicks.recent
                 processed = events.count
                 return .commit
             }
-            // Only a committed round's memory is kept (before the next round can start on this
-            // connection): after a failure the next round lists it again.
-            if let kept { keep(kept) }
+            // The answers are committed: whoever waits for them is served before the spill is
+            // written.
             if let through = kept?.throughSeq ?? upToDate {
                 progress.advance(to: through, answers: answering ? answersAwaited(through: through) : [:])
             }
+            // Only a committed round's memory is kept (before the next round can start on this
+            // connection), and one that moved its horizon only once the file's horizon has moved
+            // too: after a failure the next round lists it again from the file's horizon.
+            if let spill, let moved = kept {
+                guard try storeInSlices(spill, db, roundThrough: moved.throughSeq) else { return processed }
+            }
+            if let kept { keep(kept) }
             if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
                 try checkpoint(db)
             }
             return processed
         }
     }
+
+    /// Puts the clicks that left memory on disk and moves the file's horizon, after the round
+    /// that moved them has committed, on its connection (no other round runs meanwhile).
+    ///
+    /// Why in slices: the entries are sorted by key but spread over the whole ref table (every
+    /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
+    /// grew by tens of megabytes a spill (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
+    /// slice covers a part of the key space small enough to rewrite at most `spillSliceBytes`
+    /// of the file, in a transaction of its own, and the WAL is checkpointed after it, so the
+    /// next slice writes over it from its start.
+    ///
+    /// Why that is safe: until the horizon moves, slices only add rows at or after the file's
+    /// horizon, which no lookup reads (fingerprints are read from disk before the memory
+    /// horizon only, refs only when memory has none), and a spill written again after a
+    /// failure ignores the rows already there. The horizon moves last, only if no other
+    /// process attributed meanwhile. Returns whether it moved (false: the memory is dropped
+    /// and listed again by the next round).
+    func storeInSlices(_ spill: RecentClicks.Spill, _ db: Database, roundThrough: Int64) throws -> Bool {
+        let fileBytes = try Int.fetchOne(db.cachedStatement(sql: queries.connection.fileBytes)) ?? 0
+        let slices = max(1, fileBytes / spillSliceBytes)
+        let disk = try DiskClicks(db: db, queries: queries.attribution)
+        for slice in 0..<slices {
+            try db.inTransaction(.deferred) {
+                try db.cachedStatement(sql: queries.attribution.lock).execute()
+                try disk.store(spill, slice: slice, of: slices)
+                return .commit
+            }
+            if slices > 1 { try checkpoint(db) }
+        }
+        var moved = false
+        try db.inTransaction(.deferred) {
+            try db.cachedStatement(sql: queries.attribution.lock).execute()
+            let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
+            guard state?[1] == roundThrough else { return .commit }
+            try disk.moveHorizon(to: spill.horizonMs)
+            moved = true
+            return .commit
+        }
+        logger.debug("clicks moved to disk", metadata: [
+            "by_ref": "\(spill.byRef.count)", "by_fingerprint": "\(spill.byFingerprint.count)", "slices": "\(slices)",
+        ])
+        return moved
+    }
+
+    /// The most of the attribution file one slice of a spill rewrites (see `storeInSlices`):
+    /// 32 MiB in the daemon.
+    let spillSliceBytes: Int
 
     /// The memory half of the click indexes for a round starting at `watermark`: the one the
     /// last round of this process left, when it is exact for this watermark and horizon;
@@ -530,14 +586,26 @@ struct DiskClicks {
         }
     }
 
-    /// Puts what left memory on disk, in key order, and records the new horizon (in the
-    /// transaction of the round that moved it).
+    /// Puts what left memory on disk, in key order, and records the new horizon (in one
+    /// transaction: for the listing of the memory half, which attributes nothing).
     func store(_ spill: RecentClicks.Spill) throws {
-        for (ref, c) in spill.byRef { try store(seq: c.seq, ms: c.ms, ref: ref, fingerprint: nil, osVersion: nil) }
-        for (fingerprint, c) in spill.byFingerprint {
+        try store(spill, slice: 0, of: 1)
+        try moveHorizon(to: spill.horizonMs)
+    }
+
+    /// Puts slice `slice` of `slices` of what left memory on disk: that share of each index's
+    /// entries, in key order (so a slice covers a range of each table's keys).
+    func store(_ spill: RecentClicks.Spill, slice: Int, of slices: Int) throws {
+        func range(_ count: Int) -> Range<Int> { count * slice / slices..<count * (slice + 1) / slices }
+        for (ref, c) in spill.byRef[range(spill.byRef.count)] { try store(seq: c.seq, ms: c.ms, ref: ref, fingerprint: nil, osVersion: nil) }
+        for (fingerprint, c) in spill.byFingerprint[range(spill.byFingerprint.count)] {
             try store(seq: c.seq, ms: c.ms, ref: nil, fingerprint: fingerprint, osVersion: spill.osVersion(c.os))
         }
-        try setHorizon.bind(1, spill.horizonMs)
+    }
+
+    /// Records the memory horizon: clicks before it are on disk.
+    func moveHorizon(to horizonMs: Int64) throws {
+        try setHorizon.bind(1, horizonMs)
         try setHorizon.run()
     }
 }

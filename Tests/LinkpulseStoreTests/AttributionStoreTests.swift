@@ -75,10 +75,15 @@ import Testing
 
     /// Seeds, with how many click index entries attribution holds in memory: all of them, or
     /// so few that most lookups go to the clicks moved to disk (and a restart halfway loses
-    /// the memory half, listed again from the events).
-    @Test(arguments: [(UInt64(1), 1_000_000), (2, 1_000_000), (3, 1_000_000), (4, 8), (5, 64), (6, 300)])
-    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int) async throws {
-        let store = try TemporaryStore(recentClickEntries: recentClickEntries)
+    /// the memory half, listed again from the events); and how much of the file one slice of
+    /// clicks moved to disk may rewrite: the daemon's 32 MiB (one slice here), or so little
+    /// that every move is written in dozens of transactions.
+    @Test(arguments: [
+        (UInt64(1), 1_000_000, 32 << 20), (2, 1_000_000, 32 << 20), (3, 1_000_000, 32 << 20), (4, 8, 32 << 20), (5, 64, 32 << 20),
+        (6, 300, 32 << 20), (7, 64, 8_192), (8, 300, 8_192),
+    ])
+    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int) async throws {
+        let store = try TemporaryStore(recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes)
         let events = Self.traffic(seed: seed, count: 3_000)
         // Several commits, and requests in one commit: clicks of earlier requests are visible.
         for chunk in stride(from: 0, to: events.count, by: 250) {
@@ -96,6 +101,9 @@ import Testing
         // The small memories moved clicks to disk; the large one kept them all.
         let onDisk = try store.count("SELECT (SELECT count(*) FROM attr.ref_clicks) + (SELECT count(*) FROM attr.fingerprint_clicks)")
         #expect(recentClickEntries < 1_000 ? onDisk > 1_000 : onDisk == 0)
+        // ...and moved the horizon along with them (memory is not listed again every round).
+        let horizon = try store.count("SELECT coalesce(recent_from_ms, 0) FROM attr.attribution_state")
+        #expect(recentClickEntries < 1_000 ? horizon > 0 : true)
         let stored = try store.database.events.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,

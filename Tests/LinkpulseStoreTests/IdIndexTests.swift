@@ -20,21 +20,26 @@ final class TemporaryStore {
     /// How many click index entries attribution keeps in memory (`AppDatabase`'s default, or
     /// a few to make it use its disk half).
     let recentClickEntries: Int
+    /// The most of the attribution file one transaction of a spill rewrites.
+    let spillSliceBytes: Int
 
     init(
         directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000
+        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = 32 << 20
     ) throws {
         self.directory = directory
         self.recentClickEntries = recentClickEntries
+        self.spillSliceBytes = spillSliceBytes
         database = try AppDatabase(
-            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries, logger: logger)
+            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
+            spillSliceBytes: spillSliceBytes, logger: logger)
     }
 
     func reopen(tailLimit: Int = 200_000) throws {
         try database.close()
         database = try AppDatabase(
-            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries, logger: logger)
+            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
+            spillSliceBytes: spillSliceBytes, logger: logger)
     }
 
     deinit {
