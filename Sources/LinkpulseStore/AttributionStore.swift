@@ -313,6 +313,7 @@ public final class AttributionStore: Sendable {
         }
         logger.debug("clicks moved to disk", metadata: [
             "by_ref": "\(spill.byRef.count)", "by_fingerprint": "\(spill.byFingerprint.count)", "slices": "\(slices)",
+            "horizon_moved": "\(moved)",
         ])
         return moved
     }

@@ -113,12 +113,13 @@ public final class RollupStore: Sendable {
     }
 
     /// The most 15-minute cells one pass of `rollUp` holds before it stops (its other events are
-    /// the next pass's). A pass's memory grows with its cells, not its events: about 400 bytes a
-    /// cell over its three grains, the new link tuples it names and the parts it writes. Events
-    /// spread over many link tuples (a million in `ops/bench/events.lua`) make a cell almost
-    /// every event, and a pass of 200,000 of them took about 90 MB of the daemon's memory; traffic
-    /// over thousands of links shares cells and still makes passes of 200,000 events. The command line's
-    /// rebuild (`rollUpAllInParallel`), which has the machine to itself, is not bounded so.
+    /// the next pass's). A pass's memory grows with its cells, not its events: about 400 bytes
+    /// a cell over its three grains, the new link tuples it names and the parts it writes.
+    /// Events spread over many link tuples (a million in `ops/bench/events.lua`) make a cell of
+    /// almost every event, and a pass of 200,000 of them took about 90 MB of the daemon's
+    /// memory; traffic over fewer links shares cells and still makes passes of 200,000 events.
+    /// The command line's rebuild (`rollUpAllInParallel`), which has the machine to itself, is
+    /// not bounded so.
     public static let passCells = 65_536
 
     /// How long the follower may stand still with events waiting before a timer pass wakes it.
