@@ -69,7 +69,7 @@ public final class AppDatabase: IngestStore {
     ///     leave memory for disk (see `AttributionStore.storeInSlices`).
     public init(
         directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
-        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = 32 << 20,
+        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes,
         logger: Logger
     ) throws {
         _ = sqliteTuned

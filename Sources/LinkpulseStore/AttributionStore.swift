@@ -291,8 +291,8 @@ public final class AttributionStore: Sendable {
     /// process attributed meanwhile. Returns whether it moved (false: the memory is dropped
     /// and listed again by the next round).
     func storeInSlices(_ spill: RecentClicks.Spill, _ db: Database, roundThrough: Int64) throws -> Bool {
-        let fileBytes = try Int.fetchOne(db.cachedStatement(sql: queries.connection.fileBytes)) ?? 0
-        let slices = max(1, fileBytes / spillSliceBytes)
+        let slices = WriteSlices.count(
+            items: max(spill.byRef.count, spill.byFingerprint.count), filePath: queue.path, sliceBytes: spillSliceBytes)
         let disk = try DiskClicks(db: db, queries: queries.attribution)
         for slice in 0..<slices {
             try db.inTransaction(.deferred) {
@@ -319,7 +319,7 @@ public final class AttributionStore: Sendable {
     }
 
     /// The most of the attribution file one slice of a spill rewrites (see `storeInSlices`):
-    /// 32 MiB in the daemon.
+    /// `WriteSlices.maxBytes` in the daemon.
     let spillSliceBytes: Int
 
     /// The memory half of the click indexes for a round starting at `watermark`: the one the
@@ -597,7 +597,7 @@ struct DiskClicks {
     /// Puts slice `slice` of `slices` of what left memory on disk: that share of each index's
     /// entries, in key order (so a slice covers a range of each table's keys).
     func store(_ spill: RecentClicks.Spill, slice: Int, of slices: Int) throws {
-        func range(_ count: Int) -> Range<Int> { count * slice / slices..<count * (slice + 1) / slices }
+        func range(_ count: Int) -> Range<Int> { WriteSlices.range(slice, of: slices, count: count) }
         for (ref, c) in spill.byRef[range(spill.byRef.count)] { try store(seq: c.seq, ms: c.ms, ref: ref, fingerprint: nil, osVersion: nil) }
         for (fingerprint, c) in spill.byFingerprint[range(spill.byFingerprint.count)] {
             try store(seq: c.seq, ms: c.ms, ref: nil, fingerprint: fingerprint, osVersion: spill.osVersion(c.os))

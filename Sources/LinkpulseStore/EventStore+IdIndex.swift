@@ -31,7 +31,7 @@ extension EventStore {
 
     /// One step of a merge round. A round takes the ids of up to `maxCount` committed events
     /// past the watermark, sorted by key, and inserts them in `slices` key ranges (more when
-    /// the index is large: see `mergeSliceBytes`), one range per
+    /// the index is large: see `WriteSlices`), one range per
     /// call, each in its own transaction of the index file: a merge rewrites most of the index's
     /// leaves, and in slices that cost is spread over several timer ticks instead of stealing
     /// the CPU from ingest at once. The last slice advances the watermark in its transaction;
@@ -51,10 +51,6 @@ extension EventStore {
         public var roundFinished: Bool
         public var took: Duration
     }
-
-    /// The most of the index one slice of a merge round covers (so the most it writes to the
-    /// index file's WAL, which is truncated after every slice).
-    static let mergeSliceBytes = 32 << 20
 
     /// Asks for a merge step on the store's merge threads: one at low priority, or, when
     /// `urgent` (the tail has outgrown its bound), steps at normal priority until the round is
@@ -99,14 +95,13 @@ extension EventStore {
             }
             // Sorted by key, each slice is one key range, inserted left to right. A slice
             // rewrites at most the leaves of its range, which all go through the WAL: enough
-            // slices that each range holds at most `mergeSliceBytes` of the index.
+            // slices that each range holds at most `WriteSlices.maxBytes` of the index (its WAL
+            // is truncated after every slice).
             pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
-            let indexBytes = (try? FileManager.default.attributesOfItem(atPath: idIndex.path)[.size] as? Int) ?? 0
-            let wanted = max(slices, (indexBytes + Self.mergeSliceBytes - 1) / Self.mergeSliceBytes)
-            round = MergeRound(upTo: upTo, pairs: pairs, slices: max(1, min(wanted, pairs.count)))
+            round = MergeRound(
+                upTo: upTo, pairs: pairs, slices: WriteSlices.count(items: pairs.count, filePath: idIndex.path, atLeast: slices))
         }
-        let n = round.pairs.count
-        let slice = round.pairs[(round.slicesDone * n / round.slices)..<((round.slicesDone + 1) * n / round.slices)]
+        let slice = round.pairs[WriteSlices.range(round.slicesDone, of: round.slices, count: round.pairs.count)]
         let last = round.slicesDone + 1 == round.slices
         try idIndex.write { db in
             let insert = try db.cachedStatement(sql: queries.insertEventId)

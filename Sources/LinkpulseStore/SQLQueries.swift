@@ -279,7 +279,7 @@ public enum StoreError: Error, CustomStringConvertible {
 /// number the store writes into the text.
 struct ConnectionQueries: Sendable {
     let wal, attach, durabilityFull, durabilityNormal, journalSizeLimit, noAutocheckpoint: String
-    let autoVacuumIncremental, checkpointPassive, fileBytes: String
+    let autoVacuumIncremental, checkpointPassive: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
     static func load() throws -> ConnectionQueries {
@@ -289,7 +289,7 @@ struct ConnectionQueries: Sendable {
             durabilityNormal: try text("durability_normal"), journalSizeLimit: try text("journal_size_limit"),
             noAutocheckpoint: try text("no_autocheckpoint"),
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
-            fileBytes: try text("file_bytes"), cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
+            cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }
 
     /// The `synchronous` level of `durability`.
