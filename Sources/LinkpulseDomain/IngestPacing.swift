@@ -3,13 +3,22 @@
 ///
 /// Ingest stores events several times faster than the derived work digests them when both
 /// share the machine; without a bound, a sustained burst leaves the stats minutes behind
-/// (and the derived files' WALs growing). The rule: a hold **begins** when the stats are more
-/// than `lagLimitMs` behind and the backlog of events not yet counted has not shrunk over the
-/// last `windowMs`; it **ends** when the stats are back within the limit. So:
-/// - a burst shorter than the limit is taken at full speed (the lag never reaches it);
+/// (and the derived files' WALs growing). Two measures of "behind": the **lag** (how long the
+/// oldest uncounted event has waited) and the **catch-up time** (the backlog of uncounted
+/// events over the rate at which the derived work has been counting them lately: how long
+/// the stats would take to catch up if the load stopped now). The rule: a hold **begins**
+/// when either is past the limit and the backlog has not shrunk over the last `windowMs`;
+/// it **ends** when both are back within it. So:
+/// - a burst the derived work digests within the limit is taken at full speed;
 /// - sustained load above what the derived work digests is paced to it: holding frees the
 ///   CPU the derived work needs, the stats come back within the limit, the hold ends, and
-///   the lag stays near the limit rather than settling wherever the load leaves it;
+///   the lag stays near its limit rather than settling wherever the load leaves it;
+/// - the catch-up time bounds the backlog itself, early: the lag only crosses the limit once
+///   the oldest uncounted event has waited that long, and a backlog built up meanwhile took
+///   its whole catch-up time on top (lag peaks near twice the limit in 10-minute soaks,
+///   while the derived work, starved of CPU by ingest at full speed, fell a million events
+///   behind). So the lag's peaks stay near the limit, and the stats catch up within about
+///   it after any load stops;
 /// - a backlog that is being worked off (after a restart that recounts, a restore, or a
 ///   burst that has ended) does not begin a hold, however old its oldest event is;
 /// - nor does anything before the derived work has counted once since the start: a restart
@@ -37,8 +46,12 @@ public struct IngestPacing: Sendable, Equatable {
         }
     }
 
-    /// The lag above which sustained ingest is paced.
+    /// The lag, and the catch-up time, above which sustained ingest is paced.
     public let lagLimitMs: Int64
+    /// How far back the counting rate is measured: long enough to span several passes and the
+    /// attribution rounds between them (a rate over one pass would swing from zero to the
+    /// pass's own speed), and a whole number of rollup intervals (see `standardRateWindowMs`).
+    public let rateWindowMs: Int64
     /// How long the backlog must fail to shrink, above the limit, before a hold begins.
     public let windowMs: Int64
     /// Readings of the last `windowMs`, oldest first (the one just before the window too).
@@ -47,14 +60,20 @@ public struct IngestPacing: Sendable, Equatable {
     public private(set) var holding = false
     /// The counted watermark at the first reading: no hold begins before it moves.
     private var countedAtStart: Int64?
+    /// Readings of the last `rateWindowMs` during which the backlog never ran dry, oldest
+    /// first: the counting rate is measured over them.
+    private var busy: [Reading] = []
 
     /// - Parameters:
-    ///   - lagLimitMs: the stats lag above which ingest is paced (positive).
+    ///   - lagLimitMs: the stats lag, and the catch-up time, above which ingest is paced
+    ///     (positive).
     ///   - windowMs: how far back "the backlog shrank" looks.
-    public init(lagLimitMs: Int64, windowMs: Int64 = 3_000) {
-        precondition(lagLimitMs > 0 && windowMs > 0)
+    ///   - rateWindowMs: how far back the counting rate is measured.
+    public init(lagLimitMs: Int64, windowMs: Int64 = 3_000, rateWindowMs: Int64 = 20_000) {
+        precondition(lagLimitMs > 0 && windowMs > 0 && rateWindowMs > 0)
         self.lagLimitMs = lagLimitMs
         self.windowMs = windowMs
+        self.rateWindowMs = rateWindowMs
     }
 
     /// The default limit for a rollup interval: one and a half intervals. Between two timer
@@ -64,6 +83,26 @@ public struct IngestPacing: Sendable, Equatable {
         max(rollupIntervalMs * 3 / 2, 1_000)
     }
 
+    /// The rate window for a rollup interval: two intervals. Under light load a timer pass
+    /// counts everything once an interval, and a window of whole intervals holds as many
+    /// passes as intervals, so the rate it measures is the ingest rate and the catch-up time
+    /// at most one interval. A window of one and a half intervals may hold one pass where
+    /// the backlog has grown for nearly two, and put the catch-up time at the limit.
+    public static func standardRateWindowMs(rollupIntervalMs: Int64) -> Int64 {
+        max(rollupIntervalMs * 2, 2_000)
+    }
+
+    /// How long counting the backlog of the newest reading would take at the rate measured
+    /// over the last `rateWindowMs`, ms: nil until a whole window of readings with a backlog
+    /// exists (a rate over less says little); `Int64.max` when nothing was counted in it.
+    public var catchUpMs: Int64? {
+        guard let first = busy.first, let last = busy.last, last.atMs - first.atMs >= rateWindowMs else { return nil }
+        let counted = last.countedThroughSeq - first.countedThroughSeq
+        guard counted > 0 else { return Int64.max }
+        let ms = Double(last.backlog) * Double(last.atMs - first.atMs) / Double(counted)
+        return ms >= Double(Int64.max) ? Int64.max : Int64(ms)
+    }
+
     /// Takes a reading and says whether the writer should hold its commits until the next.
     @discardableResult
     public mutating func observe(_ reading: Reading) -> Bool {
@@ -71,11 +110,19 @@ public struct IngestPacing: Sendable, Equatable {
         if countedAtStart == nil { countedAtStart = reading.countedThroughSeq }
         // Keep the newest reading at or before the window's start, as the comparison point.
         while readings.count > 2, readings[1].atMs <= reading.atMs - windowMs { readings.removeFirst() }
-        guard reading.lagMs > lagLimitMs else {
+        // The rate is measured only while there was something to count throughout.
+        if reading.backlog > 0 {
+            busy.append(reading)
+            while busy.count > 2, busy[1].atMs <= reading.atMs - rateWindowMs { busy.removeFirst() }
+        } else {
+            busy.removeAll()
+        }
+        let pastCatchUp = (catchUpMs ?? 0) > lagLimitMs
+        guard reading.lagMs > lagLimitMs || pastCatchUp else {
             holding = false
             return false
         }
-        // Past the limit: a hold goes on until the lag is back within it. A new one begins
+        // Past the limit: a hold goes on until both are back within it. A new one begins
         // only once the derived work has counted since the start, when a reading a whole
         // window old exists (with a shorter history "not shrinking" cannot be told) and the
         // backlog is no smaller than then.

@@ -188,8 +188,10 @@ public func buildApplication(
     _ deps: AppDependencies, settings: ServerSettings, logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let pacer = settings.ingestPacing.lagLimitMs(rollupInterval: settings.rollupInterval)
-        .map { IngestPacer(pacing: IngestPacing(lagLimitMs: $0)) }
+    let intervalMs = settings.rollupInterval.nanoseconds / 1_000_000
+    let pacer = settings.ingestPacing.lagLimitMs(rollupInterval: settings.rollupInterval).map {
+        IngestPacer(pacing: IngestPacing(lagLimitMs: $0, rateWindowMs: IngestPacing.standardRateWindowMs(rollupIntervalMs: intervalMs)))
+    }
     deps.database.attribution.listRecentClicksSoon()
     var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, pacer: pacer, logger: logger),

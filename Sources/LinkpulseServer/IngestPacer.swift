@@ -38,6 +38,10 @@ public final class IngestPacer: Sendable {
     /// How long commits have waited in all since the start.
     public var heldTotal: Duration { state.withLock { $0.held } }
 
+    /// How long the stats would take to catch up if the load stopped now, ms (see
+    /// `IngestPacing.catchUpMs`).
+    public var catchUpMs: Int64? { state.withLock { $0.pacing.catchUpMs } }
+
     /// Whether commits wait now.
     public var holding: Bool { state.withLock { !$0.stopped && $0.pacing.holding } }
 
@@ -105,9 +109,10 @@ public struct IngestPacingJob: TimerJob {
         }
         guard announce else { return }
         logger.notice(
-            "ingest paced: the stats are behind and not catching up, so commits wait for the rollups (see --ingest-pacing)",
+            "ingest paced: the stats are behind (or would take longer than the limit to catch up) and not catching up, so commits wait for the rollups (see --ingest-pacing)",
             metadata: [
-                "lag_ms": "\(lagMs)", "limit_ms": "\(pacer.lagLimitMs)", "backlog_events": "\(progress.backlog)",
+                "lag_ms": "\(lagMs)", "catch_up_ms": "\(pacer.catchUpMs.map(String.init) ?? "unknown")", "limit_ms": "\(pacer.lagLimitMs)",
+                "backlog_events": "\(progress.backlog)",
                 "attribution_backlog_events": "\(progress.attributionBacklog)",
             ])
     }

@@ -83,10 +83,79 @@ struct IngestPacingTests {
         #expect(pastItAgain)
     }
 
-    @Test func theStandardLimitIsOneAndAHalfRollupIntervals() {
+    /// Feeds `seconds` of readings every 250 ms from `startMs`, the counted watermark moving
+    /// by `countedPerSecond`, the lag and backlog from `reading(ms since startMs)`.
+    func run(
+        _ pacing: inout IngestPacing, from startMs: Int64 = 0, seconds: Int, countedPerSecond: Int64, countedFrom: Int64 = 0,
+        _ reading: (Int64) -> (lagMs: Int64, backlog: Int64)
+    ) -> [Bool] {
+        (0..<(seconds * 4)).map { i in
+            let ms = Int64(i) * 250
+            let (lagMs, backlog) = reading(ms)
+            return pacing.observe(.init(
+                atMs: startMs + ms, lagMs: lagMs, backlog: backlog, countedThroughSeq: countedFrom + countedPerSecond * ms / 1_000))
+        }
+    }
+
+    @Test func aBacklogThatWouldTakeLongerThanTheLimitToCountHoldsBeforeTheLagSays() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000, rateWindowMs: 15_000)
+        // Counted at 10,000 events/s while 30,000/s arrive: the backlog grows by 20,000 a
+        // second, and the lag stays at 5 s (passes keep counting the oldest events).
+        let held = run(&pacing, seconds: 25, countedPerSecond: 10_000) { ms in (lagMs: 5_000, backlog: 1_000 + 20 * ms) }
+        // No rate before 15 s of readings; at 15 s the backlog is 300,000 events (30 s to
+        // count): held from then on, though the lag never passed the limit.
+        #expect(!held.prefix(60).contains(true))
+        #expect(held[60...].allSatisfy { $0 })
+        #expect(pacing.catchUpMs.map { (29_000...50_000).contains($0) } == true)
+        // Once the backlog would be counted within the limit again (and the lag is within
+        // it), the hold ends.
+        let released = pacing.observe(.init(atMs: 25_000, lagMs: 5_000, backlog: 100_000, countedThroughSeq: 250_000))
+        #expect(!released)
+    }
+
+    @Test func steadyLoadCountedAtEveryTickNeverHolds() {
+        // 20,000 events/s, all counted by a pass every 10 s (the standard limits of a 10 s
+        // interval): the backlog climbs to 200,000 between passes, which the rate measured
+        // over two intervals counts in 10 s, within the limit.
+        var pacing = IngestPacing(
+            lagLimitMs: IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000), windowMs: 1_000,
+            rateWindowMs: IngestPacing.standardRateWindowMs(rollupIntervalMs: 10_000))
+        var held: [Bool] = []
+        for tick in 0..<6 {
+            let start = Int64(tick) * 10_000
+            held += run(&pacing, from: start, seconds: 10, countedPerSecond: 0, countedFrom: Int64(tick) * 200_000) { ms in
+                (lagMs: ms, backlog: 20 * ms + 1)
+            }
+        }
+        #expect(!held.contains(true))
+        #expect(pacing.catchUpMs.map { $0 <= 10_000 } == true)
+    }
+
+    @Test func nothingCountedForAWholeRateWindowWhileEventsWaitHolds() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000, rateWindowMs: 15_000)
+        // Counted once at the start, then nothing for 16 s with 50,000 events waiting and the
+        // lag under the limit (a pass held up elsewhere, the lag measured from a reset clock):
+        // the catch-up time is unbounded.
+        _ = pacing.observe(.init(atMs: 0, lagMs: 0, backlog: 0, countedThroughSeq: 0))
+        let held = run(&pacing, from: 250, seconds: 16, countedPerSecond: 0, countedFrom: 1) { _ in (lagMs: 1_000, backlog: 50_000) }
+        #expect(pacing.catchUpMs == Int64.max)
+        #expect(held.last == true)
+    }
+
+    @Test func aDryBacklogStartsTheRateOver() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000, rateWindowMs: 15_000)
+        _ = run(&pacing, seconds: 16, countedPerSecond: 1_000) { _ in (lagMs: 1_000, backlog: 50_000) }
+        #expect(pacing.catchUpMs != nil)
+        _ = pacing.observe(.init(atMs: 16_000, lagMs: 0, backlog: 0, countedThroughSeq: 16_000))
+        #expect(pacing.catchUpMs == nil)
+    }
+
+    @Test func theStandardLimitAndRateWindowAreOneAndAHalfAndTwoRollupIntervals() {
         #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000) == 15_000)
         #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 60_000) == 90_000)
         // Never under a second, however short the interval (tests run with 100 ms).
         #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 100) == 1_000)
+        #expect(IngestPacing.standardRateWindowMs(rollupIntervalMs: 10_000) == 20_000)
+        #expect(IngestPacing.standardRateWindowMs(rollupIntervalMs: 100) == 2_000)
     }
 }
