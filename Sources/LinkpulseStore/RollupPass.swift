@@ -216,7 +216,7 @@ struct ValueDay: PassCellKey {
 /// row by platform and per dimension value's day of visitors, and the cube blocks.
 struct RollupWriter {
     // The statements, looked up once (every one is left reset after each use).
-    let upsert, readBlock, upsertBlock, upsertDay, dayParts: HotStatement
+    let upsert, readBlock, upsertBlock, upsertDay, insertDayPart, dayParts: HotStatement
     let insertTuple, countParts, partsOfBucket, insertPart, deletePart: HotStatement
 
     init(db: Database, queries: SQLQueries) throws {
@@ -225,6 +225,7 @@ struct RollupWriter {
         readBlock = try statement(queries.rollup.cubeBlock)
         upsertBlock = try statement(queries.rollup.upsertCubeBlock)
         upsertDay = try statement(queries.rollup.upsertDimensionDay)
+        insertDayPart = try statement(queries.rollup.insertDimensionDayPart)
         dayParts = try statement(queries.rollup.dayParts)
         insertTuple = try statement(queries.rollup.insertTuple)
         countParts = try statement(queries.rollup.countCubeParts)
@@ -233,8 +234,9 @@ struct RollupWriter {
         deletePart = try statement(queries.rollup.deleteCubePart)
     }
 
-    /// Writes a prepared pass; returns the new `mergedThroughDay`.
-    func write(_ pass: PreparedPass, mergedThroughDay: Int64) throws -> Int64 {
+    /// Writes a prepared pass; returns the new `mergedThroughDay`. With `visitorsInParts`, the
+    /// click visitors by value go into parts of this pass (see `upsertDimensionDays`).
+    func write(_ pass: PreparedPass, mergedThroughDay: Int64, visitorsInParts: Bool) throws -> Int64 {
         let firstNew = pass.tuplesBefore.count
         for (i, t) in pass.newTuples.enumerated() {
             try insertTuple.bind(1, Int64(firstNew + i))
@@ -253,7 +255,7 @@ struct RollupWriter {
                 PlatformBucket(bucket: cell.bucket, platformCode: cell.key.platformCode, isBot: cell.key.isBot)
             })
         }
-        try upsertDimensionDays(pass)
+        try upsertDimensionDays(pass, inPartOf: visitorsInParts ? pass.lastSeq : nil)
         return try writeBlocks(pass.days, mergedThroughDay: mergedThroughDay)
     }
 
@@ -294,8 +296,10 @@ struct RollupWriter {
     }
 
     /// Merges the click visitors of the pass's days into every dimension value's day (the
-    /// platform's value being its name).
-    func upsertDimensionDays(_ pass: PreparedPass) throws {
+    /// platform's value being its name), or, with `inPartOf`, writes them into a part of that
+    /// pass (its last seq) for each value's day: the timer's passes, which follow fresh events
+    /// and touch the same busy values' days pass after pass (see `RollupStore.foldVisitorParts`).
+    func upsertDimensionDays(_ pass: PreparedPass, inPartOf partPass: Int64?) throws {
         for dimension in StatsDimension.allCases {
             let numbered = dimension == .platform ? nil : pass.values(of: dimension)
             let days = pass.days.regrouped { cell, counts -> ValueDay? in
@@ -318,14 +322,29 @@ struct RollupWriter {
             }.sorted { $0.0 < $1.0 }
             for (_, i) in order {
                 let key = days.keys[i]
-                try upsertDay.bind(1, dimension.rawValue)
-                try upsertDay.bind(2, texts[key.value]!)
-                try upsertDay.bind(3, key.day)
-                try upsertDay.bind(4, key.isBot)
-                try upsertDay.bind(5, visitors.sketch(i))
-                try upsertDay.run()
+                if let partPass {
+                    try insertDayPart.bind(1, dimension.rawValue)
+                    try insertDayPart.bind(2, texts[key.value]!)
+                    try insertDayPart.bind(3, key.day)
+                    try insertDayPart.bind(4, key.isBot)
+                    try insertDayPart.bind(5, partPass)
+                    try insertDayPart.bind(6, visitors.sketch(i))
+                    try insertDayPart.run()
+                } else {
+                    try upsertDay(dimension: dimension.rawValue, value: texts[key.value]!, day: key.day, isBot: key.isBot, sketch: visitors.sketch(i))
+                }
             }
         }
+    }
+
+    /// Merges click visitors into one dimension value's day.
+    func upsertDay(dimension: String, value: String, day: Int64, isBot: Bool, sketch: [UInt8]?) throws {
+        try upsertDay.bind(1, dimension)
+        try upsertDay.bind(2, value)
+        try upsertDay.bind(3, day)
+        try upsertDay.bind(4, isBot)
+        try upsertDay.bind(5, sketch)
+        try upsertDay.run()
     }
 
     /// Adds one bucket's cells to its cube: a new part, or, for a bucket that has

@@ -267,27 +267,106 @@ public final class RollupStore: Sendable {
                     // A write first: takes the rollup file's write lock (and only that one), then
                     // `write` checks that no other pass counted these events meanwhile.
                     try db.execute(sql: queries.rollup.lock)
-                    written = try write(pass, in: db)
+                    written = try write(pass, in: db, visitorsInParts: true)
                     return written ? .commit : .rollback
                 }
                 // Another process's pass came first: count again from its watermark.
-                if written { return pass.count }
+                if written {
+                    try foldVisitorPartsIfDue(db)
+                    return pass.count
+                }
             }
         }
     }
 
     /// Writes a prepared pass in the current rollup transaction (which holds the file's write
     /// lock), if it still fits: the watermark is the one it counted after, and no link tuple was
-    /// added since it was counted. Returns whether it was written.
-    func write(_ pass: PreparedPass, in db: Database) throws -> Bool {
+    /// added since it was counted. Returns whether it was written. With `visitorsInParts`, its
+    /// click visitors by value go into parts (see `foldVisitorParts`).
+    func write(_ pass: PreparedPass, in db: Database, visitorsInParts: Bool) throws -> Bool {
         let state = try Row.fetchOne(db, sql: queries.rollup.state)
         let watermark: Int64 = state?[1] ?? 0
         let mergedThroughDay: Int64 = state?[4] ?? 0
         let lastTuple = try Int64.fetchOne(db, sql: queries.rollup.lastTuple) ?? 0
         guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.count - 1) else { return false }
-        let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay)
+        let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay, visitorsInParts: visitorsInParts)
         try db.execute(sql: queries.rollup.advanceWatermark, arguments: [pass.lastSeq, merged])
+        if visitorsInParts { try db.cachedStatement(sql: queries.rollup.countDimensionPartPass).execute() }
         return true
+    }
+
+    /// How many passes' click visitors by value wait in parts before they are folded into the
+    /// values' days. A fold rewrites every busy value's day sketch once (16 KiB past 1,000
+    /// visitors), where merging each pass into them rewrote them all at every pass; readers
+    /// merge at most this many parts more per value and day.
+    static let visitorPartPasses: Int64 = 16
+
+    /// The most part rows one transaction of a fold reads: each may rewrite a 16 KiB sketch, so
+    /// a transaction writes at most about 32 MiB of the file (and of its WAL).
+    static let visitorFoldRows = 2_048
+
+    /// After a pass's commit, on the rollup connection: folds the click visitors by value in
+    /// parts into the values' days once `visitorPartPasses` passes have written parts.
+    func foldVisitorPartsIfDue(_ db: Database) throws {
+        let passes: Int64 = try Row.fetchOne(db, sql: queries.rollup.state)?[5] ?? 0
+        if passes >= Self.visitorPartPasses { try foldVisitorParts(db) }
+    }
+
+    /// Folds every part of the passes counted so far into `dimension_days`, in slices of
+    /// `visitorFoldRows` rows in key order, each in a transaction of its own (so the WAL is
+    /// checkpointed between them), then deletes the parts. A union is idempotent, so a reader
+    /// that sees a key both folded and as a part between two slices counts it once, a key
+    /// whose parts straddle two slices is merged twice with the same result, and a fold cut
+    /// short (a failure, another process's fold) is simply done again.
+    func foldVisitorParts(_ db: Database) throws {
+        let through = try derivedWatermark(db, queries.rollup.state)
+        try mergeVisitorParts(db, through: through)
+        try db.inTransaction(.deferred) {
+            try db.execute(sql: queries.rollup.lock)
+            try db.execute(sql: queries.rollup.deleteDimensionDayParts, arguments: [through])
+            return .commit
+        }
+    }
+
+    /// The slices of a fold: the parts of passes through `through` merged into the values'
+    /// days, the parts left as they are.
+    func mergeVisitorParts(_ db: Database, through: Int64) throws {
+        var after: (dim: String, value: String, day: Int64, bot: Int64) = ("", "", Int64.min, Int64.min)
+        var more = true
+        while more {
+            try db.inTransaction(.deferred) {
+                try db.execute(sql: queries.rollup.lock)
+                let read = HotStatement(try db.cachedStatement(sql: queries.rollup.dimensionDayPartsAfter), in: db)
+                try read.bind(1, after.dim)
+                try read.bind(2, after.value)
+                try read.bind(3, after.day)
+                try read.bind(4, after.bot)
+                try read.bind(5, through)
+                try read.bind(6, Int64(Self.visitorFoldRows))
+                var rows = 0
+                var key: (dim: String, value: String, day: Int64, bot: Int64)?
+                var sketch = VisitorSketch()
+                let writer = try RollupWriter(db: db, queries: queries)
+                func flush() throws {
+                    guard let key else { return }
+                    try writer.upsertDay(dimension: key.dim, value: key.value, day: key.day, isBot: key.bot != 0, sketch: sketch.serialized)
+                }
+                while try read.step() {
+                    rows += 1
+                    let next = (dim: read.text(0) ?? "", value: read.text(1) ?? "", day: read.int64(2), bot: read.int64(3))
+                    if let current = key, current != next {
+                        try flush()
+                        sketch = VisitorSketch()
+                    }
+                    key = next
+                    if let bytes = read.blob(4) { sketch.merge(serialized: bytes) }
+                }
+                try flush()
+                if let key { after = key }
+                more = rows == Self.visitorFoldRows
+                return .commit
+            }
+        }
     }
 
     /// Counts the next pass (at most `limit` events after `watermark`) on a reader connection,
@@ -324,7 +403,9 @@ public final class RollupStore: Sendable {
                         var written = false
                         try db.inTransaction(.deferred) {
                             try db.execute(sql: queries.rollup.lock)
-                            written = try write(pass, in: db)
+                            // The rebuild's passes each cover whole stretches of days: each
+                            // value's day is written by few of them, so into the days directly.
+                            written = try write(pass, in: db, visitorsInParts: false)
                             return written ? .commit : .rollback
                         }
                         return written

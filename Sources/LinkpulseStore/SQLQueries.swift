@@ -99,6 +99,10 @@ struct SQLQueries: Sendable {
                 cubeBlock: try text("rollup/cube_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
                 dayParts: try text("stats/cube_parts.sql"),
+                insertDimensionDayPart: try text("rollup/insert_dimension_day_part.sql"),
+                countDimensionPartPass: try text("rollup/count_dimension_part_pass.sql"),
+                dimensionDayPartsAfter: try text("rollup/dimension_day_parts_after.sql"),
+                deleteDimensionDayParts: try text("rollup/delete_dimension_day_parts.sql"),
                 tuplesAfter: try text("rollup/tuples_after.sql"),
                 lastTuple: try text("rollup/last_tuple.sql"),
                 insertTuple: try text("rollup/insert_tuple.sql"),
@@ -211,12 +215,15 @@ struct RetentionQueries: Sendable {
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
+    /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
+    /// `deleteDimensionDayParts` has two statements and runs with `execute`).
+    let insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, deleteDimensionDayParts: String
     let tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
         [state, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
-         dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
+         insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
 

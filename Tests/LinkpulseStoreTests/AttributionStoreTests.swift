@@ -247,7 +247,7 @@ import Testing
         try store.database.rollups.resetRollups()
         let stale = try #require(try store.database.rollups.countAhead(after: 0, tuples: nil, limit: 500))
         #expect(try store.database.rollups.rollUp(maxEvents: 100) == 100)
-        let written = try store.database.rollups.queue.inDatabase { db in try store.database.rollups.write(stale, in: db) }
+        let written = try store.database.rollups.queue.inDatabase { db in try store.database.rollups.write(stale, in: db, visitorsInParts: false) }
         #expect(!written)
     }
 

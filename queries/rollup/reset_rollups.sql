@@ -5,5 +5,6 @@ DELETE FROM rollups;
 DELETE FROM cube_parts;
 DELETE FROM cube_blocks;
 DELETE FROM dimension_days;
+DELETE FROM dimension_day_parts;
 INSERT OR REPLACE INTO rollup_state (singleton, database_id, rolled_through_seq, attribution_window_ms)
 VALUES (1, :database_id, 0, :window_ms);
