@@ -41,6 +41,16 @@ final class WALGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The file's only writer is about to checkpoint to the end itself, between the parts of a
+    /// long write (see `AttributionStore.checkpointToEnd`): derived readers wait before their
+    /// next read, as when the checkpoint job finds the copy short, until `restartPrepared`.
+    func closeForCheckpoint() {
+        condition.lock()
+        wanted = true
+        closed = true
+        condition.unlock()
+    }
+
     /// The writer has checkpointed to the end between two commits: its next commit starts the
     /// WAL over, and readers go on (those that begin now read the database file only).
     func restartPrepared() {
