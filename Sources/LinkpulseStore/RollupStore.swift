@@ -301,9 +301,9 @@ public final class RollupStore: Sendable {
     /// merge at most this many parts more per value and day.
     static let visitorPartPasses: Int64 = 16
 
-    /// The most part rows one transaction of a fold reads: each may rewrite a 16 KiB sketch, so
-    /// a transaction writes at most about 32 MiB of the file (and of its WAL).
-    static let visitorFoldRows = 2_048
+    /// The most values' days one transaction of a fold writes: each may rewrite a 16 KiB
+    /// sketch, so a transaction writes at most about 32 MiB of the file (and of its WAL).
+    static let visitorFoldKeys = 2_048
 
     /// After a pass's commit, on the rollup connection: folds the click visitors by value in
     /// parts into the values' days once `visitorPartPasses` passes have written parts.
@@ -313,26 +313,34 @@ public final class RollupStore: Sendable {
     }
 
     /// Folds every part of the passes counted so far into `dimension_days`, in slices of
-    /// `visitorFoldRows` rows in key order, each in a transaction of its own (so the WAL is
+    /// `visitorFoldKeys` values' days in key order, each in a transaction of its own (so the WAL is
     /// checkpointed between them), then deletes the parts. A union is idempotent, so a reader
     /// that sees a key both folded and as a part between two slices counts it once, a key
     /// whose parts straddle two slices is merged twice with the same result, and a fold cut
     /// short (a failure, another process's fold) is simply done again.
     func foldVisitorParts(_ db: Database) throws {
+        let start = ContinuousClock.now
         let through = try derivedWatermark(db, queries.rollup.state)
-        try mergeVisitorParts(db, through: through)
+        let merged = try mergeVisitorParts(db, through: through)
         try db.inTransaction(.deferred) {
             try db.execute(sql: queries.rollup.lock)
             try db.execute(sql: queries.rollup.deleteDimensionDayParts, arguments: [through])
             return .commit
         }
+        logger.debug("folded click visitor parts", metadata: [
+            "values_days": "\(merged.keys)", "slices": "\(merged.slices)", "took": "\(ContinuousClock.now - start)",
+        ])
     }
 
     /// The slices of a fold: the parts of passes through `through` merged into the values'
-    /// days, the parts left as they are.
-    func mergeVisitorParts(_ db: Database, through: Int64) throws {
-        var after: (dim: String, value: String, day: Int64, bot: Int64) = ("", "", Int64.min, Int64.min)
+    /// days, the parts left as they are, `keysPerSlice` values' days a transaction. Returns
+    /// how many slices and keys it went through.
+    @discardableResult
+    func mergeVisitorParts(_ db: Database, through: Int64, keysPerSlice: Int = visitorFoldKeys) throws -> (slices: Int, keys: Int) {
+        typealias Key = (dim: String, value: String, day: Int64, bot: Int64)
+        var after: Key = ("", "", Int64.min, Int64.min)
         var more = true
+        var (slices, keys) = (0, 0)
         while more {
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.rollup.lock)
@@ -342,31 +350,40 @@ public final class RollupStore: Sendable {
                 try read.bind(3, after.day)
                 try read.bind(4, after.bot)
                 try read.bind(5, through)
-                try read.bind(6, Int64(Self.visitorFoldRows))
-                var rows = 0
-                var key: (dim: String, value: String, day: Int64, bot: Int64)?
-                var sketch = VisitorSketch()
                 let writer = try RollupWriter(db: db, queries: queries)
-                func flush() throws {
-                    guard let key else { return }
+                var key: Key?
+                var sketch = VisitorSketch()
+                var keysInSlice = 0
+                func flush(_ key: Key) throws {
                     try writer.upsertDay(dimension: key.dim, value: key.value, day: key.day, isBot: key.bot != 0, sketch: sketch.serialized)
+                    after = key
+                    sketch = VisitorSketch()
                 }
+                more = false
                 while try read.step() {
-                    rows += 1
-                    let next = (dim: read.text(0) ?? "", value: read.text(1) ?? "", day: read.int64(2), bot: read.int64(3))
+                    let next: Key = (read.text(0) ?? "", read.text(1) ?? "", read.int64(2), read.int64(3))
                     if let current = key, current != next {
-                        try flush()
-                        sketch = VisitorSketch()
+                        try flush(current)
+                        key = nil
+                        if keysInSlice == keysPerSlice {
+                            read.finish()
+                            more = true
+                            break
+                        }
                     }
-                    key = next
+                    if key == nil {
+                        key = next
+                        keysInSlice += 1
+                    }
                     if let bytes = read.blob(4) { sketch.merge(serialized: bytes) }
                 }
-                try flush()
-                if let key { after = key }
-                more = rows == Self.visitorFoldRows
+                if !more, let key { try flush(key) }
+                slices += 1
+                keys += keysInSlice
                 return .commit
             }
         }
+        return (slices, keys)
     }
 
     /// Counts the next pass (at most `limit` events after `watermark`) on a reader connection,

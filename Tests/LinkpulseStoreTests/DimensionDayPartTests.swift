@@ -71,7 +71,10 @@ import Testing
         try rollups.queue.inDatabase { db in
             // A fold killed after its slices, before the parts were deleted: every visitor is
             // both in the values' days and in the parts, and counted once.
-            try rollups.mergeVisitorParts(db, through: try derivedWatermark(db, rollups.queries.rollup.state))
+            let merged = try rollups.mergeVisitorParts(db, through: try derivedWatermark(db, rollups.queries.rollup.state), keysPerSlice: 5)
+            // Every value's day of 5 dimensions (19 here), 5 a transaction.
+            #expect(merged.keys > 10)
+            #expect(merged.slices == (merged.keys + 4) / 5)
         }
         #expect(try await partPasses(store) == 5)
         #expect(try await visitorsByRef(store) == before)
