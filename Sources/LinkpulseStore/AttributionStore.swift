@@ -281,8 +281,9 @@ public final class AttributionStore: Sendable {
     /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
     /// grew by tens of megabytes a spill (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
     /// slice covers a part of the key space small enough to rewrite at most `spillSliceBytes`
-    /// of the file, in a transaction of its own, and the WAL is checkpointed to its end after
-    /// it (`checkpointToEnd`), so the next slice writes over it from its start.
+    /// of the file, in a transaction of its own, and the WAL is checkpointed after it; once it
+    /// holds more than a quarter of its bound, to its end (`checkpointBetweenSlices`), so the
+    /// next slice writes over it from its start.
     ///
     /// Why that is safe: until the horizon moves, slices only add rows at or after the file's
     /// horizon, which no lookup reads (fingerprints are read from disk before the memory
@@ -300,7 +301,7 @@ public final class AttributionStore: Sendable {
                 try disk.store(spill, slice: slice, of: slices)
                 return .commit
             }
-            if slices > 1 { try checkpointToEnd(db) }
+            if slices > 1 { try checkpointBetweenSlices(db) }
         }
         var moved = false
         try db.inTransaction(.deferred) {
@@ -318,12 +319,27 @@ public final class AttributionStore: Sendable {
         return moved
     }
 
-    /// Between two slices of a spill, on the follower's connection: the WAL checkpointed to its
-    /// end, so that the next slice starts it over rather than adding to it. A reader on an older
-    /// snapshot (a rollup pass counting) keeps the copy short until it ends: the gate keeps new
-    /// derived readers from starting meanwhile, and the copy is tried again every 20 ms, for at
-    /// most `WALGate.longestWait` (then the next slice adds to the WAL, as before). A passive
-    /// checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak, four slices deep.
+    /// WAL frames past which a checkpoint between two slices waits to reach the end (16 MiB of
+    /// 4 KiB pages, the checkpoint job's limit too): a slice rewrites at most 32 MiB, so the WAL
+    /// stays under its 64 MiB bound, and the gate closes only when the WAL has grown.
+    static let sliceRestartPages = 4096
+
+    /// Between two slices of a spill, on the follower's connection: a passive checkpoint, and
+    /// when the WAL is past `sliceRestartPages` and the copy fell short, `checkpointToEnd`.
+    /// Checkpointing to the end after every slice held the rollup passes at the gate at each
+    /// of them: a spill has a slice per 32 MiB of the file (35 at 1.1 GB), and the lag's peaks
+    /// in a 10-minute soak fell on the spills.
+    func checkpointBetweenSlices(_ db: Database) throws {
+        let (pages, done) = try checkpoint(db)
+        if pages > Self.sliceRestartPages, done < pages { try checkpointToEnd(db) }
+    }
+
+    /// The WAL checkpointed to its end, so that the next write starts it over rather than adding
+    /// to it. A reader on an older snapshot (a rollup pass counting) keeps the copy short until it
+    /// ends: the gate keeps new derived readers from starting meanwhile, and the copy is tried
+    /// again every 20 ms, for at most `WALGate.longestWait` (then the next write adds to the
+    /// WAL). A passive checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak,
+    /// four slices deep.
     func checkpointToEnd(_ db: Database) throws {
         gate.closeForCheckpoint()
         defer { gate.restartPrepared() }
