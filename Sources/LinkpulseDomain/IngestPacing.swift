@@ -17,8 +17,8 @@
 ///   the oldest uncounted event has waited that long, and a backlog built up meanwhile took
 ///   its whole catch-up time on top (lag peaks near twice the limit in 10-minute soaks,
 ///   while the derived work, starved of CPU by ingest at full speed, fell a million events
-///   behind). So the lag's peaks stay near the limit, and the stats catch up within about
-///   it after any load stops;
+///   behind). So the lag's peaks stay closer to the limit (about 1.6 times it in those
+///   soaks), and the stats catch up within about the limit after any load stops;
 /// - a backlog that is being worked off (after a restart that recounts, a restore, or a
 ///   burst that has ended) does not begin a hold, however old its oldest event is;
 /// - nor does anything before the derived work has counted once since the start: a restart
