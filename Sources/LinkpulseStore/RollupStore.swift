@@ -272,7 +272,13 @@ public final class RollupStore: Sendable {
                 }
                 // Another process's pass came first: count again from its watermark.
                 if written {
-                    try foldVisitorPartsIfDue(db)
+                    // The pass is counted whatever happens to the fold: one that fails is done
+                    // again after the next pass (parts are read until they are folded).
+                    do {
+                        try foldVisitorPartsIfDue(db)
+                    } catch {
+                        logger.warning("folding click visitor parts failed; trying again after the next pass", metadata: ["error": "\(error)"])
+                    }
                     return pass.count
                 }
             }
