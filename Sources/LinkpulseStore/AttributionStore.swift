@@ -321,14 +321,14 @@ public final class AttributionStore: Sendable {
 
     /// WAL frames past which a checkpoint between two slices waits to reach the end (16 MiB of
     /// 4 KiB pages, the checkpoint job's limit too): a slice rewrites at most 32 MiB, so the WAL
-    /// stays under its 64 MiB bound, and the gate closes only when the WAL has grown.
+    /// stays within its 64 MiB bound (48–64 MiB at its peak in 10-minute soaks), and the gate
+    /// closes only when the WAL has grown.
     static let sliceRestartPages = 4096
 
     /// Between two slices of a spill, on the follower's connection: a passive checkpoint, and
     /// when the WAL is past `sliceRestartPages` and the copy fell short, `checkpointToEnd`.
-    /// Checkpointing to the end after every slice held the rollup passes at the gate at each
-    /// of them: a spill has a slice per 32 MiB of the file (35 at 1.1 GB), and the lag's peaks
-    /// in a 10-minute soak fell on the spills.
+    /// A checkpoint to the end after every slice closed the gate to the rollup passes at each
+    /// of them (a spill has a slice per 32 MiB of the file, 35 at 1.1 GB), for no smaller WAL.
     func checkpointBetweenSlices(_ db: Database) throws {
         let (pages, done) = try checkpoint(db)
         if pages > Self.sliceRestartPages, done < pages { try checkpointToEnd(db) }
