@@ -103,17 +103,22 @@ public struct IngestPacing: Sendable, Equatable {
         return ms >= Double(Int64.max) ? Int64.max : Int64(ms)
     }
 
+    /// Drops the readings older than `window` before `newest`, but keeps the newest one at or
+    /// before the window's start, as the comparison point.
+    private static func keep(_ readings: inout [Reading], within window: Int64, of newest: Reading) {
+        while readings.count > 2, readings[1].atMs <= newest.atMs - window { readings.removeFirst() }
+    }
+
     /// Takes a reading and says whether the writer should hold its commits until the next.
     @discardableResult
     public mutating func observe(_ reading: Reading) -> Bool {
         readings.append(reading)
         if countedAtStart == nil { countedAtStart = reading.countedThroughSeq }
-        // Keep the newest reading at or before the window's start, as the comparison point.
-        while readings.count > 2, readings[1].atMs <= reading.atMs - windowMs { readings.removeFirst() }
+        Self.keep(&readings, within: windowMs, of: reading)
         // The rate is measured only while there was something to count throughout.
         if reading.backlog > 0 {
             busy.append(reading)
-            while busy.count > 2, busy[1].atMs <= reading.atMs - rateWindowMs { busy.removeFirst() }
+            Self.keep(&busy, within: rateWindowMs, of: reading)
         } else {
             busy.removeAll()
         }

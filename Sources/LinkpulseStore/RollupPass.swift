@@ -322,29 +322,28 @@ struct RollupWriter {
             }.sorted { $0.0 < $1.0 }
             for (_, i) in order {
                 let key = days.keys[i]
-                if let partPass {
-                    try insertDayPart.bind(1, dimension.rawValue)
-                    try insertDayPart.bind(2, texts[key.value]!)
-                    try insertDayPart.bind(3, key.day)
-                    try insertDayPart.bind(4, key.isBot)
-                    try insertDayPart.bind(5, partPass)
-                    try insertDayPart.bind(6, visitors.sketch(i))
-                    try insertDayPart.run()
-                } else {
-                    try upsertDay(dimension: dimension.rawValue, value: texts[key.value]!, day: key.day, isBot: key.isBot, sketch: visitors.sketch(i))
-                }
+                try upsertDay(
+                    dimension: dimension.rawValue, value: texts[key.value]!, day: key.day, isBot: key.isBot, sketch: visitors.sketch(i),
+                    inPartOf: partPass)
             }
         }
     }
 
-    /// Merges click visitors into one dimension value's day.
-    func upsertDay(dimension: String, value: String, day: Int64, isBot: Bool, sketch: [UInt8]?) throws {
-        try upsertDay.bind(1, dimension)
-        try upsertDay.bind(2, value)
-        try upsertDay.bind(3, day)
-        try upsertDay.bind(4, isBot)
-        try upsertDay.bind(5, sketch)
-        try upsertDay.run()
+    /// Merges click visitors into one dimension value's day, or, with `inPartOf`, into that
+    /// pass's part of it.
+    func upsertDay(dimension: String, value: String, day: Int64, isBot: Bool, sketch: [UInt8]?, inPartOf partPass: Int64? = nil) throws {
+        let statement = partPass == nil ? upsertDay : insertDayPart
+        try statement.bind(1, dimension)
+        try statement.bind(2, value)
+        try statement.bind(3, day)
+        try statement.bind(4, isBot)
+        if let partPass {
+            try statement.bind(5, partPass)
+            try statement.bind(6, sketch)
+        } else {
+            try statement.bind(5, sketch)
+        }
+        try statement.run()
     }
 
     /// Adds one bucket's cells to its cube: a new part, or, for a bucket that has

@@ -79,8 +79,8 @@ import Testing
     /// clicks moved to disk may rewrite: the daemon's 32 MiB (one slice here), or so little
     /// that every move is written in dozens of transactions.
     @Test(arguments: [
-        (UInt64(1), 1_000_000, 32 << 20), (2, 1_000_000, 32 << 20), (3, 1_000_000, 32 << 20), (4, 8, 32 << 20), (5, 64, 32 << 20),
-        (6, 300, 32 << 20), (7, 64, 8_192), (8, 300, 8_192),
+        (UInt64(1), 1_000_000, WriteSlices.maxBytes), (2, 1_000_000, WriteSlices.maxBytes), (3, 1_000_000, WriteSlices.maxBytes),
+        (4, 8, WriteSlices.maxBytes), (5, 64, WriteSlices.maxBytes), (6, 300, WriteSlices.maxBytes), (7, 64, 8_192), (8, 300, 8_192),
     ])
     func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int) async throws {
         let store = try TemporaryStore(recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes)

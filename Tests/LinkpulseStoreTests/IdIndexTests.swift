@@ -25,7 +25,7 @@ final class TemporaryStore {
 
     init(
         directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = 32 << 20
+        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes
     ) throws {
         self.directory = directory
         self.recentClickEntries = recentClickEntries

@@ -63,4 +63,18 @@ import Testing
         let took = try await result(seen)
         #expect(took < limit / 2, "released by the writer, not by the limit: \(took)")
     }
+
+    @Test func theWriterClosesTheGateForItsOwnCheckpointUntilItIsPrepared() async throws {
+        let gate = WALGate()
+        // Under the job's limit, nothing closed; the writer's own checkpoint closes it.
+        gate.measured(pages: 100, checkpointed: 10, limit: 8192)
+        gate.closeForCheckpoint()
+        #expect(gate.restartWanted)
+        #expect(try await result(reader(gate, atMost: .milliseconds(300))) >= .milliseconds(300))
+        let seen = reader(gate, atMost: .seconds(60))
+        try await Task.sleep(for: .milliseconds(200))
+        gate.restartPrepared()
+        #expect(try await result(seen) < .seconds(30))
+        #expect(!gate.restartWanted)
+    }
 }
