@@ -67,10 +67,12 @@ public final class AppDatabase: IngestStore {
     ///     click, 16–24 bytes each; older clicks are looked up on disk).
     ///   - spillSliceBytes: the most of the attribution file one transaction rewrites when clicks
     ///     leave memory for disk (see `AttributionStore.storeInSlices`).
+    ///   - idFoldMinimum: the fewest keys the id index's recent level holds before it is folded
+    ///     into the main level (see `IdIndexLevels`).
     public init(
         directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
         attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes,
-        logger: Logger
+        idFoldMinimum: Int = EventStore.standardIdFoldMinimum, logger: Logger
     ) throws {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -136,7 +138,9 @@ public final class AppDatabase: IngestStore {
         try Self.migrate(pool, with: queries.migrations)
         try pool.write { db in try queries.prepareEventStatements(db) }
 
-        events = EventStore(directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, queries: queries, logger: logger)
+        events = EventStore(
+            directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, idFoldMinimum: idFoldMinimum, queries: queries,
+            logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
             recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, queries: queries, logger: logger)

@@ -9,12 +9,22 @@ import LinkpulseDomain
 /// in the writer's in-memory tail (`IdTail`), and a background job merges them into the
 /// on-disk index in large sorted runs, in a separate file so a merge never holds the events
 /// database's write lock. Lookups read both; reads of a big index are cheap, writes are not.
+///
+/// The on-disk index has two levels (`IdIndexLevels`): merges go into a small recent level,
+/// which is folded into the main one, a key range at a time, once it has grown to an eighth of
+/// it. A round then rewrites the recent level's few leaves instead of most of the main level's.
 extension EventStore {
     /// How many stored ids are not yet in the on-disk index (held in memory by the writer).
     public var idTailCount: Int { tail.withLock { $0.count } }
 
-    /// Whether a merge round has started and not finished (see `mergeIdIndexStep`).
-    public var idMergeInProgress: Bool { mergeRound.withLock { $0 != nil } }
+    /// Whether a merge round or a fold has started and not finished, or a fold is due (see
+    /// `mergeIdIndexStep`): either way, the next steps have work without new ids.
+    public var idMergeInProgress: Bool {
+        mergeRound.withLock { $0 != nil } || foldRound.withLock { $0 != nil } || idLevels.withLock { $0.foldDue(minimum: idFoldMinimum) }
+    }
+
+    /// How many keys each level of the on-disk id index holds.
+    public var idIndexLevels: IdIndexLevels { idLevels.withLock { $0 } }
 
     /// Merges the ids of up to `maxCount` committed events past the watermark into the on-disk
     /// index, all at once, and advances the watermark. Returns how many it merged. Finishes a
@@ -29,14 +39,19 @@ extension EventStore {
         return total
     }
 
-    /// One step of a merge round. A round takes the ids of up to `maxCount` committed events
-    /// past the watermark, sorted by key, and inserts them in `slices` key ranges (more when
-    /// the index is large: see `WriteSlices`), one range per
-    /// call, each in its own transaction of the index file: a merge rewrites most of the index's
-    /// leaves, and in slices that cost is spread over several timer ticks instead of stealing
-    /// the CPU from ingest at once. The last slice advances the watermark in its transaction;
-    /// only then may the writer forget those ids. A crash mid-round leaves extra index entries
-    /// past the watermark, which the next round inserts again harmlessly (INSERT OR IGNORE).
+    /// One step of a merge round, or of a fold. A round takes the ids of up to `maxCount`
+    /// committed events past the watermark, sorted by key, and inserts them into the recent
+    /// level in `slices` key ranges (more when that level is large: see `WriteSlices`), one
+    /// range per call, each in its own transaction of the index file: a merge rewrites most of
+    /// the level's leaves, and in slices that cost is spread over several timer ticks instead
+    /// of stealing the CPU from ingest at once. The last slice advances the watermark in its
+    /// transaction; only then may the writer forget those ids. A crash mid-round leaves extra
+    /// index entries past the watermark, which the next round inserts again harmlessly (INSERT
+    /// OR IGNORE).
+    ///
+    /// Between rounds, once the recent level is due (`IdIndexLevels.foldDue`), steps fold it
+    /// into the main level instead, one key range a step (`foldStep`); a fold's steps report
+    /// no ids merged, and its last one a finished round.
     ///
     /// Synchronous; steps run one at a time (a second caller waits for the first). Safe beside
     /// the writer, which forgets merged ids only at the start of its next transaction.
@@ -82,6 +97,8 @@ extension EventStore {
         var round: MergeRound
         if let current = mergeRound.withLock({ $0 }) {
             round = current
+        } else if let fold = foldRound.withLock({ $0 }) ?? plannedFold(atLeast: slices) {
+            return (0, try foldStep(fold))
         } else {
             let from = indexedThrough.withLock { $0 }
             let newest = try maxSeq()
@@ -94,24 +111,27 @@ extension EventStore {
                 return pairs
             }
             // Sorted by key, each slice is one key range, inserted left to right. A slice
-            // rewrites at most the leaves of its range, which all go through the WAL: enough
-            // slices that each range holds at most `WriteSlices.maxBytes` of the index (its WAL
-            // is truncated after every slice).
+            // rewrites at most the leaves of its range of the recent level, which all go
+            // through the WAL: enough slices that each range holds at most
+            // `WriteSlices.maxBytes` of that level (the WAL is truncated after every slice).
             pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
-            round = MergeRound(
-                upTo: upTo, pairs: pairs, slices: WriteSlices.count(items: pairs.count, filePath: idIndex.path, atLeast: slices))
+            let recentBytes = idLevels.withLock { $0.recentShare(of: WriteSlices.fileBytes(idIndex.path)) }
+            round = MergeRound(upTo: upTo, pairs: pairs, slices: WriteSlices.count(items: pairs.count, coveredBytes: recentBytes, atLeast: slices))
         }
         let slice = round.pairs[WriteSlices.range(round.slicesDone, of: round.slices, count: round.pairs.count)]
         let last = round.slicesDone + 1 == round.slices
-        try idIndex.write { db in
+        let added = try idIndex.write { db in
+            let before = db.totalChangesCount
             let insert = try db.cachedStatement(sql: queries.insertEventId)
             for pair in slice { try insert.execute(arguments: [pair.key, pair.seq]) }
+            let added = db.totalChangesCount - before
             if last {
                 try db.execute(sql: queries.idIndex.setIndexedThrough, arguments: [round.upTo])
             }
+            return added
         }
-        // Keep the index file's WAL to one slice; readers only ever hold it for one lookup.
-        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: queries.truncateWAL) }
+        idLevels.withLock { $0.recent += added }
+        truncateIdIndexWAL()
         // The filter learns the keys before the writer may forget them: no moment without either.
         if filter.withLock({ $0.count + slice.count > $0.capacity }) {
             try rebuildFilter(capacity: (filter.withLock { $0.count } + slice.count) * 3 / 2)
@@ -131,6 +151,50 @@ extension EventStore {
         tail.withLock { $0.requestPrune(through: round.upTo) }
         mergeRound.withLock { $0 = nil }
         return (slice.count, true)
+    }
+
+    /// Keeps the index file's WAL to one slice; readers only ever hold it for one lookup.
+    private func truncateIdIndexWAL() {
+        _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: queries.truncateWAL) }
+    }
+
+    /// A fold when the recent level is due, else nil: at least `atLeast` key ranges, and as
+    /// many as it takes for each to cover at most `WriteSlices.maxBytes` of the index file (the
+    /// main level's leaves of a range are what its slice rewrites). Between rounds only, so a
+    /// fold cut short by a restart is planned again by the next step.
+    private func plannedFold(atLeast: Int) -> FoldRound? {
+        let levels = idLevels.withLock { $0 }
+        guard levels.foldDue(minimum: idFoldMinimum) else { return nil }
+        return FoldRound(slices: WriteSlices.count(items: levels.recent, filePath: idIndex.path, atLeast: atLeast))
+    }
+
+    /// One slice of a fold: the recent level's keys of one key range copied into the main
+    /// level and deleted from the recent one, in one transaction, so a lookup (which reads both
+    /// in one statement) finds every key at every moment. Keys merged meanwhile into a range
+    /// already folded wait in the recent level for the next fold. A fold cut short by a restart
+    /// is planned again by the next step; slices done again copy nothing twice (OR IGNORE).
+    /// Returns whether that was the fold's last slice.
+    private func foldStep(_ fold: FoldRound) throws -> Bool {
+        let start = ContinuousClock.now
+        let keys = WriteSlices.keyRange(fold.slicesDone, of: fold.slices)
+        let index = queries.idIndex
+        let (copied, removed) = try idIndex.write { db -> (Int, Int) in
+            try db.cachedStatement(sql: index.foldInsert).execute(arguments: [keys.lowerBound, keys.upperBound])
+            let copied = db.changesCount
+            try db.cachedStatement(sql: index.foldDelete).execute(arguments: [keys.lowerBound, keys.upperBound])
+            return (copied, db.changesCount)
+        }
+        idLevels.withLock {
+            $0.main += copied
+            $0.recent -= removed
+        }
+        truncateIdIndexWAL()
+        let last = fold.slicesDone + 1 == fold.slices
+        foldRound.withLock { $0 = last ? nil : FoldRound(slices: fold.slices, slicesDone: fold.slicesDone + 1) }
+        logger.debug("folded recent ids into the id index", metadata: [
+            "slice": "\(fold.slicesDone + 1)/\(fold.slices)", "ids": "\(removed)", "took": "\(ContinuousClock.now - start)",
+        ])
+        return last
     }
 
     /// Builds a filter of every key in the on-disk index, sized for `capacity` keys, and swaps
@@ -170,8 +234,12 @@ extension EventStore {
             return 0
         }
         indexedThrough.withLock { $0 = through }
-        let indexedCount = try idIndex.read { db in try Int.fetchOne(db, sql: index.keyCount) ?? 0 }
-        try rebuildFilter(capacity: max(1 << 20, indexedCount * 3 / 2))
+        let levels = try idIndex.read { db in
+            let counts = try Row.fetchOne(db, sql: index.keyCount)
+            return IdIndexLevels(main: counts?[0] ?? 0, recent: counts?[1] ?? 0)
+        }
+        idLevels.withLock { $0 = levels }
+        try rebuildFilter(capacity: max(1 << 20, (levels.main + levels.recent) * 3 / 2))
         while try maxSeq() - indexedThrough.withLock({ $0 }) > Int64(tailLimit) {
             let merged = try mergeIdIndex()
             logger.info("id index caught up", metadata: ["merged": "\(merged)"])
@@ -184,6 +252,45 @@ extension EventStore {
             tail.withLock { $0 = loaded }
         }
     }
+}
+
+/// How many keys each level of the on-disk id index holds (`recent_event_ids` and `event_ids`,
+/// `queries/ids/0002_recent_event_ids.sql`), and when the recent one is folded into the main.
+///
+/// Why two levels: the keys are hashes, so a merge round's sorted ids land all over the level
+/// they go into and rewrite most of its leaves. Into a main level of 17 M keys that was about
+/// 1 KB of page writes an id; into a recent level of at most an eighth of it, an eighth of
+/// that, plus one rewrite of the main level per fold, spread over the ids of the fold.
+public struct IdIndexLevels: Sendable, Equatable {
+    /// Keys in the main level.
+    public var main: Int
+    /// Keys in the recent level, where merges insert.
+    public var recent: Int
+
+    /// The recent level is folded once it holds this fraction of the main level's keys.
+    static let foldRatio = 8
+
+    public init(main: Int, recent: Int) {
+        self.main = main
+        self.recent = recent
+    }
+
+    /// Whether the recent level holds at least `minimum` keys and an eighth of the main level's.
+    public func foldDue(minimum: Int) -> Bool {
+        recent > 0 && recent >= max(minimum, main / Self.foldRatio)
+    }
+
+    /// The recent level's share of `fileBytes`, the size of the file holding both levels.
+    func recentShare(of fileBytes: Int) -> Int {
+        main + recent == 0 ? fileBytes : Int(Double(fileBytes) * Double(recent) / Double(main + recent))
+    }
+}
+
+/// A fold of the id index's recent level into the main one in progress: how many key ranges
+/// (`WriteSlices.keyRange`) it takes and how many are done.
+struct FoldRound: Sendable, Equatable {
+    let slices: Int
+    var slicesDone = 0
 }
 
 /// A merge into the id index in progress: the sorted ids to insert and how many slices are done.

@@ -31,6 +31,15 @@ public final class EventStore: Sendable {
     let mergeRound = Mutex<MergeRound?>(nil)
     /// The id index's watermark as last written by a merge (merges run one at a time).
     let indexedThrough = Mutex<Int64>(0)
+    /// How many keys each level of the id index holds, as merges and folds left them.
+    let idLevels = Mutex(IdIndexLevels(main: 0, recent: 0))
+    /// The fold of the recent level into the main one in progress, if any (see `foldStep`).
+    let foldRound = Mutex<FoldRound?>(nil)
+    /// The fewest keys the recent level holds before a fold (`IdIndexLevels.foldDue`).
+    let idFoldMinimum: Int
+    /// `idFoldMinimum` in the daemon: about a million keys (24 MiB of the index file), so a
+    /// round of 400,000 ids never rewrites more than that level's few thousand leaves.
+    public static let standardIdFoldMinimum = 1 << 20
     /// Held by a merge step: steps run one at a time, whichever thread asked.
     let mergeSteps = Mutex(())
     /// The thread merge steps run on while the writer's tail is within its bound: at the
@@ -53,8 +62,12 @@ public final class EventStore: Sendable {
     /// How far back raw events are kept (set by retention).
     let rawHorizon = RawEventHorizon()
 
-    init(directory: URL, pool: DatabasePool, idIndex: DatabaseQueue, checkpointer: DatabaseQueue, queries: SQLQueries, logger: Logger) {
+    init(
+        directory: URL, pool: DatabasePool, idIndex: DatabaseQueue, checkpointer: DatabaseQueue, idFoldMinimum: Int, queries: SQLQueries,
+        logger: Logger
+    ) {
         self.directory = directory
+        self.idFoldMinimum = idFoldMinimum
         self.pool = pool
         self.idIndex = idIndex
         self.checkpointer = checkpointer

@@ -126,7 +126,9 @@ struct SQLQueries: Sendable {
                 allKeys: try text("id_index/all_keys.sql"),
                 keyCount: try text("id_index/key_count.sql"),
                 state: try text("id_index/state.sql"),
-                reset: try text("id_index/reset.sql")),
+                reset: try text("id_index/reset.sql"),
+                foldInsert: try text("id_index/fold_insert.sql"),
+                foldDelete: try text("id_index/fold_delete.sql")),
             installation: InstallationQueries(
                 databaseId: try text("installation/database_id.sql"),
                 insertDatabaseId: try text("installation/insert_database_id.sql"),
@@ -235,9 +237,11 @@ struct StatsQueries: Sendable {
     let cubeBlockTag, cubePartTags, cubePartEntries: String
 }
 
-/// The id index file's own statements (run on its connection; `reset` has two statements).
+/// The id index file's own statements (run on its connection; `reset` has three statements).
 struct IdIndexQueries: Sendable {
     let setIndexedThrough, allKeys, keyCount, state, reset: String
+    /// One slice of a fold of the recent level into the main one: copy, then delete.
+    let foldInsert, foldDelete: String
 }
 
 /// Facts about the events database itself (run on the events database).

@@ -13,9 +13,34 @@ public enum WriteSlices {
     /// file at `path` (its size now), and at least `atLeast`; never more than one per row, and
     /// always at least one.
     static func count(items: Int, filePath: String, sliceBytes: Int = maxBytes, atLeast: Int = 1) -> Int {
-        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: filePath)[.size] as? Int) ?? 0
-        let wanted = max(atLeast, (fileBytes + sliceBytes - 1) / sliceBytes)
+        count(items: items, coveredBytes: fileBytes(filePath), sliceBytes: sliceBytes, atLeast: atLeast)
+    }
+
+    /// How many slices `items` sorted rows take so that each covers at most `sliceBytes` of
+    /// `coveredBytes` (the part of a file the rows are spread over), and at least `atLeast`;
+    /// never more than one per row, and always at least one.
+    static func count(items: Int, coveredBytes: Int, sliceBytes: Int = maxBytes, atLeast: Int = 1) -> Int {
+        let wanted = max(atLeast, (coveredBytes + sliceBytes - 1) / sliceBytes)
         return max(1, min(wanted, items))
+    }
+
+    /// The size of the file at `path` now (0 when it cannot be read).
+    static func fileBytes(_ path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+
+    /// Slice `slice` (from 0) of `slices` equal shares of all 64-bit keys, in key order: the
+    /// ranges are contiguous and together cover every key. For keys spread evenly (hashes, as
+    /// the id index's are), each range holds about the same share of a table's rows, so it can
+    /// be cut without reading them.
+    static func keyRange(_ slice: Int, of slices: Int) -> ClosedRange<Int64> {
+        precondition(slices > 0 && (0..<slices).contains(slice))
+        let share = UInt64.max / UInt64(slices)
+        // Unsigned positions map onto signed keys in the same order by flipping the top bit.
+        func key(_ position: UInt64) -> Int64 { Int64(bitPattern: position ^ (1 << 63)) }
+        let low = UInt64(slice) * share
+        let high = slice == slices - 1 ? UInt64.max : UInt64(slice + 1) * share - 1
+        return key(low)...key(high)
     }
 
     /// The rows of slice `slice` (from 0) of `slices`, out of `count` rows: equal shares, in order.

@@ -22,24 +22,27 @@ final class TemporaryStore {
     let recentClickEntries: Int
     /// The most of the attribution file one transaction of a spill rewrites.
     let spillSliceBytes: Int
+    /// The fewest keys the id index's recent level holds before it is folded.
+    let idFoldMinimum: Int
 
     init(
         directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes
+        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes, idFoldMinimum: Int = EventStore.standardIdFoldMinimum
     ) throws {
         self.directory = directory
         self.recentClickEntries = recentClickEntries
         self.spillSliceBytes = spillSliceBytes
+        self.idFoldMinimum = idFoldMinimum
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, logger: logger)
+            spillSliceBytes: spillSliceBytes, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     func reopen(tailLimit: Int = 200_000) throws {
         try database.close()
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, logger: logger)
+            spillSliceBytes: spillSliceBytes, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     deinit {
@@ -74,7 +77,7 @@ final class TemporaryStore {
         #expect(try store.database.events.mergeIdIndex() == 500)
         #expect(try await store.ingest(Array(ids[490..<500]) + ["new-1"]) == 1)
         #expect(store.database.events.idTailCount == 1)  // the merged ids left memory at the next write
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 500)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 500)
         #expect(try store.count("SELECT indexed_through_seq FROM ids.index_state") == 500)
         #expect(try store.count("SELECT count(*) FROM events") == 501)
     }
@@ -84,7 +87,7 @@ final class TemporaryStore {
         try await store.ingest(["a", "b"])
         #expect(try store.database.events.mergeIdIndex() == 2)
         #expect(try store.database.events.mergeIdIndex() == 0)
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 2)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 2)
     }
 
     @Test func survivesRestartsWithAndWithoutMerges() async throws {
@@ -103,7 +106,7 @@ final class TemporaryStore {
         try await store.ingest((0..<1000).map { "t\($0)" })
         try store.reopen(tailLimit: 100)
         #expect(store.database.events.idTailCount <= 100)
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") >= 900)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") >= 900)
         #expect(try await store.ingest((0..<1000).map { "t\($0)" }) == 0)
     }
 
@@ -116,7 +119,7 @@ final class TemporaryStore {
             try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.idIndexFileName + suffix))
         }
         store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 50, logger: store.logger)
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") >= 250)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") >= 250)
         #expect(try await store.ingest((0..<300).map { "m\($0)" }) == 0)
     }
 
@@ -140,7 +143,7 @@ final class TemporaryStore {
         #expect(try await second.ingest((0..<20).map { "y\($0)" }) == 0)
         #expect(try await second.ingest(["x1"]) == 1)
         try second.database.events.mergeIdIndex()
-        #expect(try second.count("SELECT count(*) FROM ids.event_ids") == 21)
+        #expect(try second.count("SELECT count(*) FROM ids.indexed_ids") == 21)
     }
 
     @Test func mergesRacingTheWriterNeverLetADuplicateThrough() async throws {
@@ -186,7 +189,7 @@ final class TemporaryStore {
             #expect((try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) == 0, "after slice \(steps)")
         }
         #expect(steps == 4)
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 400)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 400)
         #expect(try await store.ingest(["s0", "fresh"]) == 1)
         #expect(store.database.events.idTailCount == 1)
     }
@@ -209,7 +212,7 @@ final class TemporaryStore {
                 await events.idMergesSettled()
             }
         }
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 4_800)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 4_800)
         #expect(try store.count("SELECT indexed_through_seq FROM ids.index_state") == 4_800)
         #expect(steps.withLock { $0.reduce(0) { $0 + $1.merged } } == 4_800, "a slice merged twice, or skipped")
         for round in stride(from: 0, to: 30, by: 7) {
@@ -226,7 +229,7 @@ final class TemporaryStore {
         #expect(store.database.events.idTailCount == 300)
         #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
         try store.database.events.mergeIdIndex()
-        #expect(try store.count("SELECT count(*) FROM ids.event_ids") == 300)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 300)
         #expect(try await store.ingest((0..<300).map { "c\($0)" }) == 0)
     }
 
@@ -242,6 +245,95 @@ final class TemporaryStore {
         let after = try store.database.checkpoint()
         #expect(after.walPages < before.walPages / 4, "the WAL started over: \(before.walPages) → \(after.walPages)")
         #expect(try store.count("SELECT count(*) FROM events") == 1001)
+    }
+
+    /// Merges go into the recent level; once it holds an eighth of the main one (and the
+    /// minimum), steps fold it in, a key range at a time. Between every two steps of merges and
+    /// folds, every id stored so far is refused again and a new one is taken.
+    @Test func foldsMoveTheRecentLevelIntoTheMainOneWithoutLosingAnId() async throws {
+        let store = try TemporaryStore(idFoldMinimum: 300)
+        let events = store.database.events
+        var stored: [String] = []
+        var folds = 0
+        var foldSteps = 0
+        var probes = 0
+        for round in 0..<12 {
+            let ids = (0..<250).map { "f\(round)-\($0)" }
+            #expect(try await store.ingest(ids) == 250)
+            stored += ids
+            repeat {
+                let foldingBefore = events.idMergeInProgress && events.mergeRound.withLock { $0 == nil }
+                let levelsBefore = events.idIndexLevels
+                let step = try events.mergeIdIndexStep(maxCount: 1_000_000, slices: 2)
+                if foldingBefore {
+                    foldSteps += 1
+                    #expect(step.merged == 0)
+                    #expect(events.idIndexLevels.main + events.idIndexLevels.recent == levelsBefore.main + levelsBefore.recent)
+                    if step.roundFinished { folds += 1 }
+                }
+                // Every id so far is still known, whichever level it is in; a new one is not.
+                probes += 1
+                let probe = ["f\(round)-\(probes % 250)", stored[(probes * 37) % stored.count], "new-\(probes)"]
+                #expect(try await store.ingest(probe) == 1)
+                stored.append(probe[2])
+            } while events.idMergeInProgress
+            let levels = events.idIndexLevels
+            #expect(try store.count("SELECT count(*) FROM ids.event_ids") == levels.main)
+            #expect(try store.count("SELECT count(*) FROM ids.recent_event_ids") == levels.recent)
+        }
+        #expect(folds >= 3, "\(folds) folds")
+        #expect(foldSteps > folds, "folds were cut into key ranges")
+        let levels = events.idIndexLevels
+        #expect(levels.main > levels.recent)
+        let indexed = try store.count("SELECT count(*) FROM ids.indexed_ids")
+        #expect(indexed == (try store.count("SELECT count(*) FROM events")) - events.idTailCount)
+        #expect(try store.count("SELECT count(DISTINCT event_id) FROM events") == stored.count)
+        #expect(try await store.ingest(stored) == 0)
+    }
+
+    /// A fold cut short by a restart is planned again at open and finished by the next steps;
+    /// nothing is lost or counted twice.
+    @Test func aFoldCutShortIsFinishedAfterARestart() async throws {
+        let store = try TemporaryStore(idFoldMinimum: 200)
+        let ids = (0..<600).map { "k\($0)" }
+        try await store.ingest(ids)
+        let first = try store.database.events.mergeIdIndexStep(maxCount: 1_000_000, slices: 1)
+        #expect(first.roundFinished)
+        #expect(store.database.events.idMergeInProgress, "600 recent keys against an empty main level: a fold is due")
+        _ = try store.database.events.mergeIdIndexStep(maxCount: 1_000_000, slices: 4)
+        let afterOneSlice = store.database.events.idIndexLevels
+        #expect(afterOneSlice.main > 0 && afterOneSlice.recent > 0 && afterOneSlice.main + afterOneSlice.recent == 600)
+        try store.reopen()
+        #expect(store.database.events.idIndexLevels == afterOneSlice)
+        #expect(store.database.events.idMergeInProgress, "the fold is due again")
+        try store.database.events.mergeIdIndex()
+        #expect(store.database.events.idIndexLevels == IdIndexLevels(main: 600, recent: 0))
+        #expect(try await store.ingest(ids + ["k600"]) == 1)
+    }
+
+    @Test func keyRangesCoverEveryKeyInOrder() {
+        for slices in [1, 2, 3, 7, 64] {
+            let ranges = (0..<slices).map { WriteSlices.keyRange($0, of: slices) }
+            #expect(ranges.first?.lowerBound == .min)
+            #expect(ranges.last?.upperBound == .max)
+            for (a, b) in zip(ranges, ranges.dropFirst()) { #expect(a.upperBound &+ 1 == b.lowerBound) }
+            // Equal shares: hashes spread evenly land evenly.
+            var rng = SystemRandomNumberGenerator()
+            var counts = [Int](repeating: 0, count: slices)
+            for _ in 0..<64_000 {
+                let key = Int64.random(in: .min ... .max, using: &rng)
+                counts[ranges.firstIndex { $0.contains(key) }!] += 1
+            }
+            #expect(counts.allSatisfy { abs($0 - 64_000 / slices) < 64_000 / slices / 5 + 100 }, "\(counts)")
+        }
+    }
+
+    @Test func aFoldIsDueAtAnEighthOfTheMainLevelAndTheMinimum() {
+        #expect(!IdIndexLevels(main: 0, recent: 0).foldDue(minimum: 0))
+        #expect(!IdIndexLevels(main: 0, recent: 99).foldDue(minimum: 100))
+        #expect(IdIndexLevels(main: 0, recent: 100).foldDue(minimum: 100))
+        #expect(!IdIndexLevels(main: 8_000, recent: 999).foldDue(minimum: 100))
+        #expect(IdIndexLevels(main: 8_000, recent: 1_000).foldDue(minimum: 100))
     }
 
     @Test func tailKeepsEverySeqOfASharedKey() {
