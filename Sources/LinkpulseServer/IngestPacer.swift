@@ -99,7 +99,10 @@ public struct IngestPacingJob: TimerJob {
         let progress = try rollups.rollupProgressBlocking()
         let at = now()
         let lagMs = Int64((progress.lagSeconds(nowMs: at) * 1000).rounded())
-        let change = pacer.observe(.init(atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq))
+        let change = pacer.observe(.init(
+            atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq,
+            attributedThroughSeq: progress.attributedThroughSeq, countingMs: rollups.passTime.milliseconds,
+            attributingMs: rollups.attributionRoundTime.milliseconds))
         guard change.now, !change.before else { return }
         var announce = false
         lastNotice.update { last in

@@ -31,6 +31,8 @@ public final class AttributionStore: Sendable {
     let recentClicksKept = Mutex<RecentClicks?>(nil)
     /// How far attribution has come, for callers waiting for an answer.
     let progress = AttributionProgress()
+    /// How long the attribution rounds (moves of clicks to disk included) have worked in all.
+    public let roundTime = WorkTime()
     /// Whether the memory half of the click indexes has been listed in this process (by
     /// `listRecentClicksSoon` or a round): until then, the next round lists it first.
     let recentClicksListed = Atomic<Bool>(false)
@@ -219,6 +221,11 @@ public final class AttributionStore: Sendable {
     /// the events database's write lock. With `answering` (a round at normal priority), the
     /// answers someone waits for are read after the commit and handed over with the wake-up.
     func attributeRound(maxEvents: Int, answering: Bool = false) throws -> Int {
+        try roundTime.measure { try attributeRoundTimed(maxEvents: maxEvents, answering: answering) }
+    }
+
+    /// `attributeRound`, inside `roundTime`.
+    private func attributeRoundTimed(maxEvents: Int, answering: Bool) throws -> Int {
         try queue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?

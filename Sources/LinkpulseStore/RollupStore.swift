@@ -72,6 +72,10 @@ public final class RollupStore: Sendable {
     /// How far attribution had come when a timer pass last saw it move, and when (see
     /// `rollUp(maxEvents:attributing:)`).
     let attributionLastMoved = Mutex((through: Int64(-1), at: ContinuousClock.now))
+    /// How long the rollup passes have worked in all (what they waited for attribution aside).
+    public let passTime = WorkTime()
+    /// How long the attribution rounds have worked in all (see `passTime`).
+    public var attributionRoundTime: WorkTime { attribution.roundTime }
     /// Set when the store closes: runs stop between two passes.
     let closing = Mutex(false)
 
@@ -246,7 +250,12 @@ public final class RollupStore: Sendable {
             }
             if stalled, through < (try events.maxSeq()) { attribution.followCommits() }
         }
-        return try queue.inDatabase { db in
+        return try passTime.measure { try countPass(maxEvents: maxEvents, maxCells: maxCells) }
+    }
+
+    /// The counting and writing of a pass of `rollUp`, inside `passTime`.
+    private func countPass(maxEvents: Int, maxCells: Int) throws -> Int {
+        try queue.inDatabase { db in
             while true {
                 // Counted in a read transaction of its own, and written in another that reads
                 // nothing of the events: the events' snapshot is held only while counting, so the

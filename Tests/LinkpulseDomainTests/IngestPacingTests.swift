@@ -1,5 +1,15 @@
-import LinkpulseDomain
+@testable import LinkpulseDomain
 import Testing
+
+extension IngestPacing.Reading {
+    /// A reading where counting works all the time (its worked time is the elapsed time) and
+    /// attribution has caught up: the derived work saturated, as most of these tests assume.
+    init(atMs: Int64, lagMs: Int64, backlog: Int64, countedThroughSeq: Int64) {
+        self.init(
+            atMs: atMs, lagMs: lagMs, backlog: backlog, countedThroughSeq: countedThroughSeq,
+            attributedThroughSeq: countedThroughSeq + backlog, countingMs: atMs, attributingMs: 0)
+    }
+}
 
 struct IngestPacingTests {
     /// Feeds readings every 250 ms from `startMs`, each (lag, backlog), with the counted
@@ -148,6 +158,63 @@ struct IngestPacingTests {
         #expect(pacing.catchUpMs != nil)
         _ = pacing.observe(.init(atMs: 16_000, lagMs: 0, backlog: 0, countedThroughSeq: 16_000))
         #expect(pacing.catchUpMs == nil)
+    }
+
+    /// A minute at 3,000 events/s, counted by a pass every 10 s that works half a second,
+    /// then 15,000 events/s: until the next pass the backlog grows to 150,000 events, which
+    /// the passes count in 2.5 s of their work. No hold. Measured per elapsed millisecond (the
+    /// passes taken as working all the time), the same readings say 50 s, and hold.
+    @Test func aStepUpAfterLightLoadIsNotHeldWhileTheDerivedWorkHasTimeToSpare() {
+        func steppedUp(workMsPerPass: Int64?) -> (held: [Bool], catchUpMs: Int64?) {
+            var pacing = IngestPacing(
+                lagLimitMs: IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000), windowMs: 3_000,
+                rateWindowMs: IngestPacing.standardRateWindowMs(rollupIntervalMs: 10_000))
+            var held: [Bool] = []
+            var counted: Int64 = 0
+            var passes: Int64 = 0
+            for i in 0..<(70 * 4) {
+                let ms = Int64(i) * 250
+                let stored = ms <= 60_000 ? 3 * ms : 180_000 + 15 * (ms - 60_000)
+                if ms > 0 && ms % 10_000 == 0 {  // a timer pass counts everything stored
+                    counted = stored
+                    passes += 1
+                }
+                let oldestWaitingMs = counted == stored ? 0 : ms - (ms / 10_000) * 10_000
+                held.append(pacing.observe(.init(
+                    atMs: ms, lagMs: oldestWaitingMs, backlog: stored - counted + 1, countedThroughSeq: counted,
+                    attributedThroughSeq: stored, countingMs: workMsPerPass.map { passes * $0 } ?? ms, attributingMs: ms / 100)))
+            }
+            return (held, pacing.catchUpMs)
+        }
+        let byWork = steppedUp(workMsPerPass: 500)
+        #expect(!byWork.held.contains(true))
+        #expect(byWork.catchUpMs.map { $0 <= 3_000 } == true, "\(String(describing: byWork.catchUpMs))")
+        let byElapsed = steppedUp(workMsPerPass: nil)
+        #expect(byElapsed.held.contains(true))
+    }
+
+    /// Counting keeps up in short passes while attribution, working all the time, gets
+    /// through 10,000 events a second and falls 20,000 a second behind: attribution's backlog
+    /// sets the catch-up time, and the hold comes before the lag passes the limit.
+    @Test func attributionFallingBehindSetsTheCatchUpTime() {
+        var pacing = IngestPacing(lagLimitMs: 15_000, windowMs: 1_000, rateWindowMs: 15_000)
+        var held: [Bool] = []
+        for i in 0..<(25 * 4) {
+            let ms = Int64(i) * 250
+            let attributed = 10 * ms
+            held.append(pacing.observe(.init(
+                atMs: ms, lagMs: 5_000, backlog: 20 * ms + 1_000, countedThroughSeq: attributed, attributedThroughSeq: attributed,
+                countingMs: ms / 10, attributingMs: ms)))
+        }
+        #expect(!held.prefix(60).contains(true))
+        #expect(held[60...].allSatisfy { $0 })
+        #expect(pacing.catchUpMs.map { (29_000...50_000).contains($0) } == true)
+    }
+
+    @Test func workTimeTurnsABacklogIntoTime() {
+        #expect(IngestPacing.workMs(backlog: 0, done: 0, worked: 0) == 0)
+        #expect(IngestPacing.workMs(backlog: 10, done: 0, worked: 1_000) == Int64.max)
+        #expect(IngestPacing.workMs(backlog: 150_000, done: 60_000, worked: 1_000) == 2_500)
     }
 
     @Test func theStandardLimitAndRateWindowAreOneAndAHalfAndTwoRollupIntervals() {

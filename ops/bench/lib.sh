@@ -35,11 +35,13 @@ bench_cleanup() {
   return 0
 }
 
-# bench_serve PORT [ARGS...]: starts `linkpulse serve` on DATA (with ARGS), waits until it
-# answers, sets LP_PID and READ_KEY.
+# bench_serve PORT [ARGS...]: starts `linkpulse serve` on DATA (with ARGS, then the words of
+# LP_SERVE_ARGS when set, e.g. LP_SERVE_ARGS="--log-level debug"), waits until it answers,
+# sets LP_PID and READ_KEY.
 bench_serve() {
   local port=$1; shift
-  $BIN serve --data-dir "$DATA" --port "$port" --log-level warning "$@" &
+  # shellcheck disable=SC2086
+  $BIN serve --data-dir "$DATA" --port "$port" --log-level warning "$@" ${LP_SERVE_ARGS:-} &
   LP_PID=$!
   for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.5; done
   READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")

@@ -46,6 +46,10 @@ python3 ops/bench/resolve_clicks.py "$PORT" "$KEY"
 # Let the follower and the first rollup of the new clicks settle.
 sleep 3
 
+# The daemon's own disk writes over the runs (id index merges and folds, WALs, checkpoints),
+# per event stored meanwhile.
+WRITTEN0=$(awk '/^write_bytes/ {print $2}' "/proc/$LP_PID/io")
+SEQ0=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
 RESULTS=$(mktemp)
 EXTRA_CLEANUP+=("$RESULTS")
 run() {  # name script path connections
@@ -59,7 +63,10 @@ run resolve ops/bench/resolve.lua /v1/resolve 1
 run ingest ops/bench/events.lua /v1/events 64
 run resolve ops/bench/resolve.lua /v1/resolve 64
 
-curl -s "http://127.0.0.1:$PORT/metrics" | grep '^linkpulse_resolve_answers_total' >&2 || true
+curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^linkpulse_resolve_answers_total|^linkpulse_store_id_merge_step_duration_seconds_(sum|count)' >&2 || true
+WRITTEN1=$(awk '/^write_bytes/ {print $2}' "/proc/$LP_PID/io")
+SEQ1=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
+echo "disk writes of the daemon during the runs: $(( (WRITTEN1 - WRITTEN0) / 1048576 )) MiB for $(( SEQ1 - SEQ0 )) events stored, $(( (WRITTEN1 - WRITTEN0) / (SEQ1 - SEQ0 + 1) )) bytes an event" >&2
 python3 - "$RESULTS" "$STORED" <<'PY'
 import sys
 rows = {}
