@@ -83,4 +83,25 @@ import Testing
         #expect(try await partPasses(store) == 0)
         #expect(try await visitorsByRef(store) == before)
     }
+
+    /// Passes that count no click write no parts, but count toward the next fold like any
+    /// other; a fold starts the count over, so the passes after it do not fold again.
+    @Test func passesAfterAFoldCountFromZero() async throws {
+        let store = try TemporaryStore()
+        let rollups = store.database.rollups
+        func passesSinceFold() throws -> Int64 {
+            try rollups.queue.inDatabase { db in try Row.fetchOne(db, sql: rollups.queries.rollup.state)?[5] ?? -1 }
+        }
+        for batch in 0..<(Int(RollupStore.visitorPartPasses) + 6) {
+            let opens = (0..<5).map { i in
+                IngestEvent(
+                    id: "o\(batch)-\(i)", kind: .open, occurredAtMs: Self.dayStart + Int64(batch) * 60_000, receivedAtMs: Self.dayStart,
+                    platform: .ios, visitorId: "ov\(i)")
+            }
+            let events = batch == 0 ? Self.clicks(batch: 0) : opens
+            _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+            #expect(try rollups.rollUp() == events.count)
+            #expect(try passesSinceFold() == Int64(batch + 1) % RollupStore.visitorPartPasses, "after pass \(batch + 1)")
+        }
+    }
 }
