@@ -66,13 +66,15 @@ public final class AppDatabase: IngestStore {
     ///   - recentClickEntries: how many click index entries attribution keeps in memory (two a
     ///     click, 16–24 bytes each; older clicks are looked up on disk).
     ///   - spillSliceBytes: the most of the attribution file one transaction rewrites when clicks
-    ///     leave memory for disk (see `AttributionStore.storeInSlices`).
+    ///     leave memory for disk (see `AttributionStore.moveSlices`).
+    ///   - moveSliceBudget: how long a round writes slices of such a move before the next round
+    ///     may run (at least one slice).
     ///   - idFoldMinimum: the fewest keys the id index's recent level holds before it is folded
     ///     into the main level (see `IdIndexLevels`).
     public init(
         directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
         attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes,
-        idFoldMinimum: Int = EventStore.standardIdFoldMinimum, logger: Logger
+        moveSliceBudget: Duration = .milliseconds(100), idFoldMinimum: Int = EventStore.standardIdFoldMinimum, logger: Logger
     ) throws {
         _ = sqliteTuned
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -143,7 +145,8 @@ public final class AppDatabase: IngestStore {
             logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
-            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, queries: queries, logger: logger)
+            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, queries: queries,
+            logger: logger)
         rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
         exportLedger = ExportLedger(pool: pool, queries: queries.export)

@@ -60,9 +60,10 @@ public final class AttributionStore: Sendable {
 
     init(
         queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
-        spillSliceBytes: Int, queries: SQLQueries, logger: Logger
+        spillSliceBytes: Int, moveSliceBudget: Duration, queries: SQLQueries, logger: Logger
     ) {
         self.spillSliceBytes = spillSliceBytes
+        self.moveSliceBudget = moveSliceBudget
         self.queue = queue
         self.checkpointer = checkpointer
         self.events = events
@@ -89,18 +90,22 @@ public final class AttributionStore: Sendable {
     /// With `yielding` (the background follower), each round first steps aside while the WAL
     /// is being started over (see `WALGate`).
     @discardableResult
-    public func attributeAll(batch: Int = 20_000, yielding: Bool = false) throws -> Int {
+    /// With `urgent` (the thread for commits an app waits on), rounds leave moves of clicks to
+    /// disk to the follower.
+    public func attributeAll(batch: Int = 20_000, yielding: Bool = false, urgent: Bool = false) throws -> Int {
         var total = 0
         while true {
             if yielding {
                 events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
                 try restartAttributionWALIfWanted()
             }
-            let processed = try attributeRound(maxEvents: batch, answering: !yielding)
+            let processed = try attributeRound(maxEvents: batch, answering: !yielding, movesClicks: !urgent)
             total += processed
             // A short round read every event stored when it began: no empty round (a write
             // transaction of its own) just to find that out. Later commits ask for their own.
-            if processed < batch || closing.withLock({ $0 }) { return total }
+            // A move of clicks to disk in progress is worked on round after round until done,
+            // leaving the connection free between its slices.
+            if (processed < batch && (urgent || !moveInProgress)) || closing.withLock({ $0 }) { return total }
         }
     }
 
@@ -144,7 +149,7 @@ public final class AttributionStore: Sendable {
     /// rounds go through the one attribution connection, one at a time). It never waits for
     /// the WAL: an app is waiting.
     func followCommitsUrgently() {
-        urgentRequests.request(once: { [self] in attributeAllLogged(yielding: false) })
+        urgentRequests.request(once: { [self] in attributeAllLogged(yielding: false, urgent: true) })
     }
 
     /// Lists the memory half of the click indexes, at normal priority in the background, unless
@@ -190,9 +195,9 @@ public final class AttributionStore: Sendable {
     public var hasListedRecentClicks: Bool { recentClicksListed.load(ordering: .relaxed) }
 
     /// `attributeAll` for the threads, which have no one to report to.
-    func attributeAllLogged(yielding: Bool) {
+    func attributeAllLogged(yielding: Bool, urgent: Bool = false) {
         do {
-            try attributeAll(yielding: yielding)
+            try attributeAll(yielding: yielding, urgent: urgent)
         } catch {
             logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
         }
@@ -213,6 +218,10 @@ public final class AttributionStore: Sendable {
         }
     }
 
+    /// Whether a move of clicks from memory to disk has begun and not finished (see
+    /// `moveSlices`).
+    var moveInProgress: Bool { recentClicksKept.withLock { $0?.outgoing != nil } }
+
     /// One round over at most `maxEvents` events past the attribution watermark: each event in
     /// seq order, clicks indexed as they come (so later events of the round see them), every
     /// person's install, open and fallback attributed by the `Attributor`, the watermark
@@ -220,16 +229,19 @@ public final class AttributionStore: Sendable {
     /// through (0 when up to date). Idempotent and restartable like the rollup pass; never takes
     /// the events database's write lock. With `answering` (a round at normal priority), the
     /// answers someone waits for are read after the commit and handed over with the wake-up.
-    func attributeRound(maxEvents: Int, answering: Bool = false) throws -> Int {
-        try roundTime.measure { try attributeRoundTimed(maxEvents: maxEvents, answering: answering) }
+    /// With `movesClicks`, a round then begins a move of clicks from memory to disk when memory
+    /// is past its capacity, and writes slices of the one in progress (`moveSlices`); without
+    /// it (the urgent thread's rounds, which an app waits behind), it leaves both to the
+    /// follower, which it wakes.
+    func attributeRound(maxEvents: Int, answering: Bool = false, movesClicks: Bool = true) throws -> Int {
+        try roundTime.measure { try attributeRoundTimed(maxEvents: maxEvents, answering: answering, movesClicks: movesClicks) }
     }
 
     /// `attributeRound`, inside `roundTime`.
-    private func attributeRoundTimed(maxEvents: Int, answering: Bool) throws -> Int {
+    private func attributeRoundTimed(maxEvents: Int, answering: Bool, movesClicks: Bool) throws -> Int {
         try queue.inDatabase { db in
             var processed = 0
             var kept: RecentClicks?
-            var spill: RecentClicks.Spill?
             var upToDate: Int64?
             try db.inTransaction(.deferred) {
                 // Cached statements: a round runs after every commit, and `advance` reads the
@@ -254,26 +266,36 @@ public final class AttributionStore: Sendable {
                         wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
                         recent: recent, disk: disk, keptFromMs: rawHorizon))
                 for event in events { try round.add(event, attributor: attributor) }
-                // What leaves memory goes to disk after the commit, in slices (`storeInSlices`).
-                spill = round.clicks.recent.spill()
                 try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
                 round.clicks.recent.throughSeq = last.subject.seq
                 kept = round.clicks.recent
                 processed = events.count
                 return .commit
             }
-            // The answers are committed: whoever waits for them is served before the spill is
-            // written.
+            // The answers are committed: whoever waits for them is served before any slice of
+            // a move of clicks to disk is written.
             if let through = kept?.throughSeq ?? upToDate {
                 progress.advance(to: through, answers: answering ? answersAwaited(through: through) : [:])
             }
             // Only a committed round's memory is kept (before the next round can start on this
-            // connection), and one that moved its horizon only once the file's horizon has moved
+            // connection), and one that finished a move only once the file's horizon has moved
             // too: after a failure the next round lists it again from the file's horizon.
-            if let spill, let moved = kept {
-                guard try storeInSlices(spill, db, roundThrough: moved.throughSeq) else { return processed }
+            if var recent = kept ?? recentClicksKept.withLock({ kept in defer { kept = nil }; return kept }) {
+                if !movesClicks {
+                    if recent.outgoing != nil || recent.entries > recent.capacity { followCommits() }
+                } else {
+                    if recent.outgoing == nil {
+                        _ = recent.beginMove { spill in
+                            WriteSlices.count(
+                                items: max(spill.byRef.count, spill.byFingerprint.count), filePath: queue.path, sliceBytes: spillSliceBytes)
+                        }
+                    }
+                    if recent.outgoing != nil {
+                        guard try moveSlices(&recent, db) else { return processed }
+                    }
+                }
+                keep(recent)
             }
-            if let kept { keep(kept) }
             if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
                 try checkpoint(db)
             }
@@ -281,50 +303,66 @@ public final class AttributionStore: Sendable {
         }
     }
 
-    /// Puts the clicks that left memory on disk and moves the file's horizon, after the round
-    /// that moved them has committed, on its connection (no other round runs meanwhile).
+    /// Works on the move of clicks to disk in progress, after a round has committed, on its
+    /// connection: writes its next slices for at most `moveSliceBudget` (at least one), and
+    /// once all are on disk, finishes it: the entries that arrived late stored and the file's
+    /// horizon moved in one transaction, only if no other process attributed meanwhile, and
+    /// the memory's with it (`RecentClicks.finishMove`). Returns false when the horizon could
+    /// not move: the memory is then dropped and listed again by the next round.
     ///
     /// Why in slices: the entries are sorted by key but spread over the whole ref table (every
     /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
-    /// grew by tens of megabytes a spill (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
+    /// grew by tens of megabytes a move (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
     /// slice covers a part of the key space small enough to rewrite at most `spillSliceBytes`
     /// of the file, in a transaction of its own, and the WAL is checkpointed after it; once it
-    /// holds more than a quarter of its bound, to its end (`checkpointBetweenSlices`), so the
-    /// next slice writes over it from its start.
+    /// has grown, to its end (`checkpointBetweenSlices`), so the next slice writes over it
+    /// from its start.
+    ///
+    /// Why between rounds: a move wrote all its slices at once, 35 at 1.1 GB, and held the
+    /// attribution connection for seconds, during which nothing was attributed (the rollup
+    /// passes counted nothing: the 10-minute soak's lag peaks) and an app's resolve waited.
+    /// Now rounds go on between slices: the entries that leave stay in memory, and lookups
+    /// find them there, until the move finishes.
     ///
     /// Why that is safe: until the horizon moves, slices only add rows at or after the file's
     /// horizon, which no lookup reads (fingerprints are read from disk before the memory
-    /// horizon only, refs only when memory has none), and a spill written again after a
-    /// failure ignores the rows already there. The horizon moves last, only if no other
-    /// process attributed meanwhile. Returns whether it moved (false: the memory is dropped
-    /// and listed again by the next round).
-    func storeInSlices(_ spill: RecentClicks.Spill, _ db: Database, roundThrough: Int64) throws -> Bool {
-        let slices = WriteSlices.count(
-            items: max(spill.byRef.count, spill.byFingerprint.count), filePath: queue.path, sliceBytes: spillSliceBytes)
+    /// horizon only, refs only when memory has none), and a move written again after a
+    /// failure ignores the rows already there.
+    func moveSlices(_ recent: inout RecentClicks, _ db: Database) throws -> Bool {
         let disk = try DiskClicks(db: db, queries: queries.attribution)
-        for slice in 0..<slices {
+        let deadline = ContinuousClock.now + moveSliceBudget
+        while let move = recent.outgoing, move.slicesDone < move.slices {
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
-                try disk.store(spill, slice: slice, of: slices)
+                try disk.store(move.spill, slice: move.slicesDone, of: move.slices)
                 return .commit
             }
-            if slices > 1 { try checkpointBetweenSlices(db) }
+            if move.slices > 1 { try checkpointBetweenSlices(db) }
+            recent.sliceMoved()
+            if ContinuousClock.now >= deadline, recent.outgoing.map({ $0.slicesDone < $0.slices }) == true { return true }
         }
+        guard let move = recent.outgoing else { return true }
         var moved = false
+        var late = 0
         try db.inTransaction(.deferred) {
             try db.cachedStatement(sql: queries.attribution.lock).execute()
             let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-            guard state?[1] == roundThrough else { return .commit }
-            try disk.moveHorizon(to: spill.horizonMs)
+            guard state?[1] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
+            try disk.store(left)
+            late = left.byRef.count + left.byFingerprint.count
             moved = true
             return .commit
         }
         logger.debug("clicks moved to disk", metadata: [
-            "by_ref": "\(spill.byRef.count)", "by_fingerprint": "\(spill.byFingerprint.count)", "slices": "\(slices)",
-            "horizon_moved": "\(moved)",
+            "by_ref": "\(move.spill.byRef.count)", "by_fingerprint": "\(move.spill.byFingerprint.count)", "slices": "\(move.slices)",
+            "late": "\(late)", "horizon_moved": "\(moved)",
         ])
         return moved
     }
+
+    /// How long a round works on a move's slices before it lets the next round have the
+    /// connection (it writes at least one): 100 ms in the daemon.
+    let moveSliceBudget: Duration
 
     /// WAL frames past which a checkpoint between two slices waits to reach the end (16 MiB of
     /// 4 KiB pages, the checkpoint job's limit too): a slice rewrites at most 32 MiB, so the WAL
@@ -358,7 +396,7 @@ public final class AttributionStore: Sendable {
         }
     }
 
-    /// The most of the attribution file one slice of a spill rewrites (see `storeInSlices`):
+    /// The most of the attribution file one slice of a spill rewrites (see `moveSlices`):
     /// `WriteSlices.maxBytes` in the daemon.
     let spillSliceBytes: Int
 

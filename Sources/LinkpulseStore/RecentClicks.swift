@@ -48,6 +48,19 @@ struct RecentClicks {
 
         /// The OS version (major.minor) of an entry's `os`, nil when it did not know it.
         func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
+
+        /// The same entries in the order of the disk tables' keys (ref, time, seq; hour,
+        /// address, platform, time, seq), so that a slice is a key range of each.
+        func sortedByKey() -> Spill {
+            var sorted = self
+            sorted.byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
+            sorted.byFingerprint.sort {
+                let a = $0.fingerprint, b = $1.fingerprint
+                return (TimeGrain.floor($0.entry.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, $0.entry.ms, $0.entry.seq)
+                    < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
+            }
+            return sorted
+        }
     }
 
     /// Clicks at or after this instant are held here; earlier ones are on disk.
@@ -107,22 +120,72 @@ struct RecentClicks {
 
     /// When more than `capacity` entries are held: moves the horizon so that about half stay
     /// and returns what leaves, for the caller to store (in the same transaction as the new
-    /// horizon). Nil while under capacity.
+    /// horizon). Nil while under capacity. At once, for the listing of the memory half; rounds
+    /// move clicks to disk in steps (`beginMove`).
     mutating func spill() -> Spill? {
-        guard entries > capacity else { return nil }
+        guard entries > capacity, outgoing == nil else { return nil }
         let newHorizon = medianTime()
-        var spill = Spill(
+        let spill = Spill(
             horizonMs: newHorizon, byRef: Self.removeEntries(before: newHorizon, from: &byRef),
-            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions)
+            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions
+        ).sortedByKey()
         entries -= spill.byRef.count + spill.byFingerprint.count
         horizonMs = newHorizon
-        spill.byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
-        spill.byFingerprint.sort {
-            let a = $0.fingerprint, b = $1.fingerprint
-            return (TimeGrain.floor($0.entry.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, $0.entry.ms, $0.entry.seq)
-                < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
-        }
         return spill
+    }
+
+    /// A move of clicks to disk in progress (see `beginMove`): what leaves, cut into `slices`
+    /// transactions, of which `slicesDone` are on disk.
+    struct Move {
+        /// The entries before the new horizon when the move began, in the disk tables' order.
+        let spill: Spill
+        /// The watermark the memory half was exact for when the move began: entries with a
+        /// later seq were added during the move.
+        let beganThroughSeq: Int64
+        let slices: Int
+        var slicesDone = 0
+    }
+
+    /// The move in progress, if any. Its entries stay in memory, and lookups find them there,
+    /// until `finishMove`: rounds go on while its slices are written.
+    private(set) var outgoing: Move?
+
+    /// When more than `capacity` entries are held and no move is in progress: begins one of
+    /// about half the entries, the oldest (`spill`'s choice), in `slices(spill)` slices, and
+    /// returns true. Nothing leaves memory yet, and the horizon stays: disk rows written at or
+    /// after the file's horizon are read by no lookup until `finishMove` moves both.
+    mutating func beginMove(slices: (Spill) -> Int) -> Bool {
+        guard entries > capacity, outgoing == nil else { return false }
+        let newHorizon = medianTime()
+        let spill = Spill(
+            horizonMs: newHorizon, byRef: Self.entries(before: newHorizon, in: byRef),
+            byFingerprint: Self.entries(before: newHorizon, in: byFingerprint), osVersions: osVersions
+        ).sortedByKey()
+        outgoing = Move(spill: spill, beganThroughSeq: throughSeq, slices: max(slices(spill), 1))
+        return true
+    }
+
+    /// Records that the next slice of the move in progress is on disk.
+    mutating func sliceMoved() {
+        outgoing?.slicesDone += 1
+    }
+
+    /// Ends the move in progress, once every slice is on disk: drops every entry before its
+    /// horizon from memory and moves the horizon there. Returns what the caller must still
+    /// store with the new horizon, in the same transaction: the entries before it that were
+    /// added during the move (clicks that arrived late), which its slices did not hold.
+    mutating func finishMove() -> Spill? {
+        guard let move = outgoing else { return nil }
+        outgoing = nil
+        let newHorizon = move.spill.horizonMs
+        let leftByRef = Self.removeEntries(before: newHorizon, from: &byRef)
+        let leftByFingerprint = Self.removeEntries(before: newHorizon, from: &byFingerprint)
+        entries -= leftByRef.count + leftByFingerprint.count
+        horizonMs = newHorizon
+        return Spill(
+            horizonMs: newHorizon, byRef: leftByRef.filter { $0.1.seq > move.beganThroughSeq },
+            byFingerprint: leftByFingerprint.filter { $0.1.seq > move.beganThroughSeq }, osVersions: osVersions
+        ).sortedByKey()
     }
 
     /// Where to put the horizon so that about half the entries leave: the median time of a
@@ -156,6 +219,16 @@ struct RecentClicks {
         osVersions.append(version)
         osIds[version] = id
         return id
+    }
+
+    /// Every entry before `horizon` of each array, left in place.
+    private static func entries<Key, Entry: TimeOrdered>(before horizon: Int64, in arrays: [Key: [Entry]]) -> [(Key, Entry)] {
+        var leaving: [(Key, Entry)] = []
+        for (key, entries) in arrays {
+            let cut = entries.firstIndex(happenedAfter: horizon - 1)
+            for entry in entries[..<cut] { leaving.append((key, entry)) }
+        }
+        return leaving
     }
 
     /// Takes every entry before `horizon` out of each array (in place: no second copy of

@@ -83,7 +83,11 @@ import Testing
         (4, 8, WriteSlices.maxBytes), (5, 64, WriteSlices.maxBytes), (6, 300, WriteSlices.maxBytes), (7, 64, 8_192), (8, 300, 8_192),
     ])
     func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int) async throws {
-        let store = try TemporaryStore(recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes)
+        // Small slices are written one a round: moves span many rounds, which attribute between
+        // their slices.
+        let store = try TemporaryStore(
+            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes,
+            moveSliceBudget: spillSliceBytes < WriteSlices.maxBytes ? .zero : .milliseconds(100))
         let events = Self.traffic(seed: seed, count: 3_000)
         // Several commits, and requests in one commit: clicks of earlier requests are visible.
         for chunk in stride(from: 0, to: events.count, by: 250) {
@@ -149,6 +153,64 @@ import Testing
 
     /// Apps waiting for their answers get them from the round that attributed them (no read of
     /// their own), and each is the answer a read after the round gives.
+    /// A move of clicks to disk spans rounds: a round between two of its slices still finds the
+    /// clicks that are leaving (in memory), and a click that arrives late during the move,
+    /// before its horizon, is put on disk when it finishes, where a later install finds it.
+    @Test func roundsBetweenTheSlicesOfAMoveFindTheClicksLeavingAndALateOne() async throws {
+        // Eight entries in memory, a slice per entry, one slice a round.
+        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let attribution = store.database.attribution
+        let start: Int64 = 1_795_000_000_000
+        func event(_ id: String, _ kind: EventKind, minute: Double) -> IngestEvent {
+            IngestEvent(
+                id: id, kind: kind, occurredAtMs: start + Int64(minute * 60_000), receivedAtMs: start, ref: "a", platform: .ios,
+                visitorId: "v-\(id)")
+        }
+        func storeOnly(_ events: [IngestEvent]) async throws {
+            // Stored without waking the follower: the test runs the rounds.
+            _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
+        }
+        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) {
+            try store.database.events.pool.read { db in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
+                    arguments: [id])
+                return (row?[0], row?[1])
+            }
+        }
+        func seq(_ id: String) throws -> Int64 {
+            Int64(try store.count("SELECT seq FROM events WHERE event_id = '\(id)'"))
+        }
+        try await storeOnly((1...10).map { event("c\($0)", .click, minute: Double($0)) })
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(attribution.moveInProgress, "ten clicks past a memory of eight: a move began, one slice written")
+        // A late click before the move's horizon, and an install right after it.
+        try await storeOnly([event("late", .click, minute: 5.5), event("i1", .install, minute: 5.7)])
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(attribution.moveInProgress, "still moving: rounds went on between its slices")
+        #expect(try answer("i1").clickSeq == (try seq("late")))
+        // An install that needs a click that is leaving and not yet on disk (slices go in key
+        // order, two written so far): still found, in memory.
+        try await storeOnly([event("i2", .install, minute: 4.5)])
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(try answer("i2").clickSeq == (try seq("c4")))
+        var rounds = 0
+        while attribution.moveInProgress && rounds < 100 {
+            _ = try attribution.attributeRound(maxEvents: 100)
+            rounds += 1
+        }
+        #expect(!attribution.moveInProgress)
+        // After the move: the late click is on disk, before the horizon, and found there.
+        let horizon = try store.count("SELECT recent_from_ms FROM attr.attribution_state")
+        #expect(Int64(horizon) > start + Int64(5.5 * 60_000))
+        #expect(try store.count("SELECT count(*) FROM attr.ref_clicks WHERE seq = \(try seq("late"))") == 1)
+        try await storeOnly([event("i3", .install, minute: 5.8), event("i4", .install, minute: 2.5)])
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(try answer("i3").clickSeq == (try seq("late")))
+        #expect(try answer("i4").clickSeq == (try seq("c2")))
+        #expect(try answer("i3").match == "ref")
+    }
+
     @Test func waitingAppsAreHandedTheAnswersTheRoundRead() async throws {
         let store = try TemporaryStore()
         var events = Self.traffic(seed: 11, count: 600)

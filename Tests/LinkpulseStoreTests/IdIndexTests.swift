@@ -22,27 +22,31 @@ final class TemporaryStore {
     let recentClickEntries: Int
     /// The most of the attribution file one transaction of a spill rewrites.
     let spillSliceBytes: Int
+    /// How long a round writes slices of a move of clicks to disk before the next round runs.
+    let moveSliceBudget: Duration
     /// The fewest keys the id index's recent level holds before it is folded.
     let idFoldMinimum: Int
 
     init(
         directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes, idFoldMinimum: Int = EventStore.standardIdFoldMinimum
+        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes, moveSliceBudget: Duration = .milliseconds(100),
+        idFoldMinimum: Int = EventStore.standardIdFoldMinimum
     ) throws {
         self.directory = directory
         self.recentClickEntries = recentClickEntries
         self.spillSliceBytes = spillSliceBytes
+        self.moveSliceBudget = moveSliceBudget
         self.idFoldMinimum = idFoldMinimum
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, idFoldMinimum: idFoldMinimum, logger: logger)
+            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     func reopen(tailLimit: Int = 200_000) throws {
         try database.close()
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, idFoldMinimum: idFoldMinimum, logger: logger)
+            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     deinit {

@@ -57,6 +57,46 @@ import Testing
         #expect(!late)
     }
 
+    /// A move in steps: the entries that leave stay in memory and are found there until the
+    /// move finishes; the horizon moves only then; a click that arrives late during the move,
+    /// before its horizon, is handed over at the finish (the slices did not hold it).
+    @Test func aMoveKeepsItsEntriesFoundUntilItFinishes() throws {
+        var recent = RecentClicks(horizonMs: 0, throughSeq: 60, capacity: 100)
+        for seq in 1...60 {
+            _ = recent.add(
+                seq: Int64(seq), ms: Int64(seq) * 10, ref: "r\((seq * 7) % 5)", fingerprint: Fingerprint(ipKey: Int64(seq % 4), platform: .ios),
+                osVersion: nil)
+        }
+        var asked: [Int] = []
+        #expect(recent.beginMove { asked.append($0.byRef.count); return 3 })
+        #expect(!recent.beginMove { _ in 1 }, "one move at a time")
+        let move = try #require(recent.outgoing)
+        let horizon = move.spill.horizonMs
+        #expect(asked == [move.spill.byRef.count] && move.slices == 3 && move.beganThroughSeq == 60)
+        #expect(move.spill.byRef.allSatisfy { $0.entry.ms < horizon } && !move.spill.byRef.isEmpty)
+        #expect(move.spill.byRef.map(\.ref) == move.spill.byRef.map(\.ref).sorted())
+        // Nothing has left: the oldest click is still found, and the horizon has not moved.
+        #expect(recent.horizonMs == 0 && recent.entries == 120)
+        #expect(recent.newest(ref: "r2", atOrBefore: 10) == .init(ms: 10, seq: 1))
+        #expect(recent.clicks(with: Fingerprint(ipKey: 1, platform: .ios), from: 0, through: 10) == [.init(ms: 10, seq: 1, osVersion: nil)])
+        // A late click before the move's horizon, and one after it, arrive during the move.
+        recent.throughSeq = 62
+        let lateHeld = recent.add(seq: 61, ms: 5, ref: "late", fingerprint: nil, osVersion: nil)
+        let newHeld = recent.add(seq: 62, ms: 700, ref: "new", fingerprint: nil, osVersion: nil)
+        #expect(lateHeld && newHeld)
+        for _ in 0..<3 { recent.sliceMoved() }
+        #expect(recent.outgoing?.slicesDone == 3)
+        let finished = recent.finishMove()
+        let left = try #require(finished)
+        #expect(recent.outgoing == nil && recent.horizonMs == horizon)
+        #expect(left.horizonMs == horizon && left.byRef.map(\.ref) == ["late"] && left.byFingerprint.isEmpty)
+        #expect(recent.entries == 122 - move.spill.byRef.count - move.spill.byFingerprint.count - 1)
+        #expect(recent.newest(ref: "r2", atOrBefore: 10) == nil)
+        #expect(recent.newest(ref: "new", atOrBefore: 700) == .init(ms: 700, seq: 62))
+        let again = recent.finishMove()
+        #expect(again == nil)
+    }
+
     @Test func clicksOfOneInstantLeaveTogether() throws {
         var recent = RecentClicks(horizonMs: 0, throughSeq: 0, capacity: 10)
         for seq in 1...20 { _ = recent.add(seq: Int64(seq), ms: 500, ref: "a", fingerprint: nil, osVersion: nil) }
