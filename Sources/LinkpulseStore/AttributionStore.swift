@@ -281,6 +281,9 @@ public final class AttributionStore: Sendable {
             // connection), and one that finished a move only once the file's horizon has moved
             // too: after a failure the next round lists it again from the file's horizon.
             if var recent = kept ?? recentClicksKept.withLock({ kept in defer { kept = nil }; return kept }) {
+                // The memory's only copy from here: ending a move removes entries in place, which
+                // a second reference would make copy every array.
+                kept = nil
                 if !movesClicks {
                     if recent.outgoing != nil || recent.entries > recent.capacity { followCommits() }
                 } else {
