@@ -88,10 +88,9 @@ public final class AttributionStore: Sendable {
     /// many events it went through (clicks included). Synchronous; the follower thread, the
     /// rollup passes (which count only attributed events) and tests call it.
     /// With `yielding` (the background follower), each round first steps aside while the WAL
-    /// is being started over (see `WALGate`).
+    /// is being started over (see `WALGate`). With `urgent` (the thread for commits an app
+    /// waits on), rounds leave moves of clicks to disk to the follower.
     @discardableResult
-    /// With `urgent` (the thread for commits an app waits on), rounds leave moves of clicks to
-    /// disk to the follower.
     public func attributeAll(batch: Int = 20_000, yielding: Bool = false, urgent: Bool = false) throws -> Int {
         var total = 0
         while true {

@@ -7,8 +7,9 @@ import LinkpulseDomain
 /// Why: clicks arrive in time order but with random refs and addresses, so indexing each one
 /// in a B-tree took a random page write per click, which made attribution the slowest part of
 /// the pipeline under load. Here a click costs an append to a small array; the clicks that fall
-/// behind the horizon go to disk in batches sorted by key (`spill`), which touches each page
-/// once per batch.
+/// behind the horizon go to disk in batches sorted by key (a move, `beginMove` to `finishMove`,
+/// written between attribution rounds; `spill` at once when the memory half is listed), which
+/// touches each page once per batch.
 ///
 /// Only times and seqs are held (a matched click's link is read from the events by seq), so
 /// an entry is 16 to 24 bytes. Nothing here must be saved: the memory half is exactly the
@@ -49,17 +50,16 @@ struct RecentClicks {
         /// The OS version (major.minor) of an entry's `os`, nil when it did not know it.
         func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
 
-        /// The same entries in the order of the disk tables' keys (ref, time, seq; hour,
-        /// address, platform, time, seq), so that a slice is a key range of each.
-        func sortedByKey() -> Spill {
-            var sorted = self
-            sorted.byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
-            sorted.byFingerprint.sort {
+        /// Sorts the entries in the order of the disk tables' keys (ref, time, seq; hour,
+        /// address, platform, time, seq), so that a slice is a key range of each. In place: a
+        /// move holds half the memory's entries.
+        mutating func sortByKey() {
+            byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
+            byFingerprint.sort {
                 let a = $0.fingerprint, b = $1.fingerprint
                 return (TimeGrain.floor($0.entry.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, $0.entry.ms, $0.entry.seq)
                     < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
             }
-            return sorted
         }
     }
 
@@ -125,10 +125,10 @@ struct RecentClicks {
     mutating func spill() -> Spill? {
         guard entries > capacity, outgoing == nil else { return nil }
         let newHorizon = medianTime()
-        let spill = Spill(
+        var spill = Spill(
             horizonMs: newHorizon, byRef: Self.removeEntries(before: newHorizon, from: &byRef),
-            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions
-        ).sortedByKey()
+            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions)
+        spill.sortByKey()
         entries -= spill.byRef.count + spill.byFingerprint.count
         horizonMs = newHorizon
         return spill
@@ -157,10 +157,10 @@ struct RecentClicks {
     mutating func beginMove(slices: (Spill) -> Int) -> Bool {
         guard entries > capacity, outgoing == nil else { return false }
         let newHorizon = medianTime()
-        let spill = Spill(
+        var spill = Spill(
             horizonMs: newHorizon, byRef: Self.entries(before: newHorizon, in: byRef),
-            byFingerprint: Self.entries(before: newHorizon, in: byFingerprint), osVersions: osVersions
-        ).sortedByKey()
+            byFingerprint: Self.entries(before: newHorizon, in: byFingerprint), osVersions: osVersions)
+        spill.sortByKey()
         outgoing = Move(spill: spill, beganThroughSeq: throughSeq, slices: max(slices(spill), 1))
         return true
     }
@@ -182,10 +182,11 @@ struct RecentClicks {
         let leftByFingerprint = Self.removeEntries(before: newHorizon, from: &byFingerprint)
         entries -= leftByRef.count + leftByFingerprint.count
         horizonMs = newHorizon
-        return Spill(
+        var late = Spill(
             horizonMs: newHorizon, byRef: leftByRef.filter { $0.1.seq > move.beganThroughSeq },
-            byFingerprint: leftByFingerprint.filter { $0.1.seq > move.beganThroughSeq }, osVersions: osVersions
-        ).sortedByKey()
+            byFingerprint: leftByFingerprint.filter { $0.1.seq > move.beganThroughSeq }, osVersions: osVersions)
+        late.sortByKey()
+        return late
     }
 
     /// Where to put the horizon so that about half the entries leave: the median time of a
