@@ -267,7 +267,7 @@ public struct IdIndexLevels: Sendable, Equatable {
     /// Keys in the recent level, where merges insert.
     public var recent: Int
 
-    /// The recent level is folded once it holds this fraction of the main level's keys.
+    /// The recent level is folded once it holds one `foldRatio`-th of the main level's keys.
     static let foldRatio = 8
 
     public init(main: Int, recent: Int) {
