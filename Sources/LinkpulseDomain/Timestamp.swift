@@ -120,3 +120,11 @@ extension Int64 {
         return (q, r)
     }
 }
+
+extension Duration {
+    /// The duration in whole nanoseconds (metrics, Dispatch deadlines, running totals of work).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -89,11 +89,6 @@ public struct IngestMetrics: Sendable {
 }
 
 extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
     /// The duration in seconds, as a floating-point number.
     var seconds: Double { Double(nanoseconds) / 1e9 }
 }

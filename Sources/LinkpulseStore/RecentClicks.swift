@@ -123,15 +123,10 @@ struct RecentClicks {
     /// horizon). Nil while under capacity. At once, for the listing of the memory half; rounds
     /// move clicks to disk in steps (`beginMove`).
     mutating func spill() -> Spill? {
-        guard entries > capacity, outgoing == nil else { return nil }
-        let newHorizon = medianTime()
-        var spill = Spill(
-            horizonMs: newHorizon, byRef: Self.removeEntries(before: newHorizon, from: &byRef),
-            byFingerprint: Self.removeEntries(before: newHorizon, from: &byFingerprint), osVersions: osVersions)
-        spill.sortByKey()
-        entries -= spill.byRef.count + spill.byFingerprint.count
-        horizonMs = newHorizon
-        return spill
+        // A move begun and finished at once: nothing arrived in between, so nothing is late.
+        guard beginMove(slices: { _ in 1 }), let move = outgoing else { return nil }
+        _ = finishMove()
+        return move.spill
     }
 
     /// A move of clicks to disk in progress (see `beginMove`): what leaves, cut into `slices`

@@ -1,3 +1,4 @@
+import LinkpulseDomain
 import Synchronization
 
 /// How long one part of the derived work (attribution rounds, rollup passes) has worked in
@@ -15,10 +16,7 @@ public final class WorkTime: Sendable {
     /// Runs `body` and adds how long it took.
     func measure<T>(_ body: () throws -> T) rethrows -> T {
         let start = ContinuousClock.now
-        defer {
-            let took = ContinuousClock.now - start
-            nanoseconds.add(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000, ordering: .relaxed)
-        }
+        defer { nanoseconds.add((ContinuousClock.now - start).nanoseconds, ordering: .relaxed) }
         return try body()
     }
 
