@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How far behind the stored events the stats may be before /readyz answers 503, e.g. 5m (LINKPULSE_MAX_ROLLUP_LAG).")
     var maxRollupLag: String = Environment.string("max-rollup-lag") ?? "5m"
 
-    @Option(help: "When sustained ingest waits for the rollups so the stats stay fresh: auto (the default: once the stats are 1.5 rollup intervals behind, or would take longer than that to catch up, and not catching up), a lag such as 30s, or off (ingest at full speed; the stats catch up after the load) (LINKPULSE_INGEST_PACING).")
+    @Option(help: "When sustained ingest waits for the rollups so the stats stay fresh: auto (the default: once the stats are 1.2 rollup intervals behind, or would take longer than that to catch up, and not catching up), a lag such as 30s, or off (ingest at full speed; the stats catch up after the load) (LINKPULSE_INGEST_PACING).")
     var ingestPacing: String = Environment.string("ingest-pacing") ?? "auto"
 
     @Option(help: "Default IANA time zone of the stats API (LINKPULSE_TIMEZONE).")

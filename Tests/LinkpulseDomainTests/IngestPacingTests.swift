@@ -217,9 +217,9 @@ struct IngestPacingTests {
         #expect(IngestPacing.workMs(backlog: 150_000, done: 60_000, worked: 1_000) == 2_500)
     }
 
-    @Test func theStandardLimitAndRateWindowAreOneAndAHalfAndTwoRollupIntervals() {
-        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000) == 15_000)
-        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 60_000) == 90_000)
+    @Test func theStandardLimitAndRateWindowAreOneAndAFifthAndTwoRollupIntervals() {
+        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 10_000) == 12_000)
+        #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 60_000) == 72_000)
         // Never under a second, however short the interval (tests run with 100 ms).
         #expect(IngestPacing.standardLagLimitMs(rollupIntervalMs: 100) == 1_000)
         #expect(IngestPacing.standardRateWindowMs(rollupIntervalMs: 10_000) == 20_000)
