@@ -219,6 +219,7 @@ public func buildApplication(
     }
     return Application(
         router: buildRouter(deps, settings: settings, pacer: pacer),
+        server: ConnectionReadBuffers.standard.http1(),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
         services: services,
         onServerRunning: { channel in

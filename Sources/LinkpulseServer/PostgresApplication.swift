@@ -84,6 +84,7 @@ public func buildPostgresApplication(
     }
     return Application(
         router: router,
+        server: ConnectionReadBuffers.standard.http1(),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "linkpulse"),
         services: services,
         onServerRunning: { channel in

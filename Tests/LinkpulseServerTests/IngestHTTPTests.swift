@@ -74,6 +74,29 @@ import Testing
         #expect(try installation.count("SELECT count(*) FROM events") == 200)
     }
 
+    /// Over real HTTP, through the daemon's own server builder (reads of at most 16 KiB, one a
+    /// wake-up): a body of nearly the whole limit arrives in some sixty reads, whole, and the
+    /// next request on the same connection is read after it.
+    @Test func aBodyOfNearlyTheLimitArrivesWholeInSmallReads() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let path = String(repeating: "p", count: 900)
+        let events = (0..<IngestLimits.maxEventsPerRequest).map {
+            #"{"id":"big\#($0)","type":"click","ref":"r\#($0 % 13)","url":"https://example.com/\#(path)?n=\#($0)"}"#
+        }
+        let body = "[\(events.joined(separator: ","))]"
+        #expect(body.utf8.count > 900_000 && body.utf8.count < IngestLimits.maxBodyBytes)
+        try await installation.application().test(.live) { client in
+            let big = try await client.postEvents(body)
+            #expect(big.status == .accepted)
+            #expect(try big.decode(IngestAnswer.self).accepted == IngestLimits.maxEventsPerRequest)
+            let next = try await client.postEvents(#"{"id":"after","type":"open"}"#)
+            #expect(try next.decode(IngestAnswer.self).accepted == 1)
+        }
+        #expect(try installation.count("SELECT count(*) FROM events WHERE event_id LIKE 'big%' AND length(url) > 900") == 1_000)
+        #expect(try installation.count("SELECT count(*) FROM events WHERE event_id = 'after'") == 1)
+    }
+
     @Test func limitsOnTheWholeRequest() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
