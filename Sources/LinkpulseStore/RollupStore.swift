@@ -146,8 +146,12 @@ public final class RollupStore: Sendable {
             if processed == 0 {
                 // Caught up with the follower: a timer run waits for what it attributes next,
                 // within its budget, rather than leave it to the next tick.
-                guard !attributing, let budget, try awaitAttribution(until: start + budget) else { return (total, false) }
-                continue
+                guard !attributing, let budget else { return (total, false) }
+                switch try awaitAttribution(until: start + budget) {
+                case .attributed: continue
+                case .nothingToAwait: return (total, false)
+                case .budgetSpent: return (total, true)
+                }
             }
             if let budget, ContinuousClock.now - start > budget { return (total, true) }
         }
@@ -157,18 +161,28 @@ public final class RollupStore: Sendable {
     /// everything attributed and the follower is still behind (`awaitAttribution`).
     static let followBatch: Int64 = 50_000
 
+    /// How a timer run's wait for the follower ended (`awaitAttribution`).
+    enum AttributionAwaited {
+        /// The follower attributed `followBatch` more events, or everything stored: a pass has
+        /// something to count.
+        case attributed
+        /// Nothing to wait for: attribution is not behind, or the follower has not moved for
+        /// `followerStalledAfter` (the next tick wakes it, see `rollUp`). The run ends.
+        case nothingToAwait
+        /// The run's budget is spent with the follower still working: the run goes on as a
+        /// continuation (see `requestRollUp`), not at the next tick.
+        case budgetSpent
+    }
+
     /// When a timer run has counted everything the follower attributed and events still wait
     /// for attribution: waits, polling every 100 ms, until the follower has attributed
-    /// `followBatch` more events or everything stored, and says true (a pass has something
-    /// to count). Says false at once when attribution is not behind, when the follower has not
-    /// moved for `followerStalledAfter` (the next tick wakes it, see `rollUp`), or at
-    /// `deadline`.
+    /// `followBatch` more events or everything stored, or `deadline`.
     ///
     /// Why: a run that ended on catching up with the follower left what it attributed next
     /// to the next tick, up to an interval later. After a 10-minute soak the rollups stood
     /// idle 7 s, 20,000 attributed events short, while attribution worked off its last
     /// 368,500 events: everything was counted 13.3 s after the load (target 10).
-    func awaitAttribution(until deadline: ContinuousClock.Instant) throws -> Bool {
+    func awaitAttribution(until deadline: ContinuousClock.Instant) throws -> AttributionAwaited {
         let from = attribution.progress.through
         var last = (through: from, at: ContinuousClock.now)
         while true {
@@ -176,9 +190,10 @@ public final class RollupStore: Sendable {
             let now = ContinuousClock.now
             if through != last.through { last = (through, now) }
             let stored = try events.maxSeq()
-            if through >= stored { return through > from }
-            if through - from >= Self.followBatch { return true }
-            if now - last.at > Self.followerStalledAfter || now >= deadline || closing.withLock({ $0 }) { return false }
+            if through >= stored { return through > from ? .attributed : .nothingToAwait }
+            if through - from >= Self.followBatch { return .attributed }
+            if now - last.at > Self.followerStalledAfter || closing.withLock({ $0 }) { return .nothingToAwait }
+            if now >= deadline { return .budgetSpent }
             Thread.sleep(forTimeInterval: 0.1)
         }
     }

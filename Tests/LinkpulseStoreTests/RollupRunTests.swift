@@ -40,6 +40,16 @@ import Testing
         #expect(try store.database.rollups.rolledThroughSeq() == 200)
     }
 
+    /// A run whose budget is spent while the follower still has events to attribute says it
+    /// stopped early, so that it goes on at once rather than at the next tick.
+    @Test func aTimerRunWhoseBudgetIsSpentWaitingForTheFollowerStopsEarly() async throws {
+        let store = try TemporaryStore()
+        try await Self.storeClicks(store)
+        #expect(try store.database.attribution.attributeRound(maxEvents: 100) == 100)
+        let run = try store.database.rollups.rollUpRun(batch: 200_000, budget: .milliseconds(300), attributing: false)
+        #expect(run.count == 100 && run.stoppedEarly)
+    }
+
     /// With nothing left to attribute, a timer run ends as soon as it has counted everything.
     @Test func aTimerRunWithNothingLeftToAttributeEndsAtOnce() async throws {
         let store = try TemporaryStore()
