@@ -10,7 +10,7 @@
 #                 the bench's own clicks and resolves to it
 #   --bin BIN     run BIN (an earlier build, for an A/B on the same DIR) instead of this release build
 #
-# Before measuring it stores 10,000 clicks with known ids and addresses (ids bc-0…), so that a
+# Before measuring it stores 10,000 clicks with known ids and addresses (ids bc<run>-0…), so that a
 # third of the resolves match by install referrer, a third by fingerprint, a third are organic
 # (ops/bench/resolve.lua). Prints p50/p99 per scenario, the ratio of resolve to ingest, and
 # checks that every answer was a 200.
@@ -42,7 +42,9 @@ bench_serve $PORT --resolve-rate 0
 KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
 STORED=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
 echo "== $STORED events stored; storing the bench's 10,000 clicks" >&2
-python3 ops/bench/resolve_clicks.py "$PORT" "$KEY"
+# Ids of this run's own (see resolve_clicks.py).
+PREFIX="bc$(date +%s)-"
+python3 ops/bench/resolve_clicks.py "$PORT" "$KEY" "$PREFIX"
 # Let the follower and the first rollup of the new clicks settle.
 sleep 3
 
@@ -55,7 +57,7 @@ EXTRA_CLEANUP+=("$RESULTS")
 run() {  # name script path connections
   local threads=2; [ "$4" -lt 2 ] && threads=1
   local line
-  line=$(BATCH=1 KEY=$KEY CLICKS=10000 wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s "$2" "http://127.0.0.1:$PORT$3" | grep '^RESULT')
+  line=$(BATCH=1 KEY=$KEY CLICKS=10000 PREFIX=$PREFIX wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s "$2" "http://127.0.0.1:$PORT$3" | grep '^RESULT')
   echo "$1 conns=$4 $line" | tee -a "$RESULTS" >&2
 }
 run ingest ops/bench/events.lua /v1/events 1
