@@ -128,8 +128,9 @@ public struct RetentionJob: TimerJob {
 /// Rolls new events up into the conversion rollups. The timer only triggers: the passes run
 /// on the store's rollup thread at low priority (under full ingest load the writer and the
 /// handlers come first), a run working a backlog off without pause (in parts of one
-/// interval, other work of the thread between them), and a tick that finds a run still going
-/// adds nothing.
+/// interval, other work of the thread between them; a run that has counted everything
+/// attributed waits for what the follower attributes next, see
+/// `RollupStore.awaitAttribution`), and a tick that finds a run still going adds nothing.
 public struct RollupJob: TimerJob {
     public let name = "rollup"
     let rollups: RollupStore
