@@ -184,17 +184,23 @@ public final class RollupStore: Sendable {
     /// 368,500 events: everything was counted 13.3 s after the load (target 10).
     func awaitAttribution(until deadline: ContinuousClock.Instant) throws -> AttributionAwaited {
         let from = attribution.progress.through
-        var last = (through: from, at: ContinuousClock.now)
         while true {
             let through = attribution.progress.through
-            let now = ContinuousClock.now
-            if through != last.through { last = (through, now) }
-            let stored = try events.maxSeq()
-            if through >= stored { return through > from ? .attributed : .nothingToAwait }
             if through - from >= Self.followBatch { return .attributed }
-            if now - last.at > Self.followerStalledAfter || closing.withLock({ $0 }) { return .nothingToAwait }
-            if now >= deadline { return .budgetSpent }
+            if through >= (try events.maxSeq()) { return through > from ? .attributed : .nothingToAwait }
+            if followerStalled(at: through) || closing.withLock({ $0 }) { return .nothingToAwait }
+            if ContinuousClock.now >= deadline { return .budgetSpent }
             Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    /// Whether the follower has stood at `through` for longer than `followerStalledAfter`,
+    /// noting the time when `through` is new (the timer passes and their waits share it).
+    private func followerStalled(at through: Int64) -> Bool {
+        let now = ContinuousClock.now
+        return attributionLastMoved.withLock { last in
+            if last.through != through { last = (through, now) }
+            return now - last.at > Self.followerStalledAfter
         }
     }
 
@@ -294,12 +300,7 @@ public final class RollupStore: Sendable {
             try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
         } else {
             let through = attribution.progress.through
-            let now = ContinuousClock.now
-            let stalled = attributionLastMoved.withLock { last in
-                if last.through != through { last = (through, now) }
-                return now - last.at > Self.followerStalledAfter
-            }
-            if stalled, through < (try events.maxSeq()) { attribution.followCommits() }
+            if followerStalled(at: through), through < (try events.maxSeq()) { attribution.followCommits() }
         }
         return try passTime.measure { try countPass(maxEvents: maxEvents, maxCells: maxCells) }
     }
