@@ -211,6 +211,55 @@ import Testing
         #expect(try answer("i3").match == "ref")
     }
 
+    /// While an urgent round (an app's resolve) waits for the connection, the follower neither
+    /// begins a move of clicks to disk nor writes its next slice, and stops rather than spin;
+    /// once memory is half as full again as its capacity, the move goes on whoever waits.
+    @Test(.timeLimit(.minutes(1))) func movesOfClicksWaitForAppsRoundsWithinABoundOnMemory() async throws {
+        // Eight entries in memory (a click of a ref is one), a slice per entry, one slice a round.
+        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let attribution = store.database.attribution
+        let start: Int64 = 1_795_000_000_000
+        func clicks(_ range: ClosedRange<Int>) async throws {
+            let events = range.map {
+                IngestEvent(
+                    id: "c\($0)", kind: .click, occurredAtMs: start + Int64($0) * 60_000, receivedAtMs: start, ref: "r\($0)",
+                    platform: .ios, visitorId: "v\($0)")
+            }
+            // Stored without waking the follower: the test runs the rounds.
+            _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
+        }
+        func slicesDone() -> Int? { attribution.recentClicksKept.withLock { $0?.outgoing?.slicesDone } }
+        let horizon = { try store.count("SELECT recent_from_ms FROM attr.attribution_state") }
+        let horizonBefore = try horizon()
+
+        // Ten clicks past a memory of eight, an app's round waiting: no move begins.
+        try await clicks(1...10)
+        attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
+        #expect(try attribution.attributeAll(yielding: true) == 10)
+        #expect(!attribution.moveInProgress)
+        #expect(try horizon() == horizonBefore, "nothing moved to disk")
+        #expect(try attribution.attributedThroughSeq() == 10)
+
+        // No one waits: the move begins, one slice a round.
+        attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
+        try await clicks(11...11)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(slicesDone() == 1)
+
+        // An app's round waits again: the follower writes no slice, and returns.
+        attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
+        try attribution.attributeAll(yielding: true)
+        #expect(slicesDone() == 1)
+        #expect(attribution.moveInProgress)
+
+        // Thirteen entries, past half as many again as the capacity: the move goes on.
+        try await clicks(12...13)
+        try attribution.attributeAll(yielding: true)
+        #expect(!attribution.moveInProgress)
+        #expect(try horizon() > horizonBefore)
+        attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
+    }
+
     @Test func waitingAppsAreHandedTheAnswersTheRoundRead() async throws {
         let store = try TemporaryStore()
         var events = Self.traffic(seed: 11, count: 600)
