@@ -59,6 +59,8 @@ public final class AttributionStore: Sendable {
     let closing = Mutex(false)
     /// How many urgent rounds wait for the attribution connection now (see `movePutOff`).
     let urgentRoundsWaiting = Atomic<Int>(0)
+    /// When the last urgent round ended (see `movePutOff`).
+    let urgentRoundEnded = Mutex<ContinuousClock.Instant?>(nil)
     /// Whether the last round that could work on a move of clicks to disk left it for an
     /// app's round (see `movePutOff`): the follower then stops, and the urgent round wakes it.
     let moveLeftForApps = Atomic<Bool>(false)
@@ -248,7 +250,10 @@ public final class AttributionStore: Sendable {
         // An urgent round counts itself as waiting until it has the connection (see `movePutOff`).
         var waiting = !movesClicks
         if waiting { urgentRoundsWaiting.add(1, ordering: .relaxed) }
-        defer { if waiting { urgentRoundsWaiting.subtract(1, ordering: .relaxed) } }
+        defer {
+            if waiting { urgentRoundsWaiting.subtract(1, ordering: .relaxed) }
+            if !movesClicks { urgentRoundEnded.withLock { $0 = .now } }
+        }
         return try queue.inDatabase { db in
             if waiting {
                 urgentRoundsWaiting.subtract(1, ordering: .relaxed)
@@ -390,19 +395,28 @@ public final class AttributionStore: Sendable {
     let moveSliceBudget: Duration
 
     /// Whether a round leaves the move of clicks to disk (beginning one, or its next slice) for
-    /// later: an urgent round, which an app's resolve waits behind, waits for the connection,
-    /// and memory holds at most half as many entries again as its capacity. The urgent round,
-    /// once it has run, wakes the follower, which takes the move up again when no app waits.
+    /// later: apps are being answered (an urgent round, which an app's resolve waits behind,
+    /// waits for the connection, or one ended less than `appsQuietFor` ago), and memory holds
+    /// at most half as many entries again as its capacity. Each urgent round wakes the
+    /// follower, which takes the move up again once apps have been quiet that long.
     ///
     /// Why: an urgent round that arrives during a slice waits for all of it (49–312 ms for 32
     /// MiB of the file, measured on 31 M events), so a move during a flood of resolves put the
-    /// resolve p99 at 64 connections at 115 ms against 20–24 ms without one. Resolves add no
-    /// clicks, so a flood of them alone never forces the move; clicks arriving meanwhile grow
-    /// memory, and past the bound the move goes on as before, whoever waits.
+    /// resolve p99 at 64 connections at 115 ms against 20–24 ms without one. A round waiting
+    /// right now is not enough: in such a flood one rarely is at the moment the follower looks
+    /// (it runs right after the urgent round that woke it), and the next one arrives during its
+    /// slice. Resolves add no clicks, so a flood of them alone never forces the move; clicks
+    /// arriving meanwhile grow memory, and past the bound the move goes on as before.
     func movePutOff(_ recent: RecentClicks) -> Bool {
         let moveWanted = recent.outgoing != nil || recent.entries > recent.capacity
-        return moveWanted && urgentRoundsWaiting.load(ordering: .relaxed) > 0 && recent.entries <= recent.capacity + recent.capacity / 2
+        guard moveWanted, recent.entries <= recent.capacity + recent.capacity / 2 else { return false }
+        if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return true }
+        return urgentRoundEnded.withLock { $0.map { ContinuousClock.now - $0 < Self.appsQuietFor } ?? false }
     }
+
+    /// How long after an app's round a move of clicks to disk waits (see `movePutOff`):
+    /// resolves closer together than this count as a flood.
+    static let appsQuietFor: Duration = .milliseconds(100)
 
     /// WAL frames past which a checkpoint between two slices waits to reach the end (16 MiB of
     /// 4 KiB pages, the checkpoint job's limit too): a slice rewrites at most 32 MiB, so the WAL

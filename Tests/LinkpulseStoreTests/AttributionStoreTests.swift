@@ -211,9 +211,10 @@ import Testing
         #expect(try answer("i3").match == "ref")
     }
 
-    /// While an urgent round (an app's resolve) waits for the connection, the follower neither
-    /// begins a move of clicks to disk nor writes its next slice, and stops rather than spin;
-    /// once memory is half as full again as its capacity, the move goes on whoever waits.
+    /// While apps are being answered (an urgent round waits for the connection, or one has just
+    /// ended), the follower neither begins a move of clicks to disk nor writes its next slice,
+    /// and stops rather than spin; once memory is half as full again as its capacity, the move
+    /// goes on whoever waits.
     @Test(.timeLimit(.minutes(1))) func movesOfClicksWaitForAppsRoundsWithinABoundOnMemory() async throws {
         // Eight entries in memory (a click of a ref is one), a slice per entry, one slice a round.
         let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
@@ -251,8 +252,19 @@ import Testing
         try attribution.attributeAll(yielding: true)
         #expect(slicesDone() == 1)
         #expect(attribution.moveInProgress)
+        // None waits, but one just ended: still none.
+        attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
+        attribution.urgentRoundEnded.withLock { $0 = .now }
+        try attribution.attributeAll(yielding: true)
+        #expect(slicesDone() == 1)
+        // Apps quiet for longer than `appsQuietFor`: the move goes on.
+        try await Task.sleep(for: AttributionStore.appsQuietFor * 2)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(slicesDone() == 2)
+        attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
 
-        // Thirteen entries, past half as many again as the capacity: the move goes on.
+        // Thirteen entries, past half as many again as the capacity: the move goes on, an app's
+        // round waiting.
         try await clicks(12...13)
         try attribution.attributeAll(yielding: true)
         #expect(!attribution.moveInProgress)
