@@ -130,6 +130,10 @@ public final class AppDatabase: IngestStore {
             CompactEvent.register(in: db)
         }
         let pool = try DatabasePool(path: eventsPath, configuration: config)
+        // GRDB turns WAL on in the pool's writer after `prepareDatabase`, and sets
+        // `synchronous=NORMAL` with it: without this the writer, the one connection that
+        // commits acknowledged events, never synced its commits under `--durability full`.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: synchronous) }
         var checkpointConfig = Configuration()
         checkpointConfig.busyMode = .timeout(10)
         checkpointConfig.prepareDatabase { db in
