@@ -15,4 +15,8 @@ int linkpulse_tune_malloc(int arenas, int mmap_threshold);
 /// its own). Returns 0 on success, -1 where the system does not allow it.
 int linkpulse_nice_this_thread(int nice);
 
+/// How long the calling thread has waited, runnable, for a CPU since it started, in nanoseconds
+/// (the second field of Linux's /proc/thread-self/schedstat); -1 where it cannot be read.
+long long linkpulse_thread_runqueue_wait_ns(void);
+
 #endif
