@@ -61,8 +61,9 @@ public final class AttributionStore: Sendable {
     let urgentRoundsWaiting = Atomic<Int>(0)
     /// When the last urgent round ended (see `movePutOff`).
     let urgentRoundEnded = Mutex<ContinuousClock.Instant?>(nil)
-    /// Whether the last round that could work on a move of clicks to disk left it for an
-    /// app's round (see `movePutOff`): the follower then stops, and the urgent round wakes it.
+    /// Whether the last round that could work on a move of clicks to disk left it for apps
+    /// being answered (see `movePutOff`): the follower then looks again once they may have
+    /// gone quiet, or, while an urgent round waits, stops (that round wakes it).
     let moveLeftForApps = Atomic<Bool>(false)
 
     init(
@@ -110,10 +111,18 @@ public final class AttributionStore: Sendable {
             // A short round read every event stored when it began: no empty round (a write
             // transaction of its own) just to find that out. Later commits ask for their own.
             // A move of clicks to disk in progress is worked on round after round until done,
-            // leaving the connection free between its slices; a move left for an app's round
-            // is taken up again when that round wakes the follower.
-            let moveGoesOn = moveInProgress && !moveLeftForApps.load(ordering: .relaxed)
-            if (processed < batch && (urgent || !moveGoesOn)) || closing.withLock({ $0 }) { return total }
+            // leaving the connection free between its slices.
+            if closing.withLock({ $0 }) { return total }
+            if processed < batch, !urgent, moveInProgress, moveLeftForApps.load(ordering: .relaxed) {
+                // Left for apps being answered (see `movePutOff`). A round waiting for the
+                // connection wakes the follower when it ends; otherwise one has just ended, and
+                // the last round of a flood wakes the follower too early to go on: it looks
+                // again once apps may have gone quiet.
+                if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return total }
+                Thread.sleep(forTimeInterval: Double(Self.appsQuietFor.nanoseconds) / 1e9)
+                continue
+            }
+            if processed < batch && (urgent || !moveInProgress) { return total }
         }
     }
 

@@ -255,17 +255,31 @@ import Testing
         // None waits, but one just ended: still none.
         attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
         attribution.urgentRoundEnded.withLock { $0 = .now }
-        try attribution.attributeAll(yielding: true)
+        _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 1)
         // Apps quiet for longer than `appsQuietFor`: the move goes on.
         try await Task.sleep(for: AttributionStore.appsQuietFor * 2)
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 2)
-        attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
+        // The follower woken right after the last round of a flood takes the move up by
+        // itself once apps have been quiet, with nothing else to wake it.
+        attribution.urgentRoundEnded.withLock { $0 = .now }
+        let asleep = ContinuousClock.now
+        try attribution.attributeAll(yielding: true)
+        #expect(!attribution.moveInProgress)
+        #expect(ContinuousClock.now - asleep >= AttributionStore.appsQuietFor)
 
-        // Thirteen entries, past half as many again as the capacity: the move goes on, an app's
+        // Another move begins (memory past its capacity again), an app's round waiting.
+        try await clicks(14...17)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(slicesDone() == 1)
+        attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
+        try attribution.attributeAll(yielding: true)
+        #expect(slicesDone() == 1, "while a round waits, the follower returns: that round wakes it")
+
+        // Memory past half as many entries again as its capacity: the move goes on, an app's
         // round waiting.
-        try await clicks(12...13)
+        try await clicks(18...22)
         try attribution.attributeAll(yielding: true)
         #expect(!attribution.moveInProgress)
         #expect(try horizon() > horizonBefore)
