@@ -113,11 +113,11 @@ public final class AttributionStore: Sendable {
             // A move of clicks to disk in progress is worked on round after round until done,
             // leaving the connection free between its slices.
             if closing.withLock({ $0 }) { return total }
-            if processed < batch, !urgent, moveInProgress, moveLeftForApps.load(ordering: .relaxed) {
-                // Left for apps being answered (see `movePutOff`). A round waiting for the
-                // connection wakes the follower when it ends; otherwise one has just ended, and
-                // the last round of a flood wakes the follower too early to go on: it looks
-                // again once apps may have gone quiet.
+            if processed < batch, !urgent, moveLeftForApps.load(ordering: .relaxed) {
+                // A move (begun or due) left for apps being answered (see `movePutOff`). A round
+                // waiting for the connection wakes the follower when it ends; otherwise one has
+                // just ended, and the last round of a flood wakes the follower too early to go
+                // on: it looks again once apps may have gone quiet.
                 if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return total }
                 Thread.sleep(forTimeInterval: Double(Self.appsQuietFor.nanoseconds) / 1e9)
                 continue

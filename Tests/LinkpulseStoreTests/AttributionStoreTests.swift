@@ -286,6 +286,28 @@ import Testing
         attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
     }
 
+    /// A move due (memory past its capacity) but not begun because apps were just answered is
+    /// begun by the follower itself once they have been quiet, with no commit to wake it.
+    @Test(.timeLimit(.minutes(1))) func aMoveDueWhenAFloodEndsIsMadeWithoutAnotherCommit() async throws {
+        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let attribution = store.database.attribution
+        let start: Int64 = 1_795_000_000_000
+        let events = (1...10).map {
+            IngestEvent(
+                id: "c\($0)", kind: .click, occurredAtMs: start + Int64($0) * 60_000, receivedAtMs: start, ref: "r\($0)",
+                platform: .ios, visitorId: "v\($0)")
+        }
+        _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
+        let horizon = { try store.count("SELECT recent_from_ms FROM attr.attribution_state") }
+        let before = try horizon()
+        attribution.urgentRoundEnded.withLock { $0 = .now }
+        let asked = ContinuousClock.now
+        try attribution.attributeAll(yielding: true)
+        #expect(ContinuousClock.now - asked >= AttributionStore.appsQuietFor, "it waited for apps to go quiet")
+        #expect(!attribution.moveInProgress)
+        #expect(try horizon() > before, "the clicks past the capacity moved to disk")
+    }
+
     @Test func waitingAppsAreHandedTheAnswersTheRoundRead() async throws {
         let store = try TemporaryStore()
         var events = Self.traffic(seed: 11, count: 600)
