@@ -201,7 +201,7 @@ import Testing
         }
         #expect(!attribution.moveInProgress)
         // After the move: the late click is on disk, before the horizon, and found there.
-        let horizon = try store.count("SELECT recent_from_ms FROM attr.attribution_state")
+        let horizon = try store.recentClicksHorizon()
         #expect(Int64(horizon) > start + Int64(5.5 * 60_000))
         #expect(try store.count("SELECT count(*) FROM attr.ref_clicks WHERE seq = \(try seq("late"))") == 1)
         try await storeOnly([event("i3", .install, minute: 5.8), event("i4", .install, minute: 2.5)])
@@ -219,18 +219,9 @@ import Testing
         // Eight entries in memory (a click of a ref is one), a slice per entry, one slice a round.
         let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
         let attribution = store.database.attribution
-        let start: Int64 = 1_795_000_000_000
-        func clicks(_ range: ClosedRange<Int>) async throws {
-            let events = range.map {
-                IngestEvent(
-                    id: "c\($0)", kind: .click, occurredAtMs: start + Int64($0) * 60_000, receivedAtMs: start, ref: "r\($0)",
-                    platform: .ios, visitorId: "v\($0)")
-            }
-            // Stored without waking the follower: the test runs the rounds.
-            _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
-        }
+        func clicks(_ numbers: ClosedRange<Int>) async throws { try await store.storeClicksOfTheirOwnRefs(numbers) }
         func slicesDone() -> Int? { attribution.recentClicksKept.withLock { $0?.outgoing?.slicesDone } }
-        let horizon = { try store.count("SELECT recent_from_ms FROM attr.attribution_state") }
+        let horizon = { try store.recentClicksHorizon() }
         let horizonBefore = try horizon()
 
         // Ten clicks past a memory of eight, an app's round waiting: no move begins.
@@ -291,14 +282,8 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aMoveDueWhenAFloodEndsIsMadeWithoutAnotherCommit() async throws {
         let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
         let attribution = store.database.attribution
-        let start: Int64 = 1_795_000_000_000
-        let events = (1...10).map {
-            IngestEvent(
-                id: "c\($0)", kind: .click, occurredAtMs: start + Int64($0) * 60_000, receivedAtMs: start, ref: "r\($0)",
-                platform: .ios, visitorId: "v\($0)")
-        }
-        _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
-        let horizon = { try store.count("SELECT recent_from_ms FROM attr.attribution_state") }
+        try await store.storeClicksOfTheirOwnRefs(1...10)
+        let horizon = { try store.recentClicksHorizon() }
         let before = try horizon()
         attribution.urgentRoundEnded.withLock { $0 = .now }
         let asked = ContinuousClock.now
@@ -566,5 +551,24 @@ import Testing
         _ = try await store.database.ingest([IngestWork(events: Self.clicks("c", 70), quarantine: [])])
         try store.database.rollups.rollUpAll()
         #expect(try Self.clicksByRef(store.database) == ["a": 100, "c": 70])
+    }
+}
+
+extension TemporaryStore {
+    /// Stores clicks `c<n>` of ref `r<n>`, a minute apart, without waking the follower (the
+    /// tests run the rounds): each is one entry of the click indexes' memory half.
+    fileprivate func storeClicksOfTheirOwnRefs(_ numbers: ClosedRange<Int>) async throws {
+        let start: Int64 = 1_795_000_000_000
+        let events = numbers.map {
+            IngestEvent(
+                id: "c\($0)", kind: .click, occurredAtMs: start + Int64($0) * 60_000, receivedAtMs: start, ref: "r\($0)",
+                platform: .ios, visitorId: "v\($0)")
+        }
+        _ = try await database.events.store([IngestWork(events: events, quarantine: [])])
+    }
+
+    /// Where the memory half of the click indexes begins, as the attribution file records it.
+    fileprivate func recentClicksHorizon() throws -> Int {
+        try count("SELECT recent_from_ms FROM attr.attribution_state")
     }
 }
