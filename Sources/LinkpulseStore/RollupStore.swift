@@ -272,6 +272,11 @@ public final class RollupStore: Sendable {
                 try db.execute(sql: queries.rollup.reset, arguments: ["database_id": databaseId, "window_ms": attribution.windowMs])
                 return .commit
             }
+            // The emptied file would otherwise keep every page of the old rollups as free space.
+            // Only space is at stake: a vacuum that fails leaves the pages free for the recount.
+            do { try db.execute(sql: queries.rollup.vacuum) } catch {
+                logger.notice("the emptied rollup file keeps its free pages", metadata: ["error": "\(error)"])
+            }
         }
     }
 

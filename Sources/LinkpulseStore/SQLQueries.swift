@@ -95,6 +95,7 @@ struct SQLQueries: Sendable {
                 clickDimensions: try text("rollup/click_dimensions.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
+                vacuum: try text("rollup/vacuum.sql"),
                 upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
                 cubeBlock: try text("rollup/cube_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
@@ -216,6 +217,8 @@ struct RetentionQueries: Sendable {
 /// database and the id index attached).
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, progress: String
+    /// Run after `reset`, outside a transaction: gives the emptied file's pages back.
+    let vacuum: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
     /// `deleteDimensionDayParts` has two statements and runs with `execute`).
