@@ -531,6 +531,7 @@ public final class AttributionStore: Sendable {
         }
         let knownThrough = max(known, self.events.indexedThrough.withLock { $0 })
         let indexed = HotStatement(try db.cachedStatement(sql: queries.indexedSeqsForKey), in: db)
+        try self.events.ensureIdFilter()
         for key in wanted.keys where self.events.filter.withLock({ $0.mayContain(key) }) {
             try indexed.bind(1, key)
             try indexed.forEachInt64 { candidates[key, default: []].insert($0) }

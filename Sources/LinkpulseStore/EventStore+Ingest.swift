@@ -127,7 +127,8 @@ extension EventStore {
 
     /// `IdLookups` on `db`.
     func idLookups(_ db: Database) throws -> IdLookups {
-        IdLookups(
+        try ensureIdFilter()
+        return IdLookups(
             indexed: try db.cachedStatement(sql: queries.indexedSeqsForKey),
             stored: try db.cachedStatement(sql: queries.eventIdAtSeq),
             expiredMayMatch: rawHorizon.ms != nil)

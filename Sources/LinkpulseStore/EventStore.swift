@@ -25,8 +25,13 @@ public final class EventStore: Sendable {
     let tail = Mutex(IdTail())
     /// The ingest writer's cache of the events' text dictionary (`event_texts`).
     let dictionary = Mutex(EventDictionary())
-    /// Which keys the on-disk id index may hold (see `IdFilter`).
+    /// Which keys the on-disk id index may hold (see `IdFilter`). Complete only once
+    /// `filterPending` is false: read it after `ensureIdFilter()`.
     let filter = Mutex(IdFilter(capacity: 0))
+    /// Whether the filter was left to be built at its first use (see `IdFilterBuild`).
+    let filterPending = Mutex(false)
+    /// Held while the filter is built at its first use, so it is built once.
+    let filterBuild = Mutex(())
     /// The id index merge in progress, if any (see `mergeIdIndexStep`).
     let mergeRound = Mutex<MergeRound?>(nil)
     /// The id index's watermark as last written by a merge (merges run one at a time).
@@ -78,10 +83,10 @@ public final class EventStore: Sendable {
     }
 
     /// At open: loads the raw-event horizon, ties the id index to this database and catches it
-    /// up, and loads the writer's tail.
-    func prepare(tailLimit: Int) throws {
+    /// up, and loads the writer's tail; builds the id filter now or leaves it to its first use.
+    func prepare(tailLimit: Int, idFilter: IdFilterBuild) throws {
         try loadRawHorizon()
-        try prepareIdIndex(tailLimit: tailLimit)
+        try prepareIdIndex(tailLimit: tailLimit, idFilter: idFilter)
     }
 
     /// Whether the events database answers a trivial read.

@@ -352,8 +352,17 @@ struct Rollup: AsyncParsableCommand {
 
     func run() async throws {
         let logger = storage.bootstrapLogging()
-        let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, logger: logger)
         let start = ContinuousClock.now
+        // With no daemon on the directory, a recount starts from new derived files instead of
+        // emptying the old ones (the lock is held until they are open again).
+        let claim = rebuild || reattribute ? try? DataDirectoryLock(directory: storage.dataURL) : nil
+        let discarded = try claim.map { _ in
+            try AppDatabase.discardDerivedFiles(in: storage.dataURL, attribution: reattribute)
+        } ?? false
+        let database = try withExtendedLifetime(claim) {
+            try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
+        }
+        if discarded { logger.info("derived files started over", metadata: ["attribution": "\(reattribute)"]) }
         if reattribute { try database.resetAttribution() }
         if rebuild {
             try database.rollups.resetRollups()

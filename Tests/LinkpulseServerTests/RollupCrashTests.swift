@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import TestSupport
 import LinkpulseDomain
 import LinkpulseServer
@@ -42,4 +43,78 @@ import Testing
         let total = afterKills.values.reduce(0) { $0 + $1.people.events + $1.bots.events }
         #expect(total == outcome.stored)
     }
+
+    /// `linkpulse rollup --rebuild` (and `--reattribute`) with no daemon on the directory
+    /// starts from new derived files instead of emptying them, and counts the same; beside a
+    /// daemon (its directory lock held here) it empties them in place, as before; after
+    /// retention it refuses and leaves the rollups alone.
+    @Test func aRebuildStartsFromNewDerivedFilesOnlyWhenThatIsSafe() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 6_000, days: 3, refs: 60, campaigns: 4, seed: 12)
+        try installation.database.rollups.rollUpAll()
+        let query = StatsQuery(fromMs: end - 4 * 86_400_000, toMs: end)
+        let counts = try await installation.database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+        try installation.database.close()
+
+        func rollup(_ arguments: [String]) throws -> Int32? {
+            try ChildProcess(
+                executable: DaemonProcess.binary.path,
+                arguments: ["rollup", "--data-dir", installation.directory.path, "--log-level", "error"] + arguments,
+                output: "/dev/null"
+            ).status(wait: true)
+        }
+        // A table of the test's own in each derived file tells whether the file was made anew.
+        func mark(_ name: String) throws {
+            try DatabaseQueue(path: installation.directory.appending(path: name).path).write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS test_mark (x INTEGER)")
+            }
+        }
+        func isMarked(_ name: String) throws -> Bool {
+            try DatabaseQueue(path: installation.directory.appending(path: name).path).read { db in
+                try db.tableExists("test_mark")
+            }
+        }
+        func countsNow() async throws -> [StatsGroupKey: CountsByAudience] {
+            let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
+            defer { try? database.close() }
+            #expect(try database.rollups.rolledThroughSeq() == Int64(outcome.stored))
+            return try await database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+        }
+        let rollups = AppDatabase.rollupFileName, attribution = AppDatabase.attributionFileName
+
+        try mark(rollups)
+        try mark(attribution)
+        #expect(try rollup(["--rebuild"]) == 0)
+        #expect(try !isMarked(rollups), "the rollup file was made anew")
+        #expect(try isMarked(attribution), "a rebuild alone keeps the attribution")
+        #expect(try await countsNow() == counts)
+
+        try mark(rollups)
+        #expect(try rollup(["--rebuild", "--reattribute"]) == 0)
+        #expect(try !isMarked(rollups))
+        #expect(try !isMarked(attribution), "a replay of attribution starts a new attribution file")
+        #expect(try await countsNow() == counts)
+
+        try mark(rollups)
+        try mark(attribution)
+        do {
+            let claim = try DataDirectoryLock(directory: installation.directory)
+            #expect(try rollup(["--rebuild", "--reattribute"]) == 0)
+            withExtendedLifetime(claim) {}
+        }
+        #expect(try isMarked(rollups), "beside a daemon the files are emptied in place")
+        #expect(try isMarked(attribution))
+        #expect(try await countsNow() == counts)
+
+        // Retention has deleted raw events: the rollups hold the only counts of them.
+        try await DatabaseQueue(path: installation.directory.appending(path: AppDatabase.eventsFileName).path).write { db in
+            try db.execute(sql: "INSERT INTO installation (name, value) VALUES ('raw_horizon_ms', ?)", arguments: [end - 10 * 86_400_000])
+        }
+        #expect(try rollup(["--rebuild"]) != 0)
+        #expect(try isMarked(rollups), "a refused recount leaves the rollup file as it was")
+        #expect(try await countsNow() == counts)
+    }
 }
+
