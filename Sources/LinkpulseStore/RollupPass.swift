@@ -281,16 +281,26 @@ struct RollupWriter {
     static func forEachGroup<Cell>(
         _ cells: [Cell], group: (Cell) -> Int64, key: (Cell) -> CubeKey, _ body: (Int64, ArraySlice<Int>) throws -> Void
     ) rethrows {
-        let order = cells.indices.sorted { a, b in
-            let (ga, gb) = (group(cells[a]), group(cells[b]))
-            return ga < gb || (ga == gb && key(cells[a]) < key(cells[b]))
+        // One sort of plain integers: the group's rank (a pass has a few hundred buckets or
+        // blocks), the packed key (48 bits) and the cell's index, in 128 bits. A comparison
+        // closure reading both through the cells was a tenth of the writer's time.
+        let groups = Set(cells.lazy.map(group)).sorted()
+        var rank: [Int64: UInt128] = [:]
+        rank.reserveCapacity(groups.count)
+        for (r, number) in groups.enumerated() { rank[number] = UInt128(r) }
+        var sortKeys = [UInt128]()
+        sortKeys.reserveCapacity(cells.count)
+        for (index, cell) in cells.enumerated() {
+            sortKeys.append(rank[group(cell)]! << 96 | UInt128(key(cell).packed) << 32 | UInt128(index))
         }
+        sortKeys.sort()
+        let order = sortKeys.map { Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: $0)) }
         var start = 0
         while start < order.count {
-            let number = group(cells[order[start]])
+            let groupRank = Int(sortKeys[start] >> 96)
             var end = start + 1
-            while end < order.count && group(cells[order[end]]) == number { end += 1 }
-            try body(number, order[start..<end])
+            while end < order.count && Int(sortKeys[end] >> 96) == groupRank { end += 1 }
+            try body(groups[groupRank], order[start..<end])
             start = end
         }
     }
