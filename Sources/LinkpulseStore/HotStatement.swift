@@ -84,6 +84,13 @@ struct HotStatement {
         return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
     }
 
+    /// A text column's UTF-8 bytes, nil when it is NULL; valid until the statement steps or
+    /// resets (reading other columns of the row leaves them alone).
+    func textBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
     /// The counts of a rollup row, from `first` on, in `rollup_counts.sql` order: events,
     /// clicks, fallbacks, four installs by match, opens, deferred opens, then (after the
     /// sketch, at `first + 10`) installs by install referrer.

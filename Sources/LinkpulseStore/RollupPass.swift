@@ -27,6 +27,16 @@ struct RollupCount {
     var passClicks: [UInt32] = []
     var firstSeq: Int64 = 0
     var earlierClicks: [Int64: UInt32] = [:]
+    /// The distinct own link values of the pass's events, numbered in the order met, with
+    /// their tuple once one is made (`UInt32.max` until then); found by their bytes in `rawLinks`.
+    var ownLinks: [LinkDimensions] = []
+    var ownLinkTuples: [UInt32] = []
+    var rawLinks = RawLinkCache()
+    /// The tuple an event attributed by click id, install referrer or ref is counted under,
+    /// by its own values' number and its click's tuple (`own << 32 | click`); an organic
+    /// one's by its own values' number.
+    var filledTuples: [UInt64: UInt32] = [:]
+    var organicTuples: [Int: UInt32] = [:]
     let eventsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
@@ -50,14 +60,29 @@ struct RollupCount {
         passClicks.removeAll(keepingCapacity: true)
         passClicks.reserveCapacity(min(limit, 1 << 20))
         while try read.step() {
+            let seq = read.int64(0)
             let kind = CompactEvent.kind(code: read.int64(1))
-            try add(RollupSourceEvent(
-                seq: read.int64(0), kind: kind, occurredAtMs: read.int64(2),
-                dimensions: LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)),
-                platform: Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7))), deferred: read.int64(8) == 1,
-                visitorHash: kind == .click ? read.withStoredVisitor(visitor: 9, device: 10) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0, isBot: read.int64(11) != 0,
-                match: read.text(12).flatMap(MatchType.init(rawValue:)), matchedClickSeq: read.isNull(13) ? nil : read.int64(13)))
-            last = read.int64(0)
+            let isBot = read.int64(11) != 0
+            let own = ownLink(read)
+            let match = read.text(12).flatMap(MatchType.init(rawValue:))
+            let click = read.isNull(13) ? nil : try clickTuple(seq: read.int64(13))
+            let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click)
+            let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7)))
+            // A click is counted under its own dimensions: its tuple is what a match fills from.
+            if kind == .click {
+                let at = Int(seq - firstSeq)
+                if at >= passClicks.count { passClicks.append(contentsOf: repeatElement(UInt32.max, count: at + 1 - passClicks.count)) }
+                passClicks[at] = tuple
+            }
+            let cell = quarters.cell(CubeCell(
+                bucket: TimeGrain.floor(read.int64(2), TimeGrain.quarterHourMs),
+                key: CubeKey(tuple: tuple, platform: platform, isBot: isBot)))
+            // The dimensions are in the cell's key: the count needs only the kind and match.
+            quarters.count(CountedEvent(
+                kind: kind, platform: platform, isBot: isBot, deferred: read.int64(8) == 1,
+                visitorHash: kind == .click ? read.withStoredVisitor(visitor: 9, device: 10) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0,
+                dimensions: LinkDimensions(), match: countedMatch), in: cell)
+            last = seq
             count += 1
             if quarters.count >= maxCells {
                 read.finish()
@@ -67,22 +92,47 @@ struct RollupCount {
         return count == 0 ? nil : (last, count)
     }
 
-    mutating func add(_ event: RollupSourceEvent) throws {
-        let counted = CountedEvent(
-            kind: event.kind, platform: event.platform, isBot: event.isBot, deferred: event.deferred,
-            visitorHash: event.visitorHash, own: event.dimensions,
-            match: event.match, click: try event.matchedClickSeq.flatMap { try clickDimensions(seq: $0) })
-        let tuple = tupleId(counted.dimensions)
-        // A click is counted under its own dimensions: its tuple is what a match fills from.
-        if event.kind == .click {
-            let at = Int(event.seq - firstSeq)
-            if at >= passClicks.count { passClicks.append(contentsOf: repeatElement(UInt32.max, count: at + 1 - passClicks.count)) }
-            passClicks[at] = tuple
+    /// The event's own link values (columns 3–6 of `events_after.sql`), as their number in
+    /// `ownLinks`: from `rawLinks` when these bytes were met before in the pass. No tuple is
+    /// made for them here: an attributed event may be counted under other dimensions.
+    mutating func ownLink(_ read: HotStatement) -> Int {
+        let cacheable = rawLinks.key((read.textBytes(3), read.textBytes(4), read.textBytes(5), read.textBytes(6)))
+        if cacheable, let known = rawLinks.lookup() { return Int(known) }
+        ownLinks.append(LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)))
+        ownLinkTuples.append(UInt32.max)
+        if cacheable { rawLinks.insert(UInt32(ownLinks.count - 1)) }
+        return ownLinks.count - 1
+    }
+
+    /// The tuple of own link values `own` (made at its first use).
+    mutating func tuple(ofOwn own: Int) -> UInt32 {
+        if ownLinkTuples[own] == UInt32.max { ownLinkTuples[own] = tupleId(ownLinks[own]) }
+        return ownLinkTuples[own]
+    }
+
+    /// The tuple an event is counted under, and the match type it is counted with: what
+    /// `CountedEvent.init(kind:…own:match:click:)` decides, on tuple ids (clicks and bots under
+    /// their own link, attributed events under `MatchType.countedDimensions`, found once per
+    /// combination of own values, click tuple and match), making tuples in the same order.
+    mutating func counted(kind: EventKind, isBot: Bool, own: Int, match: MatchType?, click: UInt32?) -> (UInt32, MatchType?) {
+        if kind == .click { return (tuple(ofOwn: own), nil) }
+        guard let match, !isBot else { return (tuple(ofOwn: own), .unattributed(ref: ownLinks[own].ref)) }
+        switch match {
+        case .fingerprint:
+            return (click ?? tuple(ofOwn: own), match)
+        case .installReferrer, .clickId, .ref:
+            guard let click else { return (tuple(ofOwn: own), match) }
+            let key = UInt64(own) << 32 | UInt64(click)
+            if let known = filledTuples[key] { return (known, match) }
+            let id = tupleId(ownLinks[own].filled(from: tuple(Int(click))))
+            filledTuples[key] = id
+            return (id, match)
+        case .organic:
+            if let known = organicTuples[own] { return (known, match) }
+            let id = tupleId(LinkDimensions(source: ownLinks[own].source, medium: ownLinks[own].medium))
+            organicTuples[own] = id
+            return (id, match)
         }
-        let cell = quarters.cell(CubeCell(
-            bucket: TimeGrain.floor(event.occurredAtMs, TimeGrain.quarterHourMs),
-            key: CubeKey(tuple: tuple, platform: event.platform, isBot: event.isBot)))
-        quarters.count(counted, in: cell)
     }
 
     /// The most events one pass counts (a larger limit is cut to this; the caller's loop
@@ -103,18 +153,18 @@ struct RollupCount {
         id < tuples.count ? tuples[id] : newTuples[id - tuples.count]
     }
 
-    /// The link dimensions of the click stored under `seq`: from this pass, else from the
-    /// events database (then remembered for the rest of the pass).
-    mutating func clickDimensions(seq: Int64) throws -> LinkDimensions? {
+    /// The tuple of the click stored under `seq`: from this pass, else from the events
+    /// database (then remembered for the rest of the pass); nil when no click is stored there.
+    mutating func clickTuple(seq: Int64) throws -> UInt32? {
         let at = Int(seq - firstSeq)
-        if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return tuple(Int(passClicks[at])) }
-        if let known = earlierClicks[seq] { return tuple(Int(known)) }
+        if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return passClicks[at] }
+        if let known = earlierClicks[seq] { return known }
         try clickRow.bind(1, seq)
         guard try clickRow.step() else { return nil }
         defer { clickRow.finish() }
-        let dimensions = LinkDimensions(ref: clickRow.text(0), campaign: clickRow.text(1), source: clickRow.text(2), medium: clickRow.text(3))
-        earlierClicks[seq] = tupleId(dimensions)
-        return dimensions
+        let id = tupleId(LinkDimensions(ref: clickRow.text(0), campaign: clickRow.text(1), source: clickRow.text(2), medium: clickRow.text(3)))
+        earlierClicks[seq] = id
+        return id
     }
 
     /// The counted cells, rolled up into hours and days: what `RollupWriter` writes (it also

@@ -31,23 +31,6 @@ enum RollupGrain: Int64, CaseIterable {
     var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
 }
 
-/// One stored event as the rollup job reads it: what it counts and how it was attributed.
-struct RollupSourceEvent {
-    var seq: Int64
-    var kind: EventKind
-    var occurredAtMs: Int64
-    /// The event's own dimensions, as sent.
-    var dimensions: LinkDimensions
-    var platform: Platform
-    var deferred: Bool
-    /// `VisitorSketch.hash` of the visitor id (clicks only; 0 for other events).
-    var visitorHash: UInt64
-    var isBot: Bool
-    /// The stored attribution (nil for clicks and bots).
-    var match: MatchType?
-    var matchedClickSeq: Int64?
-}
-
 /// The rollups (`linkpulse-rollups.sqlite`): conversion counts by time, link and audience,
 /// counted from the attributed events in store order. Its passes, run on a low-priority
 /// thread it owns (or by a command), are the file's only writer; `StatsReader` reads it.
