@@ -449,7 +449,7 @@ public final class RollupStore: Sendable {
             let attributed = try derivedWatermark(db, queries.rollup.attributionState)
             var counter = try RollupCount(db: db, queries: queries, tuples: try tuples ?? linkTuples.current(db, sql: queries.rollup.tuplesAfter))
             guard let counted = try counter.count(after: watermark, through: attributed, limit: limit) else { return nil }
-            return counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
+            return counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count, serializingQuarters: true)
         }
     }
 
