@@ -41,6 +41,10 @@ public final class AppDatabase: IngestStore {
     public static let idIndexFileName = "linkpulse-ids.sqlite"
     public static let rollupFileName = "linkpulse-rollups.sqlite"
     public static let attributionFileName = "linkpulse-attribution.sqlite"
+    /// Present while `linkpulse rollup --rebuild` writes a rollup file it made anew without
+    /// waiting for the disk (`RollupStore.rollUpAllInParallel(unsynced:)`): a rollup file found
+    /// beside it, once no other process holds the directory, may be torn and is counted again.
+    public static let rebuildMarkerFileName = "linkpulse-rollups.rebuilding"
 
     /// The raw events and their dedupe.
     public let events: EventStore
@@ -109,7 +113,9 @@ public final class AppDatabase: IngestStore {
         let attributionCheckpointer = try DatabaseQueue(
             path: attributionPath, configuration: Self.derivedFileConfiguration(cacheKiB: 256, attaching: [], connection, checkpointsElsewhere: true))
 
-        // The rollup file next: every events connection attaches it too.
+        // The rollup file next: every events connection attaches it too. One an unsynced rebuild
+        // left unfinished is started over first.
+        try Self.discardUnfinishedRebuild(in: directory, logger: logger)
         // 16 MiB of cache: the daemon shares its memory with ingest.
         let rollupConfig = Self.derivedFileConfiguration(
             cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true)
@@ -213,6 +219,36 @@ public final class AppDatabase: IngestStore {
             }
         }
         return true
+    }
+
+    /// Before a rebuild writes a rollup file made anew without waiting for the disk: puts the
+    /// marker that has it counted again should the machine stop first, on disk for sure
+    /// (the file and the directory entry flushed).
+    public static func markUnsyncedRebuild(in directory: URL) throws {
+        try SyncedFiles.create(directory.appending(path: rebuildMarkerFileName), contents: "\(getpid())\n")
+    }
+
+    /// After the rebuild's rollup file is closed (its last checkpoint synced): the marker goes.
+    public static func clearUnsyncedRebuild(in directory: URL) throws {
+        let path = directory.appending(path: rebuildMarkerFileName).path
+        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        try SyncedFiles.syncDirectory(directory)
+    }
+
+    /// Deletes the rollup file (and the marker) when the marker of an unsynced rebuild is there
+    /// and no other live process holds the directory: the rebuild that left it ended before its
+    /// last synced checkpoint, and the file may be torn. This process holding the directory
+    /// (`serve`, or the rebuild command itself) counts as no other.
+    static func discardUnfinishedRebuild(in directory: URL, logger: Logger) throws {
+        let marker = directory.appending(path: rebuildMarkerFileName).path
+        guard FileManager.default.fileExists(atPath: marker) else { return }
+        if DataDirectoryLock.isHeld(in: directory), DataDirectoryLock.holderProcessId(in: directory) != getpid() { return }
+        logger.warning("a rollup rebuild did not finish; counting the rollups again")
+        for suffix in ["", "-wal", "-shm"] {
+            let path = directory.appending(path: rollupFileName + suffix).path
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        }
+        try FileManager.default.removeItem(atPath: marker)
     }
 
     /// Creates a new events database with incremental auto-vacuum, so that retention can give

@@ -28,6 +28,13 @@ public final class DataDirectoryLock: Sendable {
         self.descriptor = descriptor
     }
 
+    /// The process id the lock's holder wrote into the lock file (nil when none is readable).
+    /// Only meaningful while `isHeld(in:)`: a holder that ended leaves its id behind.
+    public static func holderProcessId(in directory: URL) -> Int32? {
+        let text = try? String(contentsOfFile: directory.appending(path: fileName).path, encoding: .utf8)
+        return text.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
     /// Whether a process holds the lock on `directory` now.
     public static func isHeld(in directory: URL) -> Bool {
         let descriptor = open(directory.appending(path: fileName).path, O_RDWR | O_CLOEXEC)

@@ -292,7 +292,7 @@ public enum StoreError: Error, CustomStringConvertible {
 /// the two settings SQLite takes no parameter for (`cache_size`, `incremental_vacuum`), whose
 /// number the store writes into the text.
 struct ConnectionQueries: Sendable {
-    let wal, attach, durabilityFull, durabilityNormal, journalSizeLimit, noAutocheckpoint: String
+    let wal, attach, durabilityFull, durabilityNormal, durabilityOff, journalSizeLimit, noAutocheckpoint: String
     let autoVacuumIncremental, checkpointPassive: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
@@ -300,7 +300,8 @@ struct ConnectionQueries: Sendable {
         func text(_ name: String) throws -> String { try SQLQueries.text("connection/\(name).sql") }
         return ConnectionQueries(
             wal: try text("wal"), attach: try text("attach"), durabilityFull: try text("durability_full"),
-            durabilityNormal: try text("durability_normal"), journalSizeLimit: try text("journal_size_limit"),
+            durabilityNormal: try text("durability_normal"), durabilityOff: try text("durability_off"),
+            journalSizeLimit: try text("journal_size_limit"),
             noAutocheckpoint: try text("no_autocheckpoint"),
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))

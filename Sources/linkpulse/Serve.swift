@@ -355,14 +355,18 @@ struct Rollup: AsyncParsableCommand {
         let start = ContinuousClock.now
         // With no daemon on the directory, a recount starts from new derived files instead of
         // emptying the old ones (the lock is held until they are open again).
+        // With no daemon on the directory, a recount starts from new derived files instead of
+        // emptying the old ones, and writes them without waiting for the disk, a marker beside
+        // them until the end (the lock is held until then, so no daemon starts meanwhile).
         let claim = rebuild || reattribute ? try? DataDirectoryLock(directory: storage.dataURL) : nil
         let discarded = try claim.map { _ in
             try AppDatabase.discardDerivedFiles(in: storage.dataURL, attribution: reattribute)
         } ?? false
-        let database = try withExtendedLifetime(claim) {
-            try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
+        let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
+        if discarded {
+            logger.info("derived files started over", metadata: ["attribution": "\(reattribute)"])
+            try AppDatabase.markUnsyncedRebuild(in: storage.dataURL)
         }
-        if discarded { logger.info("derived files started over", metadata: ["attribution": "\(reattribute)"]) }
         if reattribute { try database.resetAttribution() }
         if rebuild {
             try database.rollups.resetRollups()
@@ -373,9 +377,11 @@ struct Rollup: AsyncParsableCommand {
         if attributed > 0 {
             logger.notice("attributed", metadata: ["events": "\(attributed)", "took": "\(counting - start)"])
         }
-        let processed = try database.rollups.rollUpAllInParallel(batch: batch)
+        let processed = try database.rollups.rollUpAllInParallel(batch: batch, unsynced: discarded)
         logger.info("counted", metadata: ["events": "\(processed)", "took": "\(ContinuousClock.now - counting)"])
         try database.close()
+        if discarded { try AppDatabase.clearUnsyncedRebuild(in: storage.dataURL) }
+        withExtendedLifetime(claim) {}
         logger.notice("rolled up", metadata: ["events": "\(processed)", "rebuild": "\(rebuild)", "took": "\(ContinuousClock.now - counting)"])
         print("{\"processed\":\(processed)}")
     }

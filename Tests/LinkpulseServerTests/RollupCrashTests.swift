@@ -116,5 +116,53 @@ import Testing
         #expect(try isMarked(rollups), "a refused recount leaves the rollup file as it was")
         #expect(try await countsNow() == counts)
     }
+
+    /// A rebuild from new files writes them without waiting for the disk, with a marker beside
+    /// them: killed midway, the marker is left and the next open counts the rollups again from
+    /// nothing (a machine that stopped might have left them torn), with the same answers. A
+    /// marker found while another live process holds the directory is left alone.
+    @Test func aRebuildKilledMidwayIsCountedAgain() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 30_000, days: 4, refs: 200, campaigns: 6, seed: 13)
+        try installation.database.rollups.rollUpAll()
+        let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
+        let counts = try await installation.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
+        try installation.database.close()
+        let marker = installation.directory.appending(path: AppDatabase.rebuildMarkerFileName).path
+        let rollupFile = installation.directory.appending(path: AppDatabase.rollupFileName).path
+
+        var markersLeft = 0
+        for delay in [150, 400, 800] {
+            let process = try ChildProcess(
+                executable: DaemonProcess.binary.path,
+                arguments: ["rollup", "--rebuild", "--batch", "500", "--data-dir", installation.directory.path, "--log-level", "error"],
+                output: "/dev/null")
+            try await Task.sleep(for: .milliseconds(delay))
+            kill(process.pid, SIGKILL)
+            _ = process.status(wait: true)
+            guard FileManager.default.fileExists(atPath: marker) else { continue }
+            markersLeft += 1
+            try await DatabaseQueue(path: rollupFile).write { db in try db.execute(sql: "CREATE TABLE IF NOT EXISTS test_mark (x INTEGER)") }
+            let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
+            #expect(!FileManager.default.fileExists(atPath: marker), "the open takes the marker away")
+            #expect(try database.rollups.rolledThroughSeq() == 0, "and counts from nothing")
+            try database.rollups.rollUpAll()
+            #expect(try database.rollups.rolledThroughSeq() == Int64(outcome.stored))
+            #expect(try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == counts)
+            try database.close()
+        }
+        #expect(markersLeft > 0, "no kill landed during a rebuild: the test checked nothing")
+
+        // Beside a live daemon (the holder of the directory) a marker is not this process's to act on.
+        let daemon = try DaemonProcess(dataDirectory: installation.directory)
+        FileManager.default.createFile(atPath: marker, contents: Data("1\n".utf8))
+        let beside = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        #expect(FileManager.default.fileExists(atPath: marker))
+        #expect(try beside.rollups.rolledThroughSeq() == Int64(outcome.stored))
+        try beside.close()
+        _ = daemon.terminate()
+    }
 }
 
