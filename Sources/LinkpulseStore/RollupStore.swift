@@ -458,50 +458,73 @@ public final class RollupStore: Sendable {
     /// line, where nothing else needs the cores; the daemon's passes run one at a time on its
     /// low-priority rollup thread. Falls back to passes one at a time when another process
     /// writes the rollups meanwhile.
-    @discardableResult
+    ///
+    /// The counting side runs ahead of the writing side by up to `PassHandoff.depth` passes
+    /// instead of meeting it after every pass: a pass that is slow to write (a day's blocks
+    /// merged, the day boundaries) and one that is slow to count no longer leave the other
+    /// core idle.
     ///
     /// With `unsynced`, the rollup file's commits and checkpoints do not wait for the disk
     /// (5-9% of a 10 M-event rebuild): only for a file the caller made anew and marked
     /// (`AppDatabase.markUnsyncedRebuild`), whose marker it removes once the file is closed.
     /// Durability comes back before this returns.
+    @discardableResult
     public func rollUpAllInParallel(batch: Int = 500_000, unsynced: Bool = false) throws -> Int {
-        final class Results: @unchecked Sendable {
-            // Each written by one of the two iterations, read after both have returned.
-            var written: Result<Bool, any Error>?
-            var counted: Result<PreparedPass?, any Error>?
-        }
         if unsynced {
             try queue.inDatabase { db in try db.execute(sql: queries.connection.durabilityOff) }
         }
         defer {
             if unsynced { try? queue.inDatabase { db in try db.execute(sql: queries.connection.durabilityNormal) } }
         }
-        var total = 0
-        var next = try countAhead(after: try rolledThroughSeq(), tuples: nil, limit: batch)
-        while let pass = next {
-            let results = Results()
-            DispatchQueue.concurrentPerform(iterations: 2) { i in
-                if i == 0 {
-                    results.written = Result { try queue.inDatabase { db in
-                        var written = false
-                        try db.inTransaction(.deferred) {
-                            try db.execute(sql: queries.rollup.lock)
-                            // The rebuild's passes each cover whole stretches of days: each
-                            // value's day is written by few of them, so into the days directly.
-                            written = try write(pass, in: db, visitorsInParts: false)
-                            return written ? .commit : .rollback
-                        }
-                        return written
-                    } }
-                } else {
-                    results.counted = Result { try countAhead(after: pass.lastSeq, tuples: pass.tuplesAfter, limit: batch) }
-                }
+        let start = try rolledThroughSeq()
+        let handoff = PassHandoff()
+        // Counting on a thread of its own: each pass after the one before, handed over as it
+        // is ready (the writer below needs it to run beside it, whatever Dispatch's pool has).
+        let counting = Thread { [self] in
+            defer { handoff.countingEnded() }
+            var after = start
+            var tuples: LinkTuples.Known?
+            while true {
+                let counted = Result { try countAhead(after: after, tuples: tuples, limit: batch) }
+                guard handoff.put(counted), case .success(let pass?) = counted else { return }
+                after = pass.lastSeq
+                tuples = pass.tuplesAfter
             }
-            guard try results.written!.get() else { return total + (try rollUpAll(batch: batch)) }
-            total += pass.count
-            next = try results.counted!.get()
         }
-        return total
+        counting.name = "linkpulse.rollups.count"
+        counting.start()
+        // Writing, on this thread: the passes in order, until none is left or one cannot be
+        // written; then the counting thread is stopped and waited for.
+        var total = 0
+        var finished = true
+        var failure: (any Error)?
+        do {
+            while let pass = try handoff.take().get() {
+                let written = try queue.inDatabase { db in
+                    var written = false
+                    try db.inTransaction(.deferred) {
+                        try db.execute(sql: queries.rollup.lock)
+                        // The rebuild's passes each cover whole stretches of days: each
+                        // value's day is written by few of them, so into the days directly.
+                        written = try write(pass, in: db, visitorsInParts: false)
+                        return written ? .commit : .rollback
+                    }
+                    return written
+                }
+                guard written else {
+                    finished = false
+                    break
+                }
+                total += pass.count
+            }
+        } catch {
+            failure = error
+        }
+        handoff.stop()
+        handoff.waitForCountingToEnd()
+        if let failure { throw failure }
+        // Another process's pass came first: the rest one pass at a time, from its watermark.
+        return finished ? total : total + (try rollUpAll(batch: batch))
     }
 
     /// At open: ties the rollup file to this database, and starts it over when its state does
@@ -568,5 +591,64 @@ extension RollupStore {
         return RollupProgress(
             storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, attributedThroughSeq: row?[3] ?? 0,
             oldestUncountedReceivedAtMs: row?[2])
+    }
+}
+
+/// Counted passes on their way from the counting thread to the writing one: at most `depth`
+/// wait, so the counting side runs ahead without holding more than a few passes in memory.
+/// Both sides block on a condition (plain threads of `rollUpAllInParallel`, never the
+/// cooperative pool).
+final class PassHandoff: @unchecked Sendable {
+    /// How many counted passes may wait for the writer.
+    static let depth = 1
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var waiting: [Result<PreparedPass?, any Error>] = []
+    private var stopped = false
+    private var countingRunning = true
+
+    /// Hands a counted pass (or the end, nil, or an error) over, waiting while `depth` wait;
+    /// false once the writer has stopped taking them.
+    func put(_ counted: Result<PreparedPass?, any Error>) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.count >= Self.depth && !stopped { condition.wait() }
+        guard !stopped else { return false }
+        waiting.append(counted)
+        condition.broadcast()
+        return true
+    }
+
+    /// The next counted pass, waiting until there is one.
+    func take() -> Result<PreparedPass?, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.isEmpty { condition.wait() }
+        let next = waiting.removeFirst()
+        condition.broadcast()
+        return next
+    }
+
+    /// The writer takes no more: a counting side waiting to hand one over gives up.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Said by the counting thread as it ends.
+    func countingEnded() {
+        condition.lock()
+        countingRunning = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until the counting thread has ended (after `stop`, it ends at its next hand-over).
+    func waitForCountingToEnd() {
+        condition.lock()
+        defer { condition.unlock() }
+        while countingRunning { condition.wait() }
     }
 }

@@ -164,5 +164,32 @@ import Testing
         try beside.close()
         _ = daemon.terminate()
     }
+
+    /// Two `linkpulse rollup` commands at once on the same events: each pass is written only
+    /// on top of the watermark it counted after, so whichever comes second falls back to
+    /// counting from the other's watermark, and nothing is counted twice.
+    @Test func twoRollupsAtOnceCountEachEventOnce() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let end = TestInstallation.generatedTrafficEnd
+        let outcome = try await installation.storeGeneratedTraffic(events: 30_000, days: 4, refs: 150, campaigns: 5, seed: 14)
+        try installation.database.close()
+        let processes = try (0..<2).map { _ in
+            try ChildProcess(
+                executable: DaemonProcess.binary.path,
+                arguments: ["rollup", "--batch", "700", "--data-dir", installation.directory.path, "--log-level", "error"],
+                output: "/dev/null")
+        }
+        for process in processes { #expect(process.status(wait: true) == 0) }
+
+        let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        defer { try? database.close() }
+        #expect(try database.rollups.rolledThroughSeq() == Int64(outcome.stored))
+        let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
+        let together = try await database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
+        try database.rollups.resetRollups()
+        try database.rollups.rollUpAll()
+        #expect(try await database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true) == together)
+    }
 }
 
