@@ -484,8 +484,12 @@ public final class RollupStore: Sendable {
             defer { handoff.countingEnded() }
             var after = start
             var tuples: LinkTuples.Known?
+            let newest = (try? events.maxSeq()) ?? .max
             while true {
-                let counted = Result { try countAhead(after: after, tuples: tuples, limit: batch) }
+                // The first pass is counted with nothing to write beside it, and the last is
+                // written with nothing to count: both short, so neither core waits long.
+                let limit = after == start ? max(batch / 5, 1) : min(batch, max(batch / 5, Int(min(newest - after, Int64(Int.max))) / 2, 1))
+                let counted = Result { try countAhead(after: after, tuples: tuples, limit: limit) }
                 guard handoff.put(counted), case .success(let pass?) = counted else { return }
                 after = pass.lastSeq
                 tuples = pass.tuplesAfter
