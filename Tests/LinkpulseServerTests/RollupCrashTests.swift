@@ -9,6 +9,14 @@ import Testing
 /// The real `linkpulse rollup` killed with -9 in the middle of its passes, again and again:
 /// what it committed plus what the next run adds must equal a rollup done in one go.
 @Suite(.serialized) struct RollupCrashTests {
+    /// The real `linkpulse rollup` started on the installation's directory with `arguments`.
+    static func rollup(_ installation: TestInstallation, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            executable: DaemonProcess.binary.path,
+            arguments: ["rollup", "--data-dir", installation.directory.path, "--log-level", "error"] + arguments,
+            output: "/dev/null")
+    }
+
     @Test func aRollupKilledMidwayNeverCountsTwice() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
@@ -17,10 +25,7 @@ import Testing
         try installation.database.close()
 
         func rollup(killAfter delay: Duration?) async throws {
-            let process = try ChildProcess(
-                executable: DaemonProcess.binary.path,
-                arguments: ["rollup", "--data-dir", installation.directory.path, "--batch", "1500", "--log-level", "error"],
-                output: "/dev/null")
+            let process = try Self.rollup(installation, ["--batch", "1500"])
             if let delay {
                 try await Task.sleep(for: delay)
                 kill(process.pid, SIGKILL)
@@ -59,11 +64,7 @@ import Testing
         try installation.database.close()
 
         func rollup(_ arguments: [String]) throws -> Int32? {
-            try ChildProcess(
-                executable: DaemonProcess.binary.path,
-                arguments: ["rollup", "--data-dir", installation.directory.path, "--log-level", "error"] + arguments,
-                output: "/dev/null"
-            ).status(wait: true)
+            try Self.rollup(installation, arguments).status(wait: true)
         }
         // A table of the test's own in each derived file tells whether the file was made anew.
         func mark(_ name: String) throws {
@@ -135,10 +136,7 @@ import Testing
 
         var markersLeft = 0
         for delay in [150, 400, 800] {
-            let process = try ChildProcess(
-                executable: DaemonProcess.binary.path,
-                arguments: ["rollup", "--rebuild", "--batch", "500", "--data-dir", installation.directory.path, "--log-level", "error"],
-                output: "/dev/null")
+            let process = try Self.rollup(installation, ["--rebuild", "--batch", "500"])
             try await Task.sleep(for: .milliseconds(delay))
             kill(process.pid, SIGKILL)
             _ = process.status(wait: true)
@@ -175,10 +173,7 @@ import Testing
         let outcome = try await installation.storeGeneratedTraffic(events: 30_000, days: 4, refs: 150, campaigns: 5, seed: 14)
         try installation.database.close()
         let processes = try (0..<2).map { _ in
-            try ChildProcess(
-                executable: DaemonProcess.binary.path,
-                arguments: ["rollup", "--batch", "700", "--data-dir", installation.directory.path, "--log-level", "error"],
-                output: "/dev/null")
+            try Self.rollup(installation, ["--batch", "700"])
         }
         for process in processes { #expect(process.status(wait: true) == 0) }
 
