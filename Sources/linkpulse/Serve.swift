@@ -354,8 +354,6 @@ struct Rollup: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let start = ContinuousClock.now
         // With no daemon on the directory, a recount starts from new derived files instead of
-        // emptying the old ones (the lock is held until they are open again).
-        // With no daemon on the directory, a recount starts from new derived files instead of
         // emptying the old ones, and writes them without waiting for the disk, a marker beside
         // them until the end (the lock is held until then, so no daemon starts meanwhile).
         let claim = rebuild || reattribute ? try? DataDirectoryLock(directory: storage.dataURL) : nil

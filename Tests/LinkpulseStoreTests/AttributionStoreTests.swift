@@ -303,12 +303,25 @@ import Testing
         _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
         let answers = StoredAttributions(events: store.database.events, attribution: store.database.attribution)
         let resolving = Array(Set(events.filter(\.isResolve).map(\.id))).sorted()
+        // The attribution file's write lock held until every call waits: the round they ask
+        // for cannot end before they do (under a loaded machine it once did, and every call
+        // read its answer itself).
+        var held = Configuration()
+        held.allowsUnsafeTransactions = true
+        let blocker = try DatabaseQueue(path: store.directory.appending(path: AppDatabase.attributionFileName).path, configuration: held)
+        try blocker.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
         let handed = try await withThrowingTaskGroup(of: (String, AttributedEventRead).self) { group in
             for id in resolving {
                 group.addTask { (id, try await answers.attributedEvent(eventId: id, wait: .seconds(120))) }
             }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while store.database.attribution.progress.awaitedSeqs(through: .max).count < resolving.count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try blocker.inDatabase { db in try db.execute(sql: "ROLLBACK") }
             return try await group.reduce(into: [String: AttributedEventRead]()) { $0[$1.0] = $1.1 }
         }
+        try blocker.close()
         #expect(store.database.attribution.answersHandedOver.load(ordering: .relaxed) > 0, "no answer came from a round")
         var matched = 0
         for id in resolving {

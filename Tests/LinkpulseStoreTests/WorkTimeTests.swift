@@ -30,14 +30,20 @@ import Testing
         }
         defer { stop.store(true, ordering: .relaxed) }
         while started.load(ordering: .relaxed) < busy { Thread.sleep(forTimeInterval: 0.001) }
-        let time = WorkTime()
-        let start = ContinuousClock.now
-        // 40 ms of this thread's own CPU time.
-        time.measure {
-            let until = threadCPUNanoseconds() + 40_000_000
-            while threadCPUNanoseconds() < until {}
+        // 40 ms of this thread's own CPU time, measured again (up to five times) while the
+        // scheduler still let this thread run most of the time: the busy threads had not
+        // yet taken their share of the CPUs (seen once in a full suite: 40 ms in 50).
+        var time = WorkTime()
+        var wall: Int64 = 0
+        for _ in 0..<5 where wall < 100 {
+            time = WorkTime()
+            let start = ContinuousClock.now
+            time.measure {
+                let until = threadCPUNanoseconds() + 40_000_000
+                while threadCPUNanoseconds() < until {}
+            }
+            wall = (ContinuousClock.now - start).nanoseconds / 1_000_000
         }
-        let wall = (ContinuousClock.now - start).nanoseconds / 1_000_000
         try #require(wall >= 100, "the busy threads took little CPU from this one (\(wall) ms)")
         #expect(time.milliseconds < wall / 2, "\(time.milliseconds) ms of work in \(wall) ms")
         #expect(time.milliseconds >= 35)
