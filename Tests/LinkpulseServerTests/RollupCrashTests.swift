@@ -135,10 +135,17 @@ import Testing
         let rollupFile = installation.directory.appending(path: AppDatabase.rollupFileName).path
 
         var markersLeft = 0
-        for delay in [150, 400, 800] {
+        for delay in [0, 100, 300] {
             let process = try Self.rollup(installation, ["--rebuild", "--batch", "500"])
+            // Killed a moment after the unsynced phase began (a fixed delay from the start
+            // fell before it on a loaded machine, where opening the files took longer).
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !FileManager.default.fileExists(atPath: marker), process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             try await Task.sleep(for: .milliseconds(delay))
-            kill(process.pid, SIGKILL)
+            // A reaped pid may already belong to another process: signal only a live child.
+            if process.isRunning { kill(process.pid, SIGKILL) }
             _ = process.status(wait: true)
             guard FileManager.default.fileExists(atPath: marker) else { continue }
             markersLeft += 1
