@@ -213,26 +213,34 @@ public final class AppDatabase: IngestStore {
             if horizon != nil { return false }
         }
         for name in attribution ? [rollupFileName, attributionFileName] : [rollupFileName] {
-            for suffix in ["", "-wal", "-shm"] {
-                let path = directory.appending(path: name + suffix).path
-                if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-            }
+            try removeDatabaseFile(named: name, in: directory)
         }
         return true
+    }
+
+    /// Deletes a database file with its WAL and shared-memory index, those that exist.
+    static func removeDatabaseFile(named name: String, in directory: URL) throws {
+        for suffix in ["", "-wal", "-shm"] {
+            let path = directory.appending(path: name + suffix).path
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        }
     }
 
     /// Before a rebuild writes a rollup file made anew without waiting for the disk: puts the
     /// marker that has it counted again should the machine stop first, on disk for sure
     /// (the file and the directory entry flushed).
     public static func markUnsyncedRebuild(in directory: URL) throws {
-        try SyncedFiles.create(directory.appending(path: rebuildMarkerFileName), contents: "\(getpid())\n")
+        let marker = directory.appending(path: rebuildMarkerFileName)
+        try Data("\(getpid())\n".utf8).write(to: marker)
+        try Durably.flush(marker)
+        try Durably.flush(directory)
     }
 
     /// After the rebuild's rollup file is closed (its last checkpoint synced): the marker goes.
     public static func clearUnsyncedRebuild(in directory: URL) throws {
         let path = directory.appending(path: rebuildMarkerFileName).path
         if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-        try SyncedFiles.syncDirectory(directory)
+        try Durably.flush(directory)
     }
 
     /// Deletes the rollup file (and the marker) when the marker of an unsynced rebuild is there
@@ -244,10 +252,7 @@ public final class AppDatabase: IngestStore {
         guard FileManager.default.fileExists(atPath: marker) else { return }
         if DataDirectoryLock.isHeld(in: directory), DataDirectoryLock.holderProcessId(in: directory) != getpid() { return }
         logger.warning("a rollup rebuild did not finish; counting the rollups again")
-        for suffix in ["", "-wal", "-shm"] {
-            let path = directory.appending(path: rollupFileName + suffix).path
-            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-        }
+        try removeDatabaseFile(named: rollupFileName, in: directory)
         try FileManager.default.removeItem(atPath: marker)
     }
 

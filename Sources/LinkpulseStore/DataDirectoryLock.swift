@@ -18,9 +18,8 @@ public final class DataDirectoryLock: Sendable {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             close(descriptor)
-            throw StoreError.directoryInUse(directory.path, holder: holder.flatMap { $0.isEmpty ? nil : $0 })
+            throw StoreError.directoryInUse(directory.path, holder: Self.holder(in: directory))
         }
         ftruncate(descriptor, 0)
         let pid = "\(getpid())\n"
@@ -28,11 +27,16 @@ public final class DataDirectoryLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// The process id the lock's holder wrote into the lock file (nil when none is readable).
-    /// Only meaningful while `isHeld(in:)`: a holder that ended leaves its id behind.
-    public static func holderProcessId(in directory: URL) -> Int32? {
+    /// What the lock's holder wrote into the lock file, its process id (nil when empty or
+    /// unreadable). Only meaningful while `isHeld(in:)`: a holder that ended leaves it behind.
+    public static func holder(in directory: URL) -> String? {
         let text = try? String(contentsOfFile: directory.appending(path: fileName).path, encoding: .utf8)
-        return text.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `holder(in:)` as a process id.
+    public static func holderProcessId(in directory: URL) -> Int32? {
+        holder(in: directory).flatMap { Int32($0) }
     }
 
     /// Whether a process holds the lock on `directory` now.

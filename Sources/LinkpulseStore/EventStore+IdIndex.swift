@@ -202,11 +202,10 @@ extension EventStore {
     /// reader of `filter` calls this first. Blocks for as long as the build takes (about 2.5 s
     /// at 10 M ids), once.
     func ensureIdFilter() throws {
-        guard filterPending.withLock({ $0 }) else { return }
-        try filterBuild.withLock { _ in
-            guard filterPending.withLock({ $0 }) else { return }
+        try filterPending.withLock { pending in
+            guard pending else { return }
             try rebuildFilter(capacity: Self.filterCapacity(idLevels.withLock { $0 }))
-            filterPending.withLock { $0 = false }
+            pending = false
         }
     }
 

@@ -28,10 +28,9 @@ public final class EventStore: Sendable {
     /// Which keys the on-disk id index may hold (see `IdFilter`). Complete only once
     /// `filterPending` is false: read it after `ensureIdFilter()`.
     let filter = Mutex(IdFilter(capacity: 0))
-    /// Whether the filter was left to be built at its first use (see `IdFilterBuild`).
+    /// Whether the filter was left to be built at its first use (see `IdFilterBuild`); held
+    /// while it is built, so it is built once and nobody reads it half-built.
     let filterPending = Mutex(false)
-    /// Held while the filter is built at its first use, so it is built once.
-    let filterBuild = Mutex(())
     /// The id index merge in progress, if any (see `mergeIdIndexStep`).
     let mergeRound = Mutex<MergeRound?>(nil)
     /// The id index's watermark as last written by a merge (merges run one at a time).

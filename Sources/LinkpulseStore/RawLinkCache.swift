@@ -29,18 +29,21 @@ struct RawLinkCache {
     /// false when a value is too long to cache.
     mutating func key(_ values: (UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?)) -> Bool {
         scratch.removeAll(keepingCapacity: true)
-        for value in [values.0, values.1, values.2, values.3] {
-            guard let value else {
-                scratch.append(0)
-                continue
-            }
-            guard value.count <= Self.maxValueBytes else { return false }
-            // A NULL and an empty value differ, and lengths keep the values apart.
-            scratch.append(1)
-            scratch.append(UInt8(truncatingIfNeeded: value.count))
-            scratch.append(UInt8(truncatingIfNeeded: value.count >> 8))
-            scratch.append(contentsOf: value)
+        // One value after the other (no array of the four made per event).
+        return append(values.0) && append(values.1) && append(values.2) && append(values.3)
+    }
+
+    private mutating func append(_ value: UnsafeBufferPointer<UInt8>?) -> Bool {
+        guard let value else {
+            scratch.append(0)
+            return true
         }
+        guard value.count <= Self.maxValueBytes else { return false }
+        // A NULL and an empty value differ, and lengths keep the values apart.
+        scratch.append(1)
+        scratch.append(UInt8(truncatingIfNeeded: value.count))
+        scratch.append(UInt8(truncatingIfNeeded: value.count >> 8))
+        scratch.append(contentsOf: value)
         return true
     }
 

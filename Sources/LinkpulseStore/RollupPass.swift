@@ -305,7 +305,7 @@ struct RollupWriter {
             (RollupGrain.quarterHour, RollupGrain.quarterHourByPlatform, pass.quarters), (.hour, .hourByPlatform, pass.hours),
             (.day, .dayByPlatform, pass.days),
         ] {
-            for part in grain == .quarterHour ? pass.quarterParts ?? Self.serializedParts(cells) : Self.serializedParts(cells) {
+            for part in (grain == .quarterHour ? pass.quarterParts : nil) ?? Self.serializedParts(cells) {
                 try writePart(grain: grain, bucket: part.bucket, entries: part.entries)
             }
             try upsertRows(grain: byPlatform, cells.regrouped { cell, _ in
