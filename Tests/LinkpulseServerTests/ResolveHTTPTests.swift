@@ -22,7 +22,21 @@ import Testing
         var text: String
     }
 
+    /// One resolve as an app sends it: a `503 attribution_pending` (the follower's round took
+    /// longer than the 3 s the request waits, as on a loaded machine) is retried after its
+    /// `Retry-After`, as the contract tells apps to, for up to a minute.
     static func resolve(_ body: [String: Any], _ client: some TestClientProtocol, key: String = TestInstallation.ingestKey) async throws -> Reply {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let reply = try await resolveOnce(body, client, key: key)
+            let pending = reply.status == .serviceUnavailable
+                && (reply.json["error"] as? [String: Any])?["code"] as? String == "attribution_pending"
+            guard pending, ContinuousClock.now < deadline else { return reply }
+            try await Task.sleep(for: .seconds(Int(reply.headers[.retryAfter] ?? "") ?? 1))
+        }
+    }
+
+    static func resolveOnce(_ body: [String: Any], _ client: some TestClientProtocol, key: String) async throws -> Reply {
         let response = try await client.execute(
             uri: "/v1/resolve", method: .post,
             headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
