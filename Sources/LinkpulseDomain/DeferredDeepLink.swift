@@ -17,27 +17,61 @@ public struct InstallReferrer: Sendable, Equatable {
     /// Parses the raw string. Pairs are separated by `&`, keys and values percent-decoded
     /// (`+` is a space); a string that was encoded once more on its way (no `=`, but `%3D`) is
     /// decoded first. Unknown keys are ignored, empty values are absent, the first of a
-    /// repeated key wins.
+    /// repeated key wins. Leading and trailing blanks (tabs and Unicode space separators) are
+    /// not part of it. Works on the UTF-8 bytes: this runs for every resolve.
     public init(parsing raw: String) {
-        var text = raw.trimmingCharacters(in: .whitespaces)
-        if !text.contains("="), text.uppercased().contains("%3D"), let once = text.removingPercentEncoding { text = once }
-        var values: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = Self.decode(parts[0])
-            guard parts.count == 2, values[key] == nil else { continue }
-            let value = Self.decode(parts[1])
-            if !value.isEmpty { values[key] = value }
+        var bytes = Array(Self.trimmed(raw).utf8)
+        if !bytes.contains(UInt8(ascii: "=")), Self.containsEncodedEquals(bytes),
+           let once = bytes.withUnsafeBufferPointer({ PercentDecoding.decode($0) }) {
+            bytes = Array(once.utf8)
         }
-        clickId = values[Self.clickParameter]
-        campaign = values["utm_campaign"]
-        source = values["utm_source"]
-        medium = values["utm_medium"]
+        bytes.withUnsafeBufferPointer { text in
+            var start = 0
+            while start < text.count {
+                let end = text[start...].firstIndex(of: UInt8(ascii: "&")) ?? text.count
+                defer { start = end + 1 }
+                guard let equals = text[start..<end].firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let key = Self.decode(UnsafeBufferPointer(rebasing: text[start..<equals]))
+                let field: WritableKeyPath<InstallReferrer, String?>
+                switch key {
+                case Self.clickParameter: field = \.clickId
+                case "utm_campaign": field = \.campaign
+                case "utm_source": field = \.source
+                case "utm_medium": field = \.medium
+                default: continue
+                }
+                guard self[keyPath: field] == nil else { continue }
+                let value = Self.decode(UnsafeBufferPointer(rebasing: text[(equals + 1)..<end]))
+                if !value.isEmpty { self[keyPath: field] = value }
+            }
+        }
     }
 
-    static func decode(_ part: Substring) -> String {
-        let spaced = part.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+    /// A key or value: percent-decoded with `+` as a space; as sent (with `+` as a space) when
+    /// an escape is broken or decodes to something that is not UTF-8.
+    static func decode(_ part: UnsafeBufferPointer<UInt8>) -> String {
+        PercentDecoding.decode(part, plusIsSpace: true)
+            ?? String(decoding: part.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
+    /// `raw` without leading and trailing tabs and space separators (Unicode category Zs).
+    static func trimmed(_ raw: String) -> Substring {
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        let scalars = raw.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }), let last = scalars.lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return Substring(scalars[first...last])
+    }
+
+    /// Whether the bytes hold `%3D` (an encoded `=`), in either case.
+    static func containsEncodedEquals(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 3 else { return false }
+        return (0...(bytes.count - 3)).contains { i in
+            bytes[i] == UInt8(ascii: "%") && bytes[i + 1] == UInt8(ascii: "3") && bytes[i + 2] | 0x20 == UInt8(ascii: "d")
+        }
     }
 }
 

@@ -346,29 +346,6 @@ struct LinkURL {
     static func decoded(_ url: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         let raw = UnsafeBufferPointer(rebasing: url[range])
         guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
-        var i = 0
-        while i < raw.count {
-            if raw[i] == UInt8(ascii: "%") {
-                guard i + 2 < raw.count, let high = hex(raw[i + 1]), let low = hex(raw[i + 2]) else {
-                    return String(decoding: raw, as: UTF8.self)
-                }
-                out.append(high << 4 | low)
-                i += 3
-            } else {
-                out.append(raw[i])
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self) ?? String(decoding: raw, as: UTF8.self)
+        return PercentDecoding.decode(raw) ?? String(decoding: raw, as: UTF8.self)
     }
 }

@@ -149,9 +149,20 @@ struct SQLQueries: Sendable {
             attributionMigrations: files(under: "attributions/"))
     }
 
+    /// The statement of one file, without its comment lines.
     static func text(_ name: String) throws -> String {
-        guard let sql = EmbeddedText.files[name] else { throw StoreError.missingQuery(name) }
-        return sql
+        guard let file = EmbeddedText.files[name] else { throw StoreError.missingQuery(name) }
+        return statement(file)
+    }
+
+    /// `file` without its comment lines (those that begin with `--`). SQLite ignores them, but
+    /// GRDB's statement cache hashes the whole text at every lookup, and one character outside
+    /// ASCII in a comment takes that hash off Swift's fast path (microseconds a lookup on the
+    /// resolve path).
+    static func statement(_ file: String) -> String {
+        file.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("--") }
+            .joined(separator: "\n")
     }
 
     static func files(under folder: String) -> [(name: String, sql: String)] {

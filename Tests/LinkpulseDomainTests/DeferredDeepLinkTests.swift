@@ -16,6 +16,11 @@ import Testing
         let odd = InstallReferrer(parsing: "lp_click=a&lp_click=b&utm_source=&junk&=x")
         #expect(odd.clickId == "a" && odd.source == nil)
         #expect(InstallReferrer(parsing: "utm_source=google-play&utm_medium=organic").clickId == nil)
+        // An encoded `+` is a plus; a broken escape or one that is not UTF-8 is kept as sent
+        // (`+` still a space); blanks around the string (tab, no-break space) are not part of it.
+        let kept = InstallReferrer(parsing: "\t\u{a0}lp_click=a%2Bb&utm_source=50%+off&utm_medium=%FF+x&utm_campaign=caf%C3%A9 \u{3000}")
+        #expect(kept.clickId == "a+b" && kept.source == "50% off" && kept.medium == "%FF x" && kept.campaign == "café")
+        #expect(InstallReferrer(parsing: "lp_click%3dabc").clickId == "abc")
     }
 
     @Test func deepLinkContentPrefersPropertiesOverTheURL() {
