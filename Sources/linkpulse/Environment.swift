@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LinkpulseServer
 import LinkpulseStore
 import Logging
 
@@ -58,7 +59,7 @@ struct StorageOptions: ParsableArguments {
     func bootstrapLogging() -> Logger {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
