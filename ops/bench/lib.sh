@@ -40,6 +40,11 @@ bench_cleanup() {
 # sets LP_PID and READ_KEY.
 bench_serve() {
   local port=$1; shift
+  # A daemon left by an earlier run would answer in this one's place (and hold DATA's lock).
+  if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
+    echo "port $port already answers: stop the daemon left there by an earlier run first" >&2
+    exit 1
+  fi
   # shellcheck disable=SC2086
   $BIN serve --data-dir "$DATA" --port "$port" --log-level warning "$@" ${LP_SERVE_ARGS:-} &
   LP_PID=$!
