@@ -271,6 +271,7 @@ public final class AttributionStore: Sendable {
             var processed = 0
             var kept: RecentClicks?
             var upToDate: Int64?
+            var answers: [Int64: AttributedEvent] = [:]
             try db.inTransaction(.deferred) {
                 // Cached statements: a round runs after every commit, and `advance` reads the
                 // events view, whose compilation alone cost more than a small round.
@@ -281,6 +282,7 @@ public final class AttributionStore: Sendable {
                 guard let last = events.last else {
                     // Perhaps another process attributed them: whoever waits is served.
                     upToDate = watermark
+                    if answering { answers = answersAwaited(through: watermark, in: db) }
                     return .commit
                 }
                 let disk = try DiskClicks(db: db, queries: queries.attribution)
@@ -295,6 +297,8 @@ public final class AttributionStore: Sendable {
                         recent: recent, disk: disk, keptFromMs: rawHorizon))
                 for event in events { try round.add(event, attributor: attributor) }
                 try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
+                // Read here, where the pages the round has just read are still cached.
+                if answering { answers = answersAwaited(through: last.subject.seq, in: db) }
                 round.clicks.recent.throughSeq = last.subject.seq
                 kept = round.clicks.recent
                 processed = events.count
@@ -303,7 +307,8 @@ public final class AttributionStore: Sendable {
             // The answers are committed: whoever waits for them is served before any slice of
             // a move of clicks to disk is written.
             if let through = kept?.throughSeq ?? upToDate {
-                progress.advance(to: through, answers: answering ? answersAwaited(through: through) : [:])
+                answersHandedOver.add(answers.count, ordering: .relaxed)
+                progress.advance(to: through, answers: answers)
             }
             // Only a committed round's memory is kept (before the next round can start on this
             // connection), and one that finished a move only once the file's horizon has moved

@@ -84,7 +84,8 @@ struct SQLQueries: Sendable {
                 clickLink: try text("attribution/click_link.sql"),
                 recentClicks: try text("attribution/recent_clicks.sql"),
                 setHorizon: try text("attribution/set_horizon.sql"),
-                rawHorizon: try text("attribution/raw_horizon.sql")),
+                rawHorizon: try text("attribution/raw_horizon.sql"),
+                answer: try text("attribution/answer.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -204,10 +205,12 @@ struct SQLQueries: Sendable {
 struct AttributionQueries: Sendable {
     let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
     let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
+    /// One event's answer, read inside the round that attributed it (`attribution/answer.sql`).
+    let answer: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, answer]
     }
 }
 
