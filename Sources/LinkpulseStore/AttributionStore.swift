@@ -497,10 +497,9 @@ public final class AttributionStore: Sendable {
         try read.bind(1, watermark)
         try read.bind(2, Int64(limit))
         var events: [AttributionSourceEvent] = []
-        // An app's round reads a few events. Room for 65,536 (megabytes) was mapped and
-        // unmapped by malloc in every round, and room for 1,024 (200 KB) grew and trimmed the
-        // top of a malloc arena (an mprotect a round): reserve less, and let the follower's
-        // long rounds grow the array.
+        // An app's round reads a few events: room for 65,536 (about 13 MB, a block of its own)
+        // was mapped and unmapped by malloc in every round. The follower's long rounds grow
+        // the array.
         events.reserveCapacity(min(limit, 256))
         while try read.step() {
             let kind = CompactEvent.kind(code: read.int64(2))

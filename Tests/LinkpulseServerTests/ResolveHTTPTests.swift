@@ -36,6 +36,7 @@ import Testing
         }
     }
 
+    /// One `POST /v1/resolve`, as it was answered.
     static func resolveOnce(_ body: [String: Any], _ client: some TestClientProtocol, key: String) async throws -> Reply {
         let response = try await client.execute(
             uri: "/v1/resolve", method: .post,

@@ -52,8 +52,8 @@ settle() {
   local metrics
   for _ in $(seq 180); do
     metrics=$(curl -s "http://127.0.0.1:$PORT/metrics")
-    if echo "$metrics" | grep -Eq '^linkpulse_attribution_backlog_events 0(\.0)?$' \
-       && echo "$metrics" | grep -Eq '^linkpulse_rollup_backlog_events 0(\.0)?$'; then return 0; fi
+    if grep -Eq '^linkpulse_attribution_backlog_events 0(\.0)?$' <<<"$metrics" \
+       && grep -Eq '^linkpulse_rollup_backlog_events 0(\.0)?$' <<<"$metrics"; then return 0; fi
     sleep 0.5
   done
   echo "the derived work did not catch up within 90 s; measuring anyway" >&2
