@@ -186,7 +186,7 @@ extension AttributionStore {
         do {
             var answers: [Int64: AttributedEvent] = [:]
             for wanted in awaited {
-                if let (event, through) = try attributedEventRow(db, seq: wanted, sql: queries.attribution.answer), through >= wanted {
+                if let (event, through) = try attributedEventRow(db, seq: wanted), through >= wanted {
                     answers[wanted] = event
                 }
             }
@@ -201,10 +201,10 @@ extension AttributionStore {
         try await events.pool.read { db in try self.attributedEventRow(db, seq: seq) }
     }
 
-    /// `answer/attributed_event.sql` for `seq` on a reader (or `sql`, the same columns on
-    /// another connection): the event and the attribution watermark.
-    func attributedEventRow(_ db: Database, seq: Int64, sql: String? = nil) throws -> (AttributedEvent, through: Int64)? {
-        let s = HotStatement(try db.cachedStatement(sql: sql ?? self.queries.attributedEvent), in: db)
+    /// `answer/attributed_event.sql` for `seq`, on an events reader or on the attribution
+    /// connection: the event and the attribution watermark.
+    func attributedEventRow(_ db: Database, seq: Int64) throws -> (AttributedEvent, through: Int64)? {
+        let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
         try s.bind(1, seq)
         guard try s.step() else { return nil }
         defer { s.finish() }

@@ -84,8 +84,7 @@ struct SQLQueries: Sendable {
                 clickLink: try text("attribution/click_link.sql"),
                 recentClicks: try text("attribution/recent_clicks.sql"),
                 setHorizon: try text("attribution/set_horizon.sql"),
-                rawHorizon: try text("attribution/raw_horizon.sql"),
-                answer: try text("attribution/answer.sql")),
+                rawHorizon: try text("attribution/raw_horizon.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -187,7 +186,7 @@ struct SQLQueries: Sendable {
     /// Compiles the attribution follower's statements on its connection (`reset` has several
     /// statements and runs rarely).
     func prepareAttributionStatements(_ db: Database) throws {
-        for sql in attribution.preparable + retention.ofAttribution + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq] {
+        for sql in attribution.preparable + retention.ofAttribution + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq, attributedEvent] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -205,12 +204,10 @@ struct SQLQueries: Sendable {
 struct AttributionQueries: Sendable {
     let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
     let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
-    /// One event's answer, read inside the round that attributed it (`attribution/answer.sql`).
-    let answer: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, answer]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon]
     }
 }
 

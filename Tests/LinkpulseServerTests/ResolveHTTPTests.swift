@@ -22,26 +22,16 @@ import Testing
         var text: String
     }
 
-    /// One resolve as an app sends it: a `503 attribution_pending` (the follower's round took
-    /// longer than the 3 s the request waits, as on a loaded machine) is retried after its
-    /// `Retry-After`, as the contract tells apps to, for up to a minute.
+    /// One resolve as an app sends it (a `503 attribution_pending` is retried after its
+    /// `Retry-After`, as the contract tells apps to).
     static func resolve(_ body: [String: Any], _ client: some TestClientProtocol, key: String = TestInstallation.ingestKey) async throws -> Reply {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let reply = try await resolveOnce(body, client, key: key)
-            let pending = reply.status == .serviceUnavailable
-                && (reply.json["error"] as? [String: Any])?["code"] as? String == "attribution_pending"
-            guard pending, ContinuousClock.now < deadline else { return reply }
-            try await Task.sleep(for: .seconds(Int(reply.headers[.retryAfter] ?? "") ?? 1))
+        let bytes = try JSONSerialization.data(withJSONObject: body)
+        let response = try await client.retryingAttributionPending {
+            try await client.execute(
+                uri: "/v1/resolve", method: .post,
+                headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                body: ByteBuffer(bytes: bytes))
         }
-    }
-
-    /// One `POST /v1/resolve`, as it was answered.
-    static func resolveOnce(_ body: [String: Any], _ client: some TestClientProtocol, key: String) async throws -> Reply {
-        let response = try await client.execute(
-            uri: "/v1/resolve", method: .post,
-            headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
-            body: ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
         let text = String(buffer: response.body)
         return Reply(
             status: response.status, headers: response.headers,

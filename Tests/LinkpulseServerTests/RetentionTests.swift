@@ -18,16 +18,10 @@ import Testing
     static let hour: Int64 = 3_600_000
     static let minute: Int64 = 60_000
 
-    /// A GET with the read key. A `503 attribution_pending` (an event read moments after its
-    /// `202`, before the follower's round, which a loaded machine can delay past the read's 1 s
-    /// wait) is retried after its `Retry-After`, as clients are told to, for up to a minute.
+    /// A GET with the read key (an attribution read still pending is retried).
     func get(_ client: some TestClientProtocol, _ path: String) async throws -> TestResponse {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let response = try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
-            guard response.status == .serviceUnavailable, String(buffer: response.body).contains("\"attribution_pending\""),
-                  ContinuousClock.now < deadline else { return response }
-            try await Task.sleep(for: .seconds(Int(response.headers[.retryAfter] ?? "") ?? 1))
+        try await client.retryingAttributionPending {
+            try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
         }
     }
 

@@ -105,6 +105,20 @@ extension TestResponse {
 }
 
 extension TestClientProtocol {
+    /// Sends a request as a client told to retry does: while it is answered `503
+    /// attribution_pending` (an event read moments after its `2xx`, before the follower's round,
+    /// which a loaded machine can delay past the request's wait), it is sent again after its
+    /// `Retry-After`, for up to a minute.
+    func retryingAttributionPending(_ send: () async throws -> TestResponse) async throws -> TestResponse {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let response = try await send()
+            guard response.status == .serviceUnavailable, String(buffer: response.body).contains(#""attribution_pending""#),
+                  ContinuousClock.now < deadline else { return response }
+            try await Task.sleep(for: .seconds(Int(response.headers[.retryAfter] ?? "") ?? 1))
+        }
+    }
+
     /// POSTs a body to `/v1/events` with the ingest key.
     func postEvents(
         _ body: String, contentType: String = "application/json", headers extra: HTTPFields = [:]

@@ -1,20 +1,23 @@
 -- attributed_event: one stored event with its attribution, for the answers to apps
--- (`POST /v1/resolve`) and API reads; run on a reader (events database as main, the
--- attribution file attached as attr). Columns: 0 type code, 1 bot, 2 resolve, 3–6 own ref,
--- campaign, source, medium, 7 own url, 8 own properties, 9 attributed through seq, 10 match
--- type, 11 matched click seq, 12 candidates, 13–19 the click's event id, occurred_at_ms, url,
--- properties, ref, campaign, source and medium (through the events view), 21 the first seq of
--- the device's resolves (device key as in attribution/events_after.sql). No row when no event
--- has this seq.
+-- (`POST /v1/resolve`) and API reads. Runs on two connections: an events reader (events
+-- database as main, the attribution file attached) and the attribution connection, inside the
+-- round that attributed the event (attribution file as main, the events database attached),
+-- where the pages the round has just read are still cached. Its names are therefore
+-- unqualified: each table and view is found in whichever file holds it (no two files share a
+-- name). Columns: 0 type code, 1 bot, 2 resolve, 3-6 own ref, campaign, source, medium, 7 own
+-- url, 8 own properties, 9 attributed through seq, 10 match type, 11 matched click seq, 12
+-- candidates, 13-19 the click's event id, occurred_at_ms, url, properties, ref, campaign,
+-- source and medium (through the events view), 21 the first seq of the device's resolves
+-- (device key as in attribution/events_after.sql). No row when no event has this seq.
 -- Parameters (positional): seq. Idempotent: yes (read-only).
 SELECT r.type, r.bot, r.resolve, r.ref, r.campaign, r.source, r.medium, r.url, r.properties,
-       (SELECT attributed_through_seq FROM attr.attribution_state),
+       (SELECT attributed_through_seq FROM attribution_state),
        a.match_type, a.matched_click_seq, a.candidates,
        c.event_id, c.occurred_at_ms, c.url, c.properties, c.ref, c.campaign, c.source, c.medium,
-       (SELECT first_seq FROM attr.resolve_devices WHERE device =
+       (SELECT first_seq FROM resolve_devices WHERE device =
             CASE WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
                  ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END)
 FROM event_rows r
-LEFT JOIN attr.attribution a ON a.seq = r.seq
+LEFT JOIN attribution a ON a.seq = r.seq
 LEFT JOIN events c ON c.seq = a.matched_click_seq
 WHERE r.seq = ?
