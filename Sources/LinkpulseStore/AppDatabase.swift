@@ -312,16 +312,29 @@ public final class AppDatabase: IngestStore {
     /// Stores the events and quarantine rows of several requests in one transaction (see
     /// `EventStore.store`) and wakes the attribution follower for them: an install's answer is
     /// readable moments after its acknowledgement. A commit with a resolve in it has an app
-    /// waiting for that answer: its round runs at normal priority. Only the ingest writer (and
-    /// `generate`) call it.
+    /// waiting for that answer: its round runs at normal priority, and reads that answer even
+    /// if it runs before the app's handler begins to wait (`AttributionProgress.expect`). Only
+    /// the ingest writer (and `generate`) call it.
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
         let outcomes = try await events.store(work)
         if work.contains(where: { $0.events.contains(where: \.isResolve) }) {
+            attribution.progress.expect(Self.storedResolves(work, outcomes))
             attribution.followCommitsUrgently()
         } else {
             attribution.followCommits()
         }
         return outcomes
+    }
+
+    /// The seqs under which `work`'s resolves were stored now (not the ones stored before).
+    static func storedResolves(_ work: [IngestWork], _ outcomes: [[StoredOutcome]]) -> [Int64] {
+        var seqs: [Int64] = []
+        for (item, itemOutcomes) in zip(work, outcomes) {
+            for (event, outcome) in zip(item.events, itemOutcomes) where event.isResolve {
+                if case .stored(let seq) = outcome { seqs.append(seq) }
+            }
+        }
+        return seqs
     }
 
     /// Forgets every attribution and the rollups counted from them, so that the follower

@@ -30,32 +30,75 @@ final class AttributionProgress: Sendable {
         var nextId = 0
         var waiters: [Int: Waiter] = [:]
         var sweeping = false
+        /// Seqs of stored resolves whose callers will wait for their answers but may not have
+        /// begun to yet (see `expect`).
+        var expected: Set<Int64> = []
+        /// Answers a round read for an expected seq before its caller began to wait, by seq,
+        /// with when they were parked (see `advance`).
+        var parked: [Int64: (answer: AttributedEvent, at: ContinuousClock.Instant)] = [:]
     }
 
     private let state = Mutex(State())
     /// How often the sweeper looks for waiters past their deadline.
     static let sweepEvery: Duration = .milliseconds(50)
 
+    /// How long a parked answer waits for its caller before it is dropped (the caller then
+    /// reads it itself).
+    static let parkedFor: Duration = .seconds(10)
+
     /// Records that every event through `seq` is attributed, and wakes who waited for it, with
-    /// their answer when `answers` holds it.
+    /// their answer when `answers` holds it. An answer for an expected seq whose caller has not
+    /// begun to wait yet is parked for it (`wait` takes it).
     func advance(to seq: Int64, answers: [Int64: AttributedEvent] = [:]) {
+        let now = ContinuousClock.now
         let ready = state.withLock { s -> [Waiter] in
             s.through = max(s.through, seq)
-            guard !s.waiters.isEmpty else { return [] }
-            let done = s.waiters.filter { $0.value.seq <= s.through }
-            for id in done.keys { s.waiters[id] = nil }
-            return Array(done.values)
+            var done: [Waiter] = []
+            if !s.waiters.isEmpty {
+                let reached = s.waiters.filter { $0.value.seq <= s.through }
+                for id in reached.keys { s.waiters[id] = nil }
+                done = Array(reached.values)
+            }
+            if !s.expected.isEmpty {
+                let through = s.through
+                let due = s.expected.filter { $0 <= through }
+                s.expected.subtract(due)
+                let served = Set(done.lazy.map(\.seq))
+                for seq in due where !served.contains(seq) {
+                    if let answer = answers[seq] { s.parked[seq] = (answer, now) }
+                }
+            }
+            if s.parked.count > 256 {
+                s.parked = s.parked.filter { now - $0.value.at < Self.parkedFor }
+            }
+            return done
         }
         for waiter in ready {
             waiter.continuation.resume(returning: answers[waiter.seq].map(Reached.answered) ?? .attributed)
         }
     }
 
-    /// The seqs at or before `seq` that someone waits for: the answers a round through `seq`
-    /// can hand over.
-    func awaitedSeqs(through seq: Int64) -> Set<Int64> {
-        state.withLock { s in Set(s.waiters.values.lazy.filter { $0.seq <= seq }.map(\.seq)) }
+    /// Says that callers will wait for the answers of these stored seqs (the resolves of a
+    /// commit, told by the writer before it wakes a round): a round reads their answers even
+    /// when it runs before the callers begin to wait, and parks them (see `advance`).
+    func expect(_ seqs: some Sequence<Int64>) {
+        state.withLock { s in
+            for seq in seqs where seq > s.through { s.expected.insert(seq) }
+        }
     }
+
+    /// The seqs at or before `seq` that someone waits for or is expected to: the answers a
+    /// round through `seq` can hand over.
+    func awaitedSeqs(through seq: Int64) -> Set<Int64> {
+        state.withLock { s in
+            var seqs = Set(s.waiters.values.lazy.filter { $0.seq <= seq }.map(\.seq))
+            for expected in s.expected where expected <= seq { seqs.insert(expected) }
+            return seqs
+        }
+    }
+
+    /// How many answers are parked for callers that have not taken them yet.
+    var parkedCount: Int { state.withLock { $0.parked.count } }
 
     /// The seq through which this process has seen every event attributed.
     var through: Int64 { state.withLock { $0.through } }
@@ -65,21 +108,32 @@ final class AttributionProgress: Sendable {
         state.withLock { $0.through = seq }
     }
 
-    /// Waits until the follower has attributed `seq`, at most `timeout`.
+    /// Waits until the follower has attributed `seq`, at most `timeout`. For a seq already
+    /// attributed it returns at once, with the answer a round parked for it if there is one.
     @discardableResult
     func wait(for seq: Int64, timeout: Duration) async -> Reached {
         let deadline = ContinuousClock.now + timeout
         return await withCheckedContinuation { continuation in
-            let startSweeper = state.withLock { s -> Bool? in
-                guard s.through < seq else { return nil }
+            let registration = state.withLock { s -> Registration in
+                guard s.through < seq else { return .reached(s.parked.removeValue(forKey: seq)?.answer) }
                 s.nextId += 1
                 s.waiters[s.nextId] = Waiter(seq: seq, deadline: deadline, continuation: continuation)
                 defer { s.sweeping = true }
-                return !s.sweeping
+                return .waiting(startsSweeper: !s.sweeping)
             }
-            guard let startSweeper else { return continuation.resume(returning: .attributed) }
-            if startSweeper { Task { [self] in await sweep() } }
+            switch registration {
+            case .reached(let parked): continuation.resume(returning: parked.map(Reached.answered) ?? .attributed)
+            case .waiting(startsSweeper: true): Task { [self] in await sweep() }
+            case .waiting(startsSweeper: false): break
+            }
         }
+    }
+
+    /// What `wait` found under the lock: the seq already attributed (with its parked answer, if
+    /// a round left one), or a waiter added.
+    private enum Registration {
+        case reached(AttributedEvent?)
+        case waiting(startsSweeper: Bool)
     }
 
     /// Wakes waiters past their deadline until none is left.
@@ -158,10 +212,9 @@ extension AttributionStore {
         let deadline = ContinuousClock.now + wait
         // An event just stored is not attributed yet: wait for the round, which hands over the
         // answer it read (or the waiter reads it once).
-        if progress.through < seq {
-            followCommitsUrgently()
-            if case .answered(let event) = await progress.wait(for: seq, timeout: wait) { return .attributed(event) }
-        }
+        // (Or the round has already run, and parked the answer of an expected seq.)
+        if progress.through < seq { followCommitsUrgently() }
+        if case .answered(let event) = await progress.wait(for: seq, timeout: wait) { return .attributed(event) }
         while true {
             guard let (event, through) = try await readAttributedEvent(seq: seq) else {
                 // A seq the id index knows whose row is gone was deleted by retention.

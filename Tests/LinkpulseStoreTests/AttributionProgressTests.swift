@@ -36,11 +36,6 @@ import Testing
         async let later = progress.wait(for: 9, timeout: .milliseconds(300))
         while progress.awaitedSeqs(through: 100).count < 4 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(progress.awaitedSeqs(through: 6) == [3, 5, 6], "only the seqs a round through 6 can answer")
-        func answer(_ seq: Int64) -> AttributedEvent {
-            AttributedEvent(
-                seq: seq, kind: .install, isBot: false, isResolve: true, own: LinkDimensions(ref: "r\(seq)"), url: nil, properties: nil,
-                match: .ref, click: nil, candidates: nil, firstResolveSeq: seq)
-        }
         progress.advance(to: 6, answers: [3: answer(3), 5: answer(5), 9: answer(9)])
         guard case .answered(let a) = await first, case .answered(let b) = await second else {
             Issue.record("the answered waiters got no answer")
@@ -56,6 +51,41 @@ import Testing
             return
         }
     }
+
+    /// The writer tells which stored seqs apps will wait for: a round that runs before they
+    /// begin to wait reads those answers anyway and parks them, and each wait takes its own once.
+    @Test func answersOfExpectedSeqsAreParkedForCallersThatComeLater() async throws {
+        let progress = AttributionProgress()
+        progress.advance(to: 2)
+        progress.expect([1, 4, 7, 12])
+        #expect(progress.awaitedSeqs(through: 10) == [4, 7], "expected seqs count as awaited; one already attributed does not")
+        progress.advance(to: 10, answers: [4: answer(4), 7: answer(7)])
+        #expect(progress.parkedCount == 2)
+        #expect(progress.awaitedSeqs(through: 20) == [12], "the seqs the round passed are no longer expected")
+        guard case .answered(let parked) = await progress.wait(for: 7, timeout: .seconds(5)) else {
+            Issue.record("the parked answer was not handed to the caller that came after the round")
+            return
+        }
+        #expect(parked == answer(7))
+        guard case .attributed = await progress.wait(for: 7, timeout: .seconds(5)) else {
+            Issue.record("a parked answer is taken once; a second wait reads its own")
+            return
+        }
+        // A round that could not read an expected answer parks nothing: the caller reads it.
+        progress.advance(to: 20, answers: [:])
+        guard case .attributed = await progress.wait(for: 12, timeout: .seconds(5)) else {
+            Issue.record("seq 12 had no answer to take")
+            return
+        }
+        #expect(progress.parkedCount == 1, "4's answer waits for its caller")
+    }
+}
+
+/// An answer for `seq`, told apart from others by its ref.
+private func answer(_ seq: Int64) -> AttributedEvent {
+    AttributedEvent(
+        seq: seq, kind: .install, isBot: false, isResolve: true, own: LinkDimensions(ref: "r\(seq)"), url: nil, properties: nil,
+        match: .ref, click: nil, candidates: nil, firstResolveSeq: seq)
 }
 
 extension AttributionProgress.Reached {

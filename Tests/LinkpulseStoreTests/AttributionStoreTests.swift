@@ -333,6 +333,34 @@ import Testing
         #expect(matched > 20, "the traffic matches clicks")
     }
 
+    /// A commit of resolves tells the round which answers apps will wait for: the round reads
+    /// them even when it ends before any app begins to wait, and each app takes its own.
+    @Test func answersOfACommitsResolvesAreReadByItsRoundBeforeAnyoneWaits() async throws {
+        let store = try TemporaryStore()
+        var events = Self.traffic(seed: 12, count: 400)
+        for index in events.indices where events[index].kind == .install || events[index].kind == .open {
+            events[index].isResolve = true
+        }
+        let outcomes = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+        let stored = AppDatabase.storedResolves([IngestWork(events: events, quarantine: [])], outcomes)
+        #expect(stored.count > 20, "the traffic has resolves")
+        let last = try #require(stored.max())
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try store.database.attribution.attributedThroughSeq() < last, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(store.database.attribution.progress.parkedCount == stored.count, "every resolve's answer parked by the round")
+        for seq in stored {
+            guard case .attributed(let handed) = try await store.database.attribution.attributedEvent(seq: seq, wait: .seconds(5)) else {
+                Issue.record("seq \(seq) got no answer")
+                continue
+            }
+            let (read, _) = try #require(try await store.database.attribution.readAttributedEvent(seq: seq))
+            #expect(handed == read, "seq \(seq)")
+        }
+        #expect(store.database.attribution.progress.parkedCount == 0, "each parked answer taken")
+    }
+
     /// The memory half listed at a start (before any round) is the one the first round would
     /// have listed: a round reuses it, and the answers are those of a store that did not list
     /// ahead. A small memory makes the listing move clicks to disk as well.
