@@ -311,19 +311,21 @@ public final class AppDatabase: IngestStore {
 
     /// Stores the events and quarantine rows of several requests in one transaction (see
     /// `EventStore.store`) and wakes the attribution follower for them: an install's answer is
-    /// readable moments after its acknowledgement. A commit with a resolve in it has an app
-    /// waiting for that answer: its round runs at normal priority, and reads that answer even
-    /// if it runs before the app's handler begins to wait (`AttributionProgress.expect`). Only
-    /// the ingest writer (and `generate`) call it.
+    /// readable moments after its acknowledgement (woken from the writer's thread, right after
+    /// the commit). A commit with a resolve in it has an app waiting for that answer: its round
+    /// runs at normal priority, and reads that answer even if it runs before the app's handler
+    /// begins to wait (`AttributionProgress.expect`). Only the ingest writer (and `generate`)
+    /// call it.
     public func ingest(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
-        let outcomes = try await events.store(work)
-        if work.contains(where: { $0.events.contains(where: \.isResolve) }) {
-            attribution.progress.expect(Self.storedResolves(work, outcomes))
-            attribution.followCommitsUrgently()
-        } else {
-            attribution.followCommits()
+        let carriesResolve = work.contains(where: { $0.events.contains(where: \.isResolve) })
+        return try await events.store(work) { [attribution] outcomes in
+            if carriesResolve {
+                attribution.progress.expect(Self.storedResolves(work, outcomes))
+                attribution.followCommitsUrgently()
+            } else {
+                attribution.followCommits()
+            }
         }
-        return outcomes
     }
 
     /// The seqs under which `work`'s resolves were stored now (not the ones stored before).

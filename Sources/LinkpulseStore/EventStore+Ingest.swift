@@ -37,11 +37,18 @@ extension EventStore {
     /// When this returns, everything reported `.stored` is committed with the configured
     /// durability. Exactly once: an id already stored, or seen earlier in `work`, is a
     /// duplicate. Only the ingest writer calls it, through `AppDatabase.ingest`.
-    func store(_ work: [IngestWork]) async throws -> [[StoredOutcome]] {
+    /// `committed` runs on the writer's thread right after the commit, before the caller
+    /// resumes: what must follow a commit at once (waking the attribution round an app waits
+    /// for) does not wait for a cooperative thread first.
+    func store(
+        _ work: [IngestWork], committed: @escaping @Sendable ([[StoredOutcome]]) -> Void = { _ in }
+    ) async throws -> [[StoredOutcome]] {
         do {
             let outcomes = try await pool.writeWithoutTransaction { db in
                 self.resetWALIfWanted(db)
-                return try self.ingestSync(db, work)
+                let outcomes = try self.ingestSync(db, work)
+                committed(outcomes)
+                return outcomes
             }
             lastIngestFailed.withLock { $0 = false }
             return outcomes
