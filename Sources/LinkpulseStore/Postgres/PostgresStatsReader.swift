@@ -62,7 +62,7 @@ public struct PostgresStatsReader: StatsSource {
                 }
                 return groups
             } catch {
-                try? await connection.query("ROLLBACK", logger: self.logger)
+                _ = try? await connection.query("ROLLBACK", logger: self.logger)
                 throw error
             }
         }
