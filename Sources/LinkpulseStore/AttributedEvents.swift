@@ -211,8 +211,8 @@ extension AttributionStore {
     public func attributedEvent(seq: Int64, wait: Duration) async throws -> AttributedEventRead {
         let deadline = ContinuousClock.now + wait
         // An event just stored is not attributed yet: wait for the round, which hands over the
-        // answer it read (or the waiter reads it once).
-        // (Or the round has already run, and parked the answer of an expected seq.)
+        // answer it read (or the waiter reads it once). A round that has already passed it may
+        // have parked its answer (a resolve the writer told it about): the wait takes it.
         if progress.through < seq { followCommitsUrgently() }
         if case .answered(let event) = await progress.wait(for: seq, timeout: wait) { return .attributed(event) }
         while true {
