@@ -346,7 +346,8 @@ import Testing
         #expect(stored.count > 20, "the traffic has resolves")
         let last = try #require(stored.max())
         let deadline = ContinuousClock.now + .seconds(60)
-        while try store.database.attribution.attributedThroughSeq() < last, ContinuousClock.now < deadline {
+        // The progress, not the file: it moves with the parking, after the round's commit.
+        while store.database.attribution.progress.through < last, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(store.database.attribution.progress.parkedCount == stored.count, "every resolve's answer parked by the round")
