@@ -19,7 +19,8 @@ public final class IngestQueue: Sendable {
     public struct Pending: Sendable {
         public let work: IngestWork
         /// Whether the work is a `/v1/resolve` (an app waits for its answer): decided once, at
-        /// submission, so neither the queue nor the writer looks through the events again.
+        /// submission, so neither the queue nor the pacer looks through the events again (the
+        /// store does once per commit, for the seqs of the resolves it stored).
         public let carriesResolve: Bool
         let continuation: CheckedContinuation<[StoredOutcome], any Error>
 

@@ -36,7 +36,8 @@ public final class AttributionStore: Sendable {
     /// Whether the memory half of the click indexes has been listed in this process (by
     /// `listRecentClicksSoon` or a round): until then, the next round lists it first.
     let recentClicksListed = Atomic<Bool>(false)
-    /// How many answers rounds have handed to their waiters (see `answersAwaited`).
+    /// How many answers rounds have read for their waiters, handed over or parked for a caller
+    /// yet to come (see `answersAwaited`, `AttributionProgress.expect`).
     let answersHandedOver = Atomic<Int>(0)
     /// When the file's WAL was last checkpointed.
     let checkpointed = Mutex(ContinuousClock.now)
