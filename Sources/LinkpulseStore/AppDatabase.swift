@@ -76,8 +76,10 @@ public final class AppDatabase: IngestStore {
     ///   - idFoldMinimum: the fewest keys the id index's recent level holds before it is folded
     ///     into the main level (see `IdIndexLevels`).
     ///   - idFilter: when the id filter is built (at open, or at its first use: `IdFilterBuild`).
+    ///   - pageCaches: the connections' page caches (`.command` for a command that has the
+    ///     machine to itself).
     public init(
-        directory: URL, durability: Durability = .full, tailLimit: Int = 200_000,
+        directory: URL, durability: Durability = .full, pageCaches: PageCaches = .daemon, tailLimit: Int = 200_000,
         attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes,
         moveSliceBudget: Duration = .milliseconds(100), idFoldMinimum: Int = EventStore.standardIdFoldMinimum,
         idFilter: IdFilterBuild = .atOpen, logger: Logger
@@ -107,18 +109,19 @@ public final class AppDatabase: IngestStore {
 
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: AttributionStore.cacheKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection, checkpointsElsewhere: true)
+            cacheKiB: pageCaches.attributionKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection,
+            checkpointsElsewhere: true)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
         let attributionCheckpointer = try DatabaseQueue(
-            path: attributionPath, configuration: Self.derivedFileConfiguration(cacheKiB: 256, attaching: [], connection, checkpointsElsewhere: true))
+            path: attributionPath,
+            configuration: Self.derivedFileConfiguration(cacheKiB: 256, attachedKiB: nil, attaching: [], connection, checkpointsElsewhere: true))
 
         // The rollup file next: every events connection attaches it too. One an unsynced rebuild
         // left unfinished is started over first.
         try Self.discardUnfinishedRebuild(in: directory, logger: logger)
-        // 16 MiB of cache: the daemon shares its memory with ingest.
         let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: 16384, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true)
+            cacheKiB: pageCaches.rollupKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
@@ -134,6 +137,9 @@ public final class AppDatabase: IngestStore {
             try connection.attach(db, path: idIndexPath, as: "ids")
             try connection.attach(db, path: rollupPath, as: "agg")
             try connection.attach(db, path: attributionPath, as: "attr")
+            if let kib = pageCaches.attachedKiB {
+                for schema in ["ids", "agg", "attr"] { try db.execute(sql: connection.cacheSize(kib: kib, schema: schema)) }
+            }
             SketchFunctions.register(in: db)
             CompactEvent.register(in: db)
         }
@@ -157,7 +163,8 @@ public final class AppDatabase: IngestStore {
             logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
-            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, queries: queries,
+            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget,
+            cacheKiB: pageCaches.attributionKiB, queries: queries,
             logger: logger)
         rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
@@ -274,11 +281,13 @@ public final class AppDatabase: IngestStore {
     /// The connection settings of a derived file (attribution, rollups), written by one thread
     /// of this process and maybe by a command beside it: WAL, `synchronous=NORMAL` (derived
     /// state is rebuilt after a power loss if need be), a WAL truncated back to 64 MiB after
-    /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names.
+    /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names
+    /// (with caches of `attachedKiB` each; nil: SQLite's default).
     /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
     /// With `checkpointsElsewhere`, its commits never checkpoint (see `AttributionStore.checkpoint(_:)`).
     static func derivedFileConfiguration(
-        cacheKiB: Int, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries, sketches: Bool = false,
+        cacheKiB: Int, attachedKiB: Int?, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries,
+        sketches: Bool = false,
         checkpointsElsewhere: Bool = false
     ) -> Configuration {
         var config = Configuration()
@@ -289,7 +298,10 @@ public final class AppDatabase: IngestStore {
             try db.execute(sql: connection.journalSizeLimit)
             try db.execute(sql: connection.cacheSize(kib: cacheKiB))
             if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
-            for file in files { try connection.attach(db, path: file.path, as: file.schema) }
+            for file in files {
+                try connection.attach(db, path: file.path, as: file.schema)
+                if let attachedKiB { try db.execute(sql: connection.cacheSize(kib: attachedKiB, schema: file.schema)) }
+            }
             if sketches { SketchFunctions.register(in: db) }
         }
         return config

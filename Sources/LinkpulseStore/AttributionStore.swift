@@ -69,8 +69,9 @@ public final class AttributionStore: Sendable {
 
     init(
         queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
-        spillSliceBytes: Int, moveSliceBudget: Duration, queries: SQLQueries, logger: Logger
+        spillSliceBytes: Int, moveSliceBudget: Duration, cacheKiB: Int, queries: SQLQueries, logger: Logger
     ) {
+        self.cacheKiB = cacheKiB
         self.spillSliceBytes = spillSliceBytes
         self.moveSliceBudget = moveSliceBudget
         self.queue = queue
@@ -85,8 +86,8 @@ public final class AttributionStore: Sendable {
         urgentRequests = CoalescedWork(on: urgentThread, coversRunning: false)
     }
 
-    /// The connection settings' page cache in the daemon.
-    static let cacheKiB = 8192
+    /// The page cache of the attribution file's connection (`PageCaches.attributionKiB`).
+    let cacheKiB: Int
 
     /// The seq through which every event is attributed.
     public func attributedThroughSeq() throws -> Int64 {
@@ -137,13 +138,13 @@ public final class AttributionStore: Sendable {
     }
 
     /// `attributeAll` for the command line, which has the machine to itself: rounds of 200,000
-    /// events in a 256 MiB page cache (the daemon's follower keeps 8 MiB). Fewer commits and
+    /// events in a 256 MiB page cache (the daemon's follower keeps 2 MiB). Fewer commits and
     /// checkpoints, and click indexes that stay in memory, replay 1 M generated events in about
     /// half the time (see docs/PERFORMANCE.md).
     @discardableResult
     public func attributeAllInBulk() throws -> Int {
         try queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: 262_144)) }
-        defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: Self.cacheKiB)) } }
+        defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: cacheKiB)) } }
         return try attributeAll(batch: 200_000)
     }
 

@@ -323,9 +323,9 @@ struct ConnectionQueries: Sendable {
         durability == .full ? durabilityFull : durabilityNormal
     }
 
-    /// `cache_size.sql` for a cache of `kib` KiB.
-    func cacheSize(kib: Int) -> String {
-        cacheSizeTemplate.replacingOccurrences(of: "{kib}", with: String(kib))
+    /// `cache_size.sql` for a cache of `kib` KiB of `schema` ("main": the connection's own file).
+    func cacheSize(kib: Int, schema: String = "main") -> String {
+        cacheSizeTemplate.replacingOccurrences(of: "{schema}", with: schema).replacingOccurrences(of: "{kib}", with: String(kib))
     }
 
     /// `incremental_vacuum.sql` for at most `pages` pages.

@@ -360,7 +360,8 @@ struct Rollup: AsyncParsableCommand {
         let discarded = try claim.map { _ in
             try AppDatabase.discardDerivedFiles(in: storage.dataURL, attribution: reattribute)
         } ?? false
-        let database = try AppDatabase(directory: storage.dataURL, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
+        let database = try AppDatabase(
+            directory: storage.dataURL, pageCaches: .command, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
         if discarded {
             logger.info("derived files started over", metadata: ["attribution": "\(reattribute)"])
             try AppDatabase.markUnsyncedRebuild(in: storage.dataURL)

@@ -19,7 +19,6 @@ public struct PostgresExportLedger: ExportRecords {
     }
 
     public func recordExport(_ file: ExportFileRecord) async throws {
-        let q = queries.export
         try await restore(jobs: [(file.job, file.periodStartMs, file.periodEndMs)], files: [file])
     }
 

@@ -251,7 +251,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     /// Whether the server answers a query now (for `/healthz`).
     public func isHealthy() async -> Bool {
         do {
-            try await Self.withTimeout(.seconds(5), what: "a health check") {
+            _ = try await Self.withTimeout(.seconds(5), what: "a health check") {
                 try await self.client.query(PostgresQuery(unsafeSQL: self.queries.schema.ping), logger: self.logger)
             }
             return true

@@ -1,0 +1,38 @@
+import Foundation
+import GRDB
+import Logging
+import Testing
+
+@testable import LinkpulseStore
+
+/// Each connection gets the page caches asked for, its own file's and those of the files it
+/// attaches: SQLite gives every attached file a cache of its own, about 2 MiB by default.
+@Suite struct PageCachesTests {
+    /// `PRAGMA schema.cache_size` of each schema, as SQLite reports it (negative: KiB).
+    static func cacheSizes(_ db: Database, _ schemas: [String]) throws -> [String: Int] {
+        var sizes: [String: Int] = [:]
+        for schema in schemas { sizes[schema] = try Int.fetchOne(db, sql: "PRAGMA \(schema).cache_size") }
+        return sizes
+    }
+
+    @Test(arguments: [PageCaches.daemon, PageCaches.command])
+    func everyConnectionKeepsTheCachesAsked(caches: PageCaches) async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-caches-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try AppDatabase(directory: directory, durability: .normal, pageCaches: caches, logger: Logger(label: "test"))
+        defer { try? database.close() }
+        // SQLite's own default where none is asked for.
+        let attached = -(caches.attachedKiB ?? 2000)
+
+        let rollups = try database.rollups.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "ids", "attr"]) }
+        #expect(rollups == ["main": -caches.rollupKiB, "ev": attached, "ids": attached, "attr": attached])
+        let attribution = try database.attribution.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "ids"]) }
+        #expect(attribution == ["main": -caches.attributionKiB, "ev": attached, "ids": attached])
+        #expect(database.attribution.cacheKiB == caches.attributionKiB)
+        // The events connections: the writer, and a reader (the stats, resolves).
+        let writer = try await database.events.pool.write { db in try Self.cacheSizes(db, ["ids", "agg", "attr"]) }
+        #expect(writer == ["ids": attached, "agg": attached, "attr": attached])
+        let reader = try await database.events.pool.read { db in try Self.cacheSizes(db, ["ids", "agg", "attr"]) }
+        #expect(reader == ["ids": attached, "agg": attached, "attr": attached])
+    }
+}
