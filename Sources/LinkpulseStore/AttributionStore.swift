@@ -386,7 +386,9 @@ public final class AttributionStore: Sendable {
             recent.sliceMoved()
             if ContinuousClock.now >= deadline, recent.outgoing.map({ $0.slicesDone < $0.slices }) == true { return true }
         }
-        guard let move = recent.outgoing else { return true }
+        // Counts for the log only: the move's copy of the entries goes as it finishes.
+        guard let (byRef, byFingerprint, slices) = recent.outgoing.map({ ($0.spill.byRef.count, $0.spill.byFingerprint.count, $0.slices) })
+        else { return true }
         var moved = false
         var late = 0
         try db.inTransaction(.deferred) {
@@ -399,7 +401,7 @@ public final class AttributionStore: Sendable {
             return .commit
         }
         logger.debug("clicks moved to disk", metadata: [
-            "by_ref": "\(move.spill.byRef.count)", "by_fingerprint": "\(move.spill.byFingerprint.count)", "slices": "\(move.slices)",
+            "by_ref": "\(byRef)", "by_fingerprint": "\(byFingerprint)", "slices": "\(slices)",
             "late": "\(late)", "horizon_moved": "\(moved)",
         ])
         return moved

@@ -39,7 +39,11 @@ struct IdTail: Sendable {
     mutating func applyPendingPrune() {
         guard let through = pendingPrune else { return }
         pendingPrune = nil
-        first = first.filter { $0.value > through }
+        // In place: a filtered copy of the dictionary beside the old one was the largest
+        // block of the daemon's heap at its peak under batches (17 MB at 400,000 ids). The
+        // storage keeps its size; the next ids fill it again.
+        let pruned = first.compactMap { $0.value <= through ? $0.key : nil }
+        for key in pruned { first.removeValue(forKey: key) }
         more = more.compactMapValues { seqs in
             let kept = seqs.filter { $0 > through }
             return kept.isEmpty ? nil : kept

@@ -170,16 +170,14 @@ struct RecentClicks {
     /// store with the new horizon, in the same transaction: the entries before it that were
     /// added during the move (clicks that arrived late), which its slices did not hold.
     mutating func finishMove() -> Spill? {
-        guard let move = outgoing else { return nil }
+        guard let newHorizon = outgoing?.spill.horizonMs, let beganThroughSeq = outgoing?.beganThroughSeq else { return nil }
+        // The move's copy of what leaves goes first: it is on disk, and it is half the entries.
         outgoing = nil
-        let newHorizon = move.spill.horizonMs
-        let leftByRef = Self.removeEntries(before: newHorizon, from: &byRef)
-        let leftByFingerprint = Self.removeEntries(before: newHorizon, from: &byFingerprint)
-        entries -= leftByRef.count + leftByFingerprint.count
+        let leftByRef = Self.removeEntries(before: newHorizon, from: &byRef) { $0.seq > beganThroughSeq }
+        let leftByFingerprint = Self.removeEntries(before: newHorizon, from: &byFingerprint) { $0.seq > beganThroughSeq }
+        entries -= leftByRef.removed + leftByFingerprint.removed
         horizonMs = newHorizon
-        var late = Spill(
-            horizonMs: newHorizon, byRef: leftByRef.filter { $0.1.seq > move.beganThroughSeq },
-            byFingerprint: leftByFingerprint.filter { $0.1.seq > move.beganThroughSeq }, osVersions: osVersions)
+        var late = Spill(horizonMs: newHorizon, byRef: leftByRef.kept, byFingerprint: leftByFingerprint.kept, osVersions: osVersions)
         late.sortByKey()
         return late
     }
@@ -228,18 +226,21 @@ struct RecentClicks {
     }
 
     /// Takes every entry before `horizon` out of each array (in place: no second copy of
-    /// memory), dropping arrays left empty.
+    /// memory), dropping arrays left empty. Returns how many left, and those of them `keep`
+    /// holds (with their keys): only those are copied.
     private static func removeEntries<Key, Entry: TimeOrdered>(
-        before horizon: Int64, from arrays: inout [Key: [Entry]]
-    ) -> [(Key, Entry)] {
-        var leaving: [(Key, Entry)] = []
+        before horizon: Int64, from arrays: inout [Key: [Entry]], keep: (Entry) -> Bool
+    ) -> (removed: Int, kept: [(Key, Entry)]) {
+        var removed = 0
+        var kept: [(Key, Entry)] = []
         for key in Array(arrays.keys) {
             let cut = arrays[key]!.firstIndex(happenedAfter: horizon - 1)
             guard cut > 0 else { continue }
-            for entry in arrays[key]![..<cut] { leaving.append((key, entry)) }
+            removed += cut
+            for entry in arrays[key]![..<cut] where keep(entry) { kept.append((key, entry)) }
             if cut == arrays[key]!.count { arrays[key] = nil } else { arrays[key]!.removeFirst(cut) }
         }
-        return leaving
+        return (removed, kept)
     }
 }
 
