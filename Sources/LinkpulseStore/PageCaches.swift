@@ -17,8 +17,8 @@ public struct PageCaches: Sendable, Equatable {
     }
 
     /// The daemon's (`serve`) and the default: small caches, the OS page cache behind them.
-    /// Under batched ingest they took the daemon's peak RSS from about 210 to 180 MB at the
-    /// same throughput and freshness (docs/PERFORMANCE.md, "Page caches of a daemon").
+    /// Under `ops/bench/ingest.sh` they took the daemon's peak RSS from about 180 to 147 MB at
+    /// the same throughput and freshness (docs/PERFORMANCE.md, "Ingest RSS, third cut").
     public static let daemon = PageCaches(rollupKiB: 4096, attributionKiB: 2048, attachedKiB: 256)
 
     /// A command that has the machine to itself (`rollup --rebuild`, `generate`, `export`):
