@@ -137,7 +137,8 @@ public final class AppDatabase: IngestStore {
             try connection.attach(db, path: idIndexPath, as: "ids")
             try connection.attach(db, path: rollupPath, as: "agg")
             try connection.attach(db, path: attributionPath, as: "attr")
-            if let kib = pageCaches.attachedKiB {
+            // The writer's only: the readers answer stats and resolves from the attached files.
+            if let kib = pageCaches.attachedKiB, !db.configuration.readonly {
                 for schema in ["ids", "agg", "attr"] { try db.execute(sql: connection.cacheSize(kib: kib, schema: schema)) }
             }
             SketchFunctions.register(in: db)

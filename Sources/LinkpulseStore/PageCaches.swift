@@ -8,8 +8,10 @@ public struct PageCaches: Sendable, Equatable {
     /// The attribution file's connection, which writes the answers and moves clicks to disk.
     public var attributionKiB: Int
     /// Every file attached to a connection beside its own (the events database as read by the
-    /// derived work, the id index, the derived files as read by the events connections); nil
-    /// keeps SQLite's default. Those reads stream through new rows or look up a few keys.
+    /// derived work, the id index, the derived files as the events writer reads them); nil
+    /// keeps SQLite's default. Those reads stream through new rows or look up a few keys. The
+    /// events readers keep SQLite's default: they answer stats and resolves from the rollup and
+    /// attribution files.
     public var attachedKiB: Int?
 
     public init(rollupKiB: Int, attributionKiB: Int, attachedKiB: Int?) {
