@@ -23,7 +23,7 @@ public struct PageCaches: Sendable, Equatable {
     /// the same throughput and freshness (docs/PERFORMANCE.md, "Ingest RSS, third cut").
     public static let daemon = PageCaches(rollupKiB: 4096, attributionKiB: 2048, attachedKiB: 256)
 
-    /// A command that has the machine to itself (`rollup --rebuild`, `generate`, `export`):
-    /// the caches the rebuild's throughput was measured with.
+    /// The commands that have the machine to themselves (`rollup`, `generate`, `export`): the
+    /// caches the rebuild's throughput was measured with.
     public static let command = PageCaches(rollupKiB: 16384, attributionKiB: 8192, attachedKiB: nil)
 }

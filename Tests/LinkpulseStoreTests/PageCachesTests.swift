@@ -6,7 +6,8 @@ import Testing
 @testable import LinkpulseStore
 
 /// Each connection gets the page caches asked for, its own file's and those of the files it
-/// attaches: SQLite gives every attached file a cache of its own, about 2 MiB by default.
+/// attaches (SQLite gives every attached file a cache of its own, about 2 MiB by default), but
+/// for the events readers, which keep SQLite's default.
 @Suite struct PageCachesTests {
     /// `PRAGMA schema.cache_size` of each schema, as SQLite reports it (negative: KiB).
     static func cacheSizes(_ db: Database, _ schemas: [String]) throws -> [String: Int] {
