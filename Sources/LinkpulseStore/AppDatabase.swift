@@ -134,13 +134,12 @@ public final class AppDatabase: IngestStore {
             // Checkpoints run on their own connection (see EventStore.checkpoint), not inside a commit.
             try db.execute(sql: connection.noAutocheckpoint)
             try db.execute(sql: connection.journalSizeLimit)
-            try connection.attach(db, path: idIndexPath, as: "ids")
-            try connection.attach(db, path: rollupPath, as: "agg")
-            try connection.attach(db, path: attributionPath, as: "attr")
-            // The writer's only: the readers answer stats and resolves from the attached files.
-            if let kib = pageCaches.attachedKiB, !db.configuration.readonly {
-                for schema in ["ids", "agg", "attr"] { try db.execute(sql: connection.cacheSize(kib: kib, schema: schema)) }
-            }
+            // Small caches on the writer only: the readers answer stats and resolves from the
+            // attached files.
+            let attachedKiB = db.configuration.readonly ? nil : pageCaches.attachedKiB
+            try connection.attach(db, path: idIndexPath, as: "ids", cacheKiB: attachedKiB)
+            try connection.attach(db, path: rollupPath, as: "agg", cacheKiB: attachedKiB)
+            try connection.attach(db, path: attributionPath, as: "attr", cacheKiB: attachedKiB)
             SketchFunctions.register(in: db)
             CompactEvent.register(in: db)
         }
@@ -299,10 +298,7 @@ public final class AppDatabase: IngestStore {
             try db.execute(sql: connection.journalSizeLimit)
             try db.execute(sql: connection.cacheSize(kib: cacheKiB))
             if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
-            for file in files {
-                try connection.attach(db, path: file.path, as: file.schema)
-                if let attachedKiB { try db.execute(sql: connection.cacheSize(kib: attachedKiB, schema: file.schema)) }
-            }
+            for file in files { try connection.attach(db, path: file.path, as: file.schema, cacheKiB: attachedKiB) }
             if sketches { SketchFunctions.register(in: db) }
         }
         return config

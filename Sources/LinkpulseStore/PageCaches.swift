@@ -2,21 +2,17 @@
 /// default is about 2 MiB per file a connection has open, attached ones included: with every
 /// file attached to every connection, that added up to tens of megabytes of a daemon that
 /// shares its memory with ingest.
-public struct PageCaches: Sendable, Equatable {
+public struct PageCaches: Sendable {
     /// The rollup file's connection, which writes the passes.
-    public var rollupKiB: Int
+    public let rollupKiB: Int
     /// The attribution file's connection, which writes the answers and moves clicks to disk.
-    public var attributionKiB: Int
+    public let attributionKiB: Int
     /// Every file attached to a connection beside its own (the events database as read by the
     /// derived work, the id index, the derived files as the events writer reads them); nil
     /// keeps SQLite's default. Those reads stream through new rows or look up a few keys. The
     /// events readers keep SQLite's default: they answer stats and resolves from the rollup and
     /// attribution files.
-    public var attachedKiB: Int?
-
-    public init(rollupKiB: Int, attributionKiB: Int, attachedKiB: Int?) {
-        self.rollupKiB = rollupKiB; self.attributionKiB = attributionKiB; self.attachedKiB = attachedKiB
-    }
+    public let attachedKiB: Int?
 
     /// The daemon's (`serve`) and the default: small caches, the OS page cache behind them.
     /// Under `ops/bench/ingest.sh` they took the daemon's peak RSS from about 180 to 147 MB at

@@ -333,8 +333,10 @@ struct ConnectionQueries: Sendable {
         incrementalVacuumTemplate.replacingOccurrences(of: "{pages}", with: String(pages))
     }
 
-    /// Attaches the file at `path` as `schema` on `db`.
-    func attach(_ db: Database, path: String, as schema: String) throws {
+    /// Attaches the file at `path` as `schema` on `db`, with a page cache of `cacheKiB` for it
+    /// (nil: SQLite's default, about 2 MiB for every attached file).
+    func attach(_ db: Database, path: String, as schema: String, cacheKiB: Int? = nil) throws {
         try db.execute(sql: attach, arguments: ["path": path, "schema": schema])
+        if let cacheKiB { try db.execute(sql: cacheSize(kib: cacheKiB, schema: schema)) }
     }
 }
