@@ -326,9 +326,8 @@ public final class AttributionStore: Sendable {
                 } else {
                     moveLeftForApps.store(false, ordering: .relaxed)
                     if recent.outgoing == nil {
-                        _ = recent.beginMove { spill in
-                            WriteSlices.count(
-                                items: max(spill.byRef.count, spill.byFingerprint.count), filePath: queue.path, sliceBytes: spillSliceBytes)
+                        _ = recent.beginMove { items in
+                            WriteSlices.count(items: items, filePath: queue.path, sliceBytes: spillSliceBytes)
                         }
                     }
                     if recent.outgoing != nil {
@@ -379,15 +378,15 @@ public final class AttributionStore: Sendable {
             }
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
-                try disk.store(move.spill, slice: move.slicesDone, of: move.slices)
+                try recent.outgoingRows(slice: move.slicesDone, of: move.slices) { try disk.store($0) }
                 return .commit
             }
             if move.slices > 1 { try checkpointBetweenSlices(db) }
             recent.sliceMoved()
             if ContinuousClock.now >= deadline, recent.outgoing.map({ $0.slicesDone < $0.slices }) == true { return true }
         }
-        // Counts for the log only: the move's copy of the entries goes as it finishes.
-        guard let (byRef, byFingerprint, slices) = recent.outgoing.map({ ($0.spill.byRef.count, $0.spill.byFingerprint.count, $0.slices) })
+        // Counts for the log only.
+        guard let (byRef, byFingerprint, slices) = recent.outgoing.map({ ($0.refEntries, $0.fingerprints.count, $0.slices) })
         else { return true }
         var moved = false
         var late = 0
@@ -395,8 +394,9 @@ public final class AttributionStore: Sendable {
             try db.cachedStatement(sql: queries.attribution.lock).execute()
             let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
             guard state?[1] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
-            try disk.store(left)
-            late = left.byRef.count + left.byFingerprint.count
+            for row in left.late { try disk.store(row) }
+            try disk.moveHorizon(to: left.horizonMs)
+            late = left.late.count
             moved = true
             return .commit
         }
@@ -491,7 +491,7 @@ public final class AttributionStore: Sendable {
                 seq: s.int64(0), ms: s.int64(1), ref: s.text(2), fingerprint: s.storedFingerprint(hash: 3, platform: 4),
                 osVersion: osMajorMinor(s.text(5)))
             // In time order, so a new horizon is never after a click still to come.
-            if let spill = recent.spill() { try disk.store(spill) }
+            if let horizon = try recent.spill({ try disk.store($0) }) { try disk.moveHorizon(to: horizon) }
         }
         return recent
     }
@@ -741,21 +741,9 @@ struct DiskClicks {
         }
     }
 
-    /// Puts what left memory on disk, in key order, and records the new horizon (in one
-    /// transaction: for the listing of the memory half, which attributes nothing).
-    func store(_ spill: RecentClicks.Spill) throws {
-        try store(spill, slice: 0, of: 1)
-        try moveHorizon(to: spill.horizonMs)
-    }
-
-    /// Puts slice `slice` of `slices` of what left memory on disk: that share of each index's
-    /// entries, in key order (so a slice covers a range of each table's keys).
-    func store(_ spill: RecentClicks.Spill, slice: Int, of slices: Int) throws {
-        func range(_ count: Int) -> Range<Int> { WriteSlices.range(slice, of: slices, count: count) }
-        for (ref, c) in spill.byRef[range(spill.byRef.count)] { try store(seq: c.seq, ms: c.ms, ref: ref, fingerprint: nil, osVersion: nil) }
-        for (fingerprint, c) in spill.byFingerprint[range(spill.byFingerprint.count)] {
-            try store(seq: c.seq, ms: c.ms, ref: nil, fingerprint: fingerprint, osVersion: spill.osVersion(c.os))
-        }
+    /// Puts a click that leaves memory on disk (see `RecentClicks.outgoingRows`).
+    func store(_ row: RecentClicks.DiskRow) throws {
+        try store(seq: row.seq, ms: row.ms, ref: row.ref, fingerprint: row.fingerprint, osVersion: row.osVersion)
     }
 
     /// Records the memory horizon: clicks before it are on disk.

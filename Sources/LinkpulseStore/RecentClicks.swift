@@ -6,14 +6,21 @@ import LinkpulseDomain
 ///
 /// Why: clicks arrive in time order but with random refs and addresses, so indexing each one
 /// in a B-tree took a random page write per click, which made attribution the slowest part of
-/// the pipeline under load. Here a click costs an append to a small array; the clicks that fall
-/// behind the horizon go to disk in batches sorted by key (a move, `beginMove` to `finishMove`,
-/// written between attribution rounds; `spill` at once when the memory half is listed), which
-/// touches each page once per batch.
+/// the pipeline under load. Here a click costs an append to a small array or a chain; the
+/// clicks that fall behind the horizon go to disk in batches sorted by key (a move, `beginMove`
+/// to `finishMove`, written between attribution rounds; `spill` at once when the memory half is
+/// listed), which touches each page once per batch.
 ///
-/// Only times and seqs are held (a matched click's link is read from the events by seq), so
-/// an entry is 16 to 24 bytes. Nothing here must be saved: the memory half is exactly the
-/// indexed clicks at or after the horizon, which the events database can list again
+/// Only times and seqs are held (a matched click's link is read from the events by seq). By ref,
+/// an entry is 16 bytes in an array per ref: refs are few against clicks, so each has many.
+/// By fingerprint, an entry is 24 bytes in one array shared by every fingerprint, chained newest
+/// first from a head per fingerprint: most fingerprints (an address and a platform) have one to
+/// three clicks, and an array of their own cost about 100 bytes a fingerprint more. A move hands
+/// what leaves to disk straight from these arrays, slice by slice (`outgoingRows`): it keeps only
+/// the order to write them in, 4 to 16 bytes an entry, not a copy of them.
+///
+/// Nothing here must be saved: the memory half is exactly the indexed clicks at or after the
+/// horizon, which the events database can list again
 /// (`AttributionStore.recentClicks(_:through:horizon:disk:)`).
 struct RecentClicks {
     /// A click by ref: when it happened and its seq. Arrays of them are kept sorted by
@@ -23,14 +30,6 @@ struct RecentClicks {
         var seq: Int64
     }
 
-    /// A click by fingerprint, with its OS version (major.minor, an index into `osVersions`;
-    /// -1 when the click did not know it).
-    struct FingerprintEntry: Equatable {
-        var ms: Int64
-        var seq: Int64
-        var os: Int32
-    }
-
     /// A click found by fingerprint: time, seq and OS version (major.minor).
     struct FingerprintMatch: Equatable {
         var ms: Int64
@@ -38,29 +37,25 @@ struct RecentClicks {
         var osVersion: String?
     }
 
-    /// What leaves memory when the horizon moves: every entry before `horizonMs`, sorted in
-    /// the order of the disk tables' keys.
-    struct Spill {
-        var horizonMs: Int64
-        var byRef: [(ref: String, entry: RefEntry)]
-        var byFingerprint: [(fingerprint: Fingerprint, entry: FingerprintEntry)]
-        /// The OS versions the entries' `os` indexes name.
-        var osVersions: [String]
+    /// A click on its way to disk: a row of `ref_clicks` (with `ref`) or of
+    /// `fingerprint_clicks` (with `fingerprint`, and the OS version when the click knew it).
+    struct DiskRow: Equatable {
+        var seq: Int64
+        var ms: Int64
+        var ref: String?
+        var fingerprint: Fingerprint?
+        var osVersion: String?
+    }
 
-        /// The OS version (major.minor) of an entry's `os`, nil when it did not know it.
-        func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
-
-        /// Sorts the entries in the order of the disk tables' keys (ref, time, seq; hour,
-        /// address, platform, time, seq), so that a slice is a key range of each. In place: a
-        /// move holds half the memory's entries.
-        mutating func sortByKey() {
-            byRef.sort { ($0.ref, $0.entry.ms, $0.entry.seq) < ($1.ref, $1.entry.ms, $1.entry.seq) }
-            byFingerprint.sort {
-                let a = $0.fingerprint, b = $1.fingerprint
-                return (TimeGrain.floor($0.entry.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, $0.entry.ms, $0.entry.seq)
-                    < (TimeGrain.floor($1.entry.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, $1.entry.ms, $1.entry.seq)
-            }
-        }
+    /// A click by fingerprint in `chained`: its time, seq and OS version (an index into
+    /// `osVersions`, -1 when the click did not know it), and the slot of the next older click
+    /// of its fingerprint (-1 for none). A free slot has seq -1, and `older` is then the next
+    /// free slot.
+    private struct ChainedClick {
+        var ms: Int64
+        var seq: Int64
+        var older: Int32
+        var os: Int32
     }
 
     /// Clicks at or after this instant are held here; earlier ones are on disk.
@@ -71,11 +66,18 @@ struct RecentClicks {
     /// the horizon to keep about half of them.
     let capacity: Int
     private var byRef: [String: [RefEntry]] = [:]
-    private var byFingerprint: [Fingerprint: [FingerprintEntry]] = [:]
+    /// The slot in `chained` of each fingerprint's newest click.
+    private var newestByFingerprint: [Fingerprint: Int32] = [:]
+    /// Every fingerprint's clicks, each fingerprint's chained newest first by (time, seq).
+    private var chained: [ChainedClick] = []
+    /// The first free slot of `chained` (-1 for none): slots of clicks that left are reused.
+    private var freeSlot: Int32 = -1
     private var osVersions: [String] = []
     private var osIds: [String: Int32] = [:]
     /// How many entries are held.
     private(set) var entries = 0
+    /// The largest seq added.
+    private var lastSeqAdded = Int64.min
 
     init(horizonMs: Int64, throughSeq: Int64, capacity: Int) {
         self.horizonMs = horizonMs; self.throughSeq = throughSeq; self.capacity = max(capacity, 2)
@@ -85,13 +87,13 @@ struct RecentClicks {
     /// Clicks are added in store order.
     mutating func add(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) -> Bool {
         guard ms >= horizonMs else { return false }
+        lastSeqAdded = max(lastSeqAdded, seq)
         if let ref {
             byRef[ref, default: []].insertInTimeOrder(RefEntry(ms: ms, seq: seq))
             entries += 1
         }
         if let fingerprint {
-            let entry = FingerprintEntry(ms: ms, seq: seq, os: osId(osVersion))
-            byFingerprint[fingerprint, default: []].insertInTimeOrder(entry)
+            chain(ChainedClick(ms: ms, seq: seq, older: -1, os: osId(osVersion)), to: fingerprint)
             entries += 1
         }
         return true
@@ -107,38 +109,69 @@ struct RecentClicks {
 
     /// The held clicks with this fingerprint in [fromMs, throughMs], newest first.
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) -> [FingerprintMatch] {
-        guard let clicks = byFingerprint[fingerprint] else { return [] }
         var found: [FingerprintMatch] = []
-        var i = clicks.firstIndex(happenedAfter: throughMs) - 1
-        while i >= 0 && clicks[i].ms >= fromMs {
-            let c = clicks[i]
-            found.append(FingerprintMatch(ms: c.ms, seq: c.seq, osVersion: c.os < 0 ? nil : osVersions[Int(c.os)]))
-            i -= 1
+        var slot = newestByFingerprint[fingerprint] ?? -1
+        while slot >= 0, chained[Int(slot)].ms > throughMs { slot = chained[Int(slot)].older }
+        while slot >= 0, chained[Int(slot)].ms >= fromMs {
+            let c = chained[Int(slot)]
+            found.append(FingerprintMatch(ms: c.ms, seq: c.seq, osVersion: osVersion(c.os)))
+            slot = c.older
         }
         return found
     }
 
-    /// When more than `capacity` entries are held: moves the horizon so that about half stay
-    /// and returns what leaves, for the caller to store (in the same transaction as the new
-    /// horizon). Nil while under capacity. At once, for the listing of the memory half; rounds
-    /// move clicks to disk in steps (`beginMove`).
-    mutating func spill() -> Spill? {
+    /// When more than `capacity` entries are held: moves the horizon so that about half stay,
+    /// handing each entry that leaves to `store`, in the order of the disk tables' keys, and
+    /// returns the new horizon for the caller to record (in the same transaction as the rows).
+    /// Nil while under capacity. At once, for the listing of the memory half; rounds move clicks
+    /// to disk in steps (`beginMove`).
+    mutating func spill(_ store: (DiskRow) throws -> Void) rethrows -> Int64? {
         // A move begun and finished at once: nothing arrived in between, so nothing is late.
-        guard beginMove(slices: { _ in 1 }), let move = outgoing else { return nil }
-        _ = finishMove()
-        return move.spill
+        guard beginMove(slices: { _ in 1 }) else { return nil }
+        try outgoingRows(slice: 0, of: 1, store)
+        return finishMove()?.horizonMs
     }
 
-    /// A move of clicks to disk in progress (see `beginMove`): what leaves, cut into `slices`
-    /// transactions, of which `slicesDone` are on disk.
+    /// A fingerprint's click that leaves in a move: the fingerprint, and the click's slot.
+    struct OutgoingFingerprint {
+        let ipKey: Int64
+        let slot: Int32
+        let platform: Platform
+
+        var fingerprint: Fingerprint { Fingerprint(ipKey: ipKey, platform: platform) }
+    }
+
+    /// A move of clicks to disk in progress (see `beginMove`): what leaves, in the order of the
+    /// disk tables' keys, cut into `slices` transactions, of which `slicesDone` are on disk.
+    /// It names the entries, which stay in memory until `finishMove`.
     struct Move {
-        /// The entries before the new horizon when the move began, in the disk tables' order.
-        let spill: Spill
-        /// The watermark the memory half was exact for when the move began: entries with a
-        /// later seq were added during the move.
+        /// Entries before it leave.
+        let horizonMs: Int64
+        /// The watermark the memory half was exact for when the move began (or the largest seq
+        /// held then, if larger): entries with a later seq were added during the move, and are
+        /// not the slices' to write.
         let beganThroughSeq: Int64
+        /// The refs with entries that leave, sorted, each with the position of its first
+        /// leaving entry among all leaving ref entries (which slice writes it).
+        let refs: [(ref: String, firstEntry: Int)]
+        /// How many ref entries leave.
+        let refEntries: Int
+        /// The fingerprints' clicks that leave, sorted by the disk table's key (hour, address,
+        /// platform, time, seq).
+        let fingerprints: [OutgoingFingerprint]
         let slices: Int
         var slicesDone = 0
+
+        /// The index in `refs` of the first ref whose first leaving entry is at `position` or
+        /// after it (`refs.count` when none is).
+        func firstRef(from position: Int) -> Int {
+            var low = 0, high = refs.count
+            while low < high {
+                let mid = (low + high) / 2
+                if refs[mid].firstEntry < position { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
     }
 
     /// The move in progress, if any. Its entries stay in memory, and lookups find them there,
@@ -146,18 +179,61 @@ struct RecentClicks {
     private(set) var outgoing: Move?
 
     /// When more than `capacity` entries are held and no move is in progress: begins one of
-    /// about half the entries, the oldest (`spill`'s choice), in `slices(spill)` slices, and
-    /// returns true. Nothing leaves memory yet, and the horizon stays: disk rows written at or
-    /// after the file's horizon are read by no lookup until `finishMove` moves both.
-    mutating func beginMove(slices: (Spill) -> Int) -> Bool {
+    /// about half the entries, the oldest (`spill`'s choice), in `slices(n)` slices (n: the
+    /// larger of the leaving ref and fingerprint entries), and returns true. Nothing leaves
+    /// memory yet, and the horizon stays: disk rows written at or after the file's horizon are
+    /// read by no lookup until `finishMove` moves both.
+    mutating func beginMove(slices: (Int) -> Int) -> Bool {
         guard entries > capacity, outgoing == nil else { return false }
         let newHorizon = medianTime()
-        var spill = Spill(
-            horizonMs: newHorizon, byRef: Self.entries(before: newHorizon, in: byRef),
-            byFingerprint: Self.entries(before: newHorizon, in: byFingerprint), osVersions: osVersions)
-        spill.sortByKey()
-        outgoing = Move(spill: spill, beganThroughSeq: throughSeq, slices: max(slices(spill), 1))
+        var refs: [(ref: String, firstEntry: Int)] = []
+        for (ref, clicks) in byRef where clicks[0].ms < newHorizon { refs.append((ref, clicks.firstIndex(happenedAfter: newHorizon - 1))) }
+        refs.sort { $0.ref < $1.ref }
+        var refEntries = 0
+        for i in refs.indices {
+            let leaving = refs[i].firstEntry
+            refs[i].firstEntry = refEntries
+            refEntries += leaving
+        }
+        var fingerprints: [OutgoingFingerprint] = []
+        for (fingerprint, newest) in newestByFingerprint {
+            var slot = firstSlot(of: newest, before: newHorizon).leaving
+            while slot >= 0 {
+                fingerprints.append(OutgoingFingerprint(ipKey: fingerprint.ipKey, slot: slot, platform: fingerprint.platform))
+                slot = chained[Int(slot)].older
+            }
+        }
+        fingerprints.sort { a, b in
+            let x = chained[Int(a.slot)], y = chained[Int(b.slot)]
+            return (TimeGrain.floor(x.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, x.ms, x.seq)
+                < (TimeGrain.floor(y.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, y.ms, y.seq)
+        }
+        outgoing = Move(
+            horizonMs: newHorizon, beganThroughSeq: max(throughSeq, lastSeqAdded), refs: refs, refEntries: refEntries, fingerprints: fingerprints,
+            slices: max(slices(max(refEntries, fingerprints.count)), 1))
         return true
+    }
+
+    /// Hands slice `slice` of `slices` of the move in progress to `store`, in key order: that
+    /// share of the leaving ref entries (whole refs, by where each one's first entry falls),
+    /// then that share of the fingerprints' (so a slice covers a key range of each table). The
+    /// entries added during the move are not among them.
+    func outgoingRows(slice: Int, of slices: Int, _ store: (DiskRow) throws -> Void) rethrows {
+        guard let move = outgoing else { return }
+        let refRange = WriteSlices.range(slice, of: slices, count: move.refEntries)
+        var i = move.firstRef(from: refRange.lowerBound)
+        while i < move.refs.count, move.refs[i].firstEntry < refRange.upperBound {
+            let ref = move.refs[i].ref
+            for entry in byRef[ref] ?? [] {
+                if entry.ms >= move.horizonMs { break }
+                if entry.seq <= move.beganThroughSeq { try store(DiskRow(seq: entry.seq, ms: entry.ms, ref: ref)) }
+            }
+            i += 1
+        }
+        for leaving in move.fingerprints[WriteSlices.range(slice, of: slices, count: move.fingerprints.count)] {
+            let c = chained[Int(leaving.slot)]
+            try store(DiskRow(seq: c.seq, ms: c.ms, fingerprint: leaving.fingerprint, osVersion: osVersion(c.os)))
+        }
     }
 
     /// Records that the next slice of the move in progress is on disk.
@@ -166,20 +242,42 @@ struct RecentClicks {
     }
 
     /// Ends the move in progress, once every slice is on disk: drops every entry before its
-    /// horizon from memory and moves the horizon there. Returns what the caller must still
-    /// store with the new horizon, in the same transaction: the entries before it that were
-    /// added during the move (clicks that arrived late), which its slices did not hold.
-    mutating func finishMove() -> Spill? {
-        guard let newHorizon = outgoing?.spill.horizonMs, let beganThroughSeq = outgoing?.beganThroughSeq else { return nil }
-        // The move's copy of what leaves goes first: it is on disk, and it is half the entries.
+    /// horizon from memory and moves the horizon there. Returns the new horizon, and what the
+    /// caller must still store with it, in the same transaction: the entries before it that
+    /// were added during the move (clicks that arrived late), which its slices did not hold,
+    /// in key order.
+    mutating func finishMove() -> (horizonMs: Int64, late: [DiskRow])? {
+        guard let newHorizon = outgoing?.horizonMs, let began = outgoing?.beganThroughSeq else { return nil }
+        // The move's list of what leaves goes first: it is on disk.
         outgoing = nil
-        let leftByRef = Self.removeEntries(before: newHorizon, from: &byRef) { $0.seq > beganThroughSeq }
-        let leftByFingerprint = Self.removeEntries(before: newHorizon, from: &byFingerprint) { $0.seq > beganThroughSeq }
-        entries -= leftByRef.removed + leftByFingerprint.removed
+        var late: [DiskRow] = []
+        entries -= Self.removeEntries(before: newHorizon, from: &byRef) { ref, entry in
+            if entry.seq > began { late.append(DiskRow(seq: entry.seq, ms: entry.ms, ref: ref)) }
+        }
+        late.sort { ($0.ref!, $0.ms, $0.seq) < ($1.ref!, $1.ms, $1.seq) }
+        let lateByRef = late.count
+        var emptied: [Fingerprint] = []
+        for (fingerprint, newest) in newestByFingerprint {
+            let (lastKept, leaving) = firstSlot(of: newest, before: newHorizon)
+            guard leaving >= 0 else { continue }
+            if lastKept < 0 { emptied.append(fingerprint) } else { chained[Int(lastKept)].older = -1 }
+            var slot = leaving
+            while slot >= 0 {
+                let c = chained[Int(slot)]
+                if c.seq > began { late.append(DiskRow(seq: c.seq, ms: c.ms, fingerprint: fingerprint, osVersion: osVersion(c.os))) }
+                free(slot)
+                entries -= 1
+                slot = c.older
+            }
+        }
+        for fingerprint in emptied { newestByFingerprint[fingerprint] = nil }
+        late[lateByRef...].sort { a, b in
+            let x = a.fingerprint!, y = b.fingerprint!
+            return (TimeGrain.floor(a.ms, TimeGrain.hourMs), x.ipKey, x.platform.code, a.ms, a.seq)
+                < (TimeGrain.floor(b.ms, TimeGrain.hourMs), y.ipKey, y.platform.code, b.ms, b.seq)
+        }
         horizonMs = newHorizon
-        var late = Spill(horizonMs: newHorizon, byRef: leftByRef.kept, byFingerprint: leftByFingerprint.kept, osVersions: osVersions)
-        late.sortByKey()
-        return late
+        return (newHorizon, late)
     }
 
     /// Where to put the horizon so that about half the entries leave: the median time of a
@@ -190,20 +288,61 @@ struct RecentClicks {
         var times: [Int64] = []
         times.reserveCapacity(entries / step + 2)
         var n = 0
+        var oldest = Int64.max, newest = Int64.min
         func sample(_ ms: Int64) {
             if n % step == 0 { times.append(ms) }
             n += 1
+            oldest = min(oldest, ms); newest = max(newest, ms)
         }
         for clicks in byRef.values { for c in clicks { sample(c.ms) } }
-        for clicks in byFingerprint.values { for c in clicks { sample(c.ms) } }
+        for c in chained where c.seq >= 0 { sample(c.ms) }
         times.sort()
-        let oldest = min(
-            byRef.values.lazy.map { $0[0].ms }.min() ?? .max, byFingerprint.values.lazy.map { $0[0].ms }.min() ?? .max)
         let median = times[times.count / 2]
         if median > oldest { return median }
-        let newest = max(
-            byRef.values.lazy.map { $0[$0.count - 1].ms }.max() ?? .min, byFingerprint.values.lazy.map { $0[$0.count - 1].ms }.max() ?? .min)
         return times.first(where: { $0 > median }) ?? (newest + 1)
+    }
+
+    /// Puts a click into its fingerprint's chain, after every click of its instant (they were
+    /// stored before it): usually as the newest.
+    private mutating func chain(_ click: ChainedClick, to fingerprint: Fingerprint) {
+        let slot = allocate(click)
+        guard let newest = newestByFingerprint[fingerprint], chained[Int(newest)].ms > click.ms else {
+            chained[Int(slot)].older = newestByFingerprint[fingerprint] ?? -1
+            newestByFingerprint[fingerprint] = slot
+            return
+        }
+        var newer = newest
+        while chained[Int(newer)].older >= 0, chained[Int(chained[Int(newer)].older)].ms > click.ms { newer = chained[Int(newer)].older }
+        chained[Int(slot)].older = chained[Int(newer)].older
+        chained[Int(newer)].older = slot
+    }
+
+    /// In the chain from `newest`: the slot of the first click before `horizon` (-1 when none
+    /// is), and of the click just newer than it (-1 when there is none: the whole chain is
+    /// before the horizon).
+    private func firstSlot(of newest: Int32, before horizon: Int64) -> (lastKept: Int32, leaving: Int32) {
+        var lastKept: Int32 = -1, slot = newest
+        while slot >= 0, chained[Int(slot)].ms >= horizon {
+            lastKept = slot
+            slot = chained[Int(slot)].older
+        }
+        return (lastKept, slot)
+    }
+
+    private mutating func allocate(_ click: ChainedClick) -> Int32 {
+        guard freeSlot >= 0 else {
+            chained.append(click)
+            return Int32(chained.count - 1)
+        }
+        let slot = freeSlot
+        freeSlot = chained[Int(slot)].older
+        chained[Int(slot)] = click
+        return slot
+    }
+
+    private mutating func free(_ slot: Int32) {
+        chained[Int(slot)] = ChainedClick(ms: 0, seq: -1, older: freeSlot, os: -1)
+        freeSlot = slot
     }
 
     private mutating func osId(_ version: String?) -> Int32 {
@@ -215,39 +354,27 @@ struct RecentClicks {
         return id
     }
 
-    /// Every entry before `horizon` of each array, left in place.
-    private static func entries<Key, Entry: TimeOrdered>(before horizon: Int64, in arrays: [Key: [Entry]]) -> [(Key, Entry)] {
-        var leaving: [(Key, Entry)] = []
-        for (key, entries) in arrays {
-            let cut = entries.firstIndex(happenedAfter: horizon - 1)
-            for entry in entries[..<cut] { leaving.append((key, entry)) }
-        }
-        return leaving
-    }
+    /// The OS version (major.minor) an entry's `os` names, nil when it did not know it.
+    private func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
 
     /// Takes every entry before `horizon` out of each array (in place: no second copy of
-    /// memory), dropping arrays left empty. Returns how many left, and those of them `keep`
-    /// holds (with their keys): only those are copied.
+    /// memory), dropping arrays left empty, and shows each one that leaves to `leaving` with
+    /// its key. Returns how many left.
     private static func removeEntries<Key, Entry: TimeOrdered>(
-        before horizon: Int64, from arrays: inout [Key: [Entry]], keep: (Entry) -> Bool
-    ) -> (removed: Int, kept: [(Key, Entry)]) {
+        before horizon: Int64, from arrays: inout [Key: [Entry]], leaving: (Key, Entry) -> Void
+    ) -> Int {
         var removed = 0
-        var kept: [(Key, Entry)] = []
         for key in Array(arrays.keys) {
             let cut = arrays[key]!.firstIndex(happenedAfter: horizon - 1)
             guard cut > 0 else { continue }
             removed += cut
-            for entry in arrays[key]![..<cut] where keep(entry) { kept.append((key, entry)) }
+            for entry in arrays[key]![..<cut] { leaving(key, entry) }
             if cut == arrays[key]!.count { arrays[key] = nil } else { arrays[key]!.removeFirst(cut) }
         }
-        return (removed, kept)
+        return removed
     }
 }
 
 extension RecentClicks.RefEntry: TimeOrdered {
-    var timeMs: Int64 { ms }
-}
-
-extension RecentClicks.FingerprintEntry: TimeOrdered {
     var timeMs: Int64 { ms }
 }

@@ -36,30 +36,67 @@ import Testing
                 seq: Int64(seq), ms: Int64(seq) * 10, ref: "r\((seq * 7) % 5)",
                 fingerprint: Fingerprint(ipKey: Int64((seq * 13) % 4), platform: .ios), osVersion: seq % 2 == 0 ? "1.\(seq % 3)" : nil)
         }
-        let spilled = recent.spill()
-        let spill = try #require(spilled)
-        let again = recent.spill()
+        var rows: [RecentClicks.DiskRow] = []
+        let spilled = recent.spill { rows.append($0) }
+        let horizon = try #require(spilled)
+        let again = recent.spill { rows.append($0) }
         #expect(again == nil)
-        #expect(recent.horizonMs == spill.horizonMs)
+        #expect(recent.horizonMs == horizon)
         #expect((40...80).contains(recent.entries))
-        #expect(recent.entries + spill.byRef.count + spill.byFingerprint.count == 120)
-        #expect(spill.byRef.allSatisfy { $0.entry.ms < spill.horizonMs })
-        #expect(spill.byFingerprint.allSatisfy { $0.entry.ms < spill.horizonMs })
-        #expect(spill.byRef.map(\.ref) == spill.byRef.map(\.ref).sorted())
-        #expect(spill.byFingerprint.map(\.fingerprint.ipKey) == spill.byFingerprint.map(\.fingerprint.ipKey).sorted())
+        let byRef = rows.filter { $0.ref != nil }, byFingerprint = rows.filter { $0.fingerprint != nil }
+        #expect(recent.entries + rows.count == 120 && byRef.count + byFingerprint.count == rows.count)
+        #expect(rows.allSatisfy { $0.ms < horizon })
+        #expect(byRef.map(\.ref!) == byRef.map(\.ref!).sorted())
+        #expect(byFingerprint.map(\.fingerprint!.ipKey) == byFingerprint.map(\.fingerprint!.ipKey).sorted())
         // OS versions go along by name.
-        let even = try #require(spill.byFingerprint.first { $0.entry.seq == 2 })
-        #expect(spill.osVersion(even.entry.os) == "1.2")
+        let even = try #require(byFingerprint.first { $0.seq == 2 })
+        #expect(even.osVersion == "1.2")
         // What stayed is still found; what left is not (disk answers for it).
         #expect(recent.newest(ref: "r0", atOrBefore: 600) == .init(ms: 600, seq: 60))
-        #expect(recent.newest(ref: "r0", atOrBefore: spill.horizonMs - 1) == nil)
-        let late = recent.add(seq: 61, ms: spill.horizonMs - 1, ref: "r0", fingerprint: nil, osVersion: nil)
+        #expect(recent.newest(ref: "r0", atOrBefore: horizon - 1) == nil)
+        #expect(recent.clicks(with: Fingerprint(ipKey: 0, platform: .ios), from: 0, through: horizon - 1).isEmpty)
+        let late = recent.add(seq: 61, ms: horizon - 1, ref: "r0", fingerprint: nil, osVersion: nil)
         #expect(!late)
     }
 
+    /// A fingerprint's clicks are found newest first whatever order they arrive in, and the
+    /// slots of clicks that left are reused without mixing fingerprints up.
+    @Test func fingerprintChainsKeepTimeOrderAndReuseSlots() throws {
+        var recent = RecentClicks(horizonMs: 0, throughSeq: 0, capacity: 40)
+        let a = Fingerprint(ipKey: 1, platform: .android), b = Fingerprint(ipKey: 1, platform: .ios)
+        var seq: Int64 = 0
+        func add(_ ms: Int64, _ fingerprint: Fingerprint) {
+            seq += 1
+            _ = recent.add(seq: seq, ms: ms, ref: nil, fingerprint: fingerprint, osVersion: "\(ms)")
+        }
+        // Out of time order: late clicks go between older ones, after those of their instant.
+        for ms: Int64 in [100, 300, 200, 300, 50, 400] { add(ms, a) }
+        for ms: Int64 in [150, 350] { add(ms, b) }
+        #expect(recent.clicks(with: a, from: 0, through: 1_000).map(\.seq) == [6, 4, 2, 3, 1, 5])
+        #expect(recent.clicks(with: a, from: 100, through: 299).map(\.seq) == [3, 1])
+        #expect(recent.clicks(with: b, from: 0, through: 1_000).map(\.seq) == [8, 7])
+        // Many more clicks of b, later: past capacity, the oldest half leaves.
+        for ms in stride(from: Int64(1_000), to: 1_040, by: 1) { add(ms, b) }
+        var rows: [RecentClicks.DiskRow] = []
+        let horizon = try #require(recent.spill { rows.append($0) })
+        // In the disk table's key order: one hour, one address, then platform, time, seq.
+        let keys = rows.map { ($0.fingerprint!.platform.code, $0.ms, $0.seq) }
+        #expect(zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(Set(rows.map(\.seq)).count == rows.count && rows.allSatisfy { $0.ms < horizon && $0.osVersion == "\($0.ms)" })
+        #expect(recent.clicks(with: a, from: 0, through: 10_000).isEmpty)
+        // New clicks take the freed slots; each fingerprint still finds only its own.
+        let keptOfB = recent.clicks(with: b, from: 0, through: 10_000).map(\.seq)
+        for ms: Int64 in [2_000, 2_001] { add(ms, a) }
+        add(1_500, b)
+        #expect(recent.clicks(with: a, from: 0, through: 10_000).map(\.seq) == [seq - 1, seq - 2])
+        #expect(recent.clicks(with: b, from: 0, through: 10_000).map(\.seq) == [seq] + keptOfB)
+        #expect(recent.entries == 48 - rows.count + 3)
+    }
+
     /// A move in steps: the entries that leave stay in memory and are found there until the
-    /// move finishes; the horizon moves only then; a click that arrives late during the move,
-    /// before its horizon, is handed over at the finish (the slices did not hold it).
+    /// move finishes; the horizon moves only then; its slices hand every entry that leaves over
+    /// once; a click that arrives late during the move, before its horizon, is handed over at
+    /// the finish (the slices do not hold it).
     @Test func aMoveKeepsItsEntriesFoundUntilItFinishes() throws {
         var recent = RecentClicks(horizonMs: 0, throughSeq: 60, capacity: 100)
         for seq in 1...60 {
@@ -68,30 +105,45 @@ import Testing
                 osVersion: nil)
         }
         var asked: [Int] = []
-        #expect(recent.beginMove { asked.append($0.byRef.count); return 3 })
+        #expect(recent.beginMove { asked.append($0); return 3 })
         #expect(!recent.beginMove { _ in 1 }, "one move at a time")
         let move = try #require(recent.outgoing)
-        let horizon = move.spill.horizonMs
-        #expect(asked == [move.spill.byRef.count] && move.slices == 3 && move.beganThroughSeq == 60)
-        #expect(move.spill.byRef.allSatisfy { $0.entry.ms < horizon } && !move.spill.byRef.isEmpty)
-        #expect(move.spill.byRef.map(\.ref) == move.spill.byRef.map(\.ref).sorted())
+        let horizon = move.horizonMs
+        #expect(asked == [max(move.refEntries, move.fingerprints.count)] && move.slices == 3 && move.beganThroughSeq == 60)
+        #expect(move.refEntries > 0 && !move.fingerprints.isEmpty)
         // Nothing has left: the oldest click is still found, and the horizon has not moved.
         #expect(recent.horizonMs == 0 && recent.entries == 120)
         #expect(recent.newest(ref: "r2", atOrBefore: 10) == .init(ms: 10, seq: 1))
         #expect(recent.clicks(with: Fingerprint(ipKey: 1, platform: .ios), from: 0, through: 10) == [.init(ms: 10, seq: 1, osVersion: nil)])
         // A late click before the move's horizon, and one after it, arrive during the move.
         recent.throughSeq = 62
-        let lateHeld = recent.add(seq: 61, ms: 5, ref: "late", fingerprint: nil, osVersion: nil)
+        let lateHeld = recent.add(seq: 61, ms: 5, ref: "late", fingerprint: Fingerprint(ipKey: 1, platform: .ios), osVersion: nil)
         let newHeld = recent.add(seq: 62, ms: 700, ref: "new", fingerprint: nil, osVersion: nil)
         #expect(lateHeld && newHeld)
-        for _ in 0..<3 { recent.sliceMoved() }
+        var slices: [[RecentClicks.DiskRow]] = []
+        for slice in 0..<3 {
+            var rows: [RecentClicks.DiskRow] = []
+            recent.outgoingRows(slice: slice, of: 3) { rows.append($0) }
+            slices.append(rows)
+            recent.sliceMoved()
+        }
+        let rows = slices.flatMap { $0 }
+        let byRef = rows.filter { $0.ref != nil }, byFingerprint = rows.filter { $0.fingerprint != nil }
+        #expect(byRef.count == move.refEntries && byFingerprint.count == move.fingerprints.count)
+        #expect(rows.allSatisfy { $0.ms < horizon && $0.seq <= 60 })
+        #expect(byRef.map(\.ref!) == byRef.map(\.ref!).sorted(), "slices in key order, one after the other")
+        #expect(Set(byRef.map(\.seq)).count == byRef.count && Set(byFingerprint.map(\.seq)).count == byFingerprint.count)
         #expect(recent.outgoing?.slicesDone == 3)
         let finished = recent.finishMove()
         let left = try #require(finished)
         #expect(recent.outgoing == nil && recent.horizonMs == horizon)
-        #expect(left.horizonMs == horizon && left.byRef.map(\.ref) == ["late"] && left.byFingerprint.isEmpty)
-        #expect(recent.entries == 122 - move.spill.byRef.count - move.spill.byFingerprint.count - 1)
+        #expect(left.horizonMs == horizon)
+        #expect(left.late == [
+            .init(seq: 61, ms: 5, ref: "late"), .init(seq: 61, ms: 5, fingerprint: Fingerprint(ipKey: 1, platform: .ios)),
+        ])
+        #expect(recent.entries == 123 - rows.count - 2)
         #expect(recent.newest(ref: "r2", atOrBefore: 10) == nil)
+        #expect(recent.clicks(with: Fingerprint(ipKey: 1, platform: .ios), from: 0, through: 10).isEmpty)
         #expect(recent.newest(ref: "new", atOrBefore: 700) == .init(ms: 700, seq: 62))
         let again = recent.finishMove()
         #expect(again == nil)
@@ -100,9 +152,9 @@ import Testing
     @Test func clicksOfOneInstantLeaveTogether() throws {
         var recent = RecentClicks(horizonMs: 0, throughSeq: 0, capacity: 10)
         for seq in 1...20 { _ = recent.add(seq: Int64(seq), ms: 500, ref: "a", fingerprint: nil, osVersion: nil) }
-        let spilled = recent.spill()
-        let spill = try #require(spilled)
-        #expect(spill.byRef.count == 20 && recent.entries == 0 && recent.horizonMs == 501)
-        #expect(spill.byRef.map(\.entry.seq) == Array(1...20))
+        var rows: [RecentClicks.DiskRow] = []
+        let horizon = recent.spill { rows.append($0) }
+        #expect(rows.count == 20 && recent.entries == 0 && horizon == 501 && recent.horizonMs == 501)
+        #expect(rows.map(\.seq) == Array(1...20))
     }
 }
