@@ -286,37 +286,165 @@ enum CubePart {
     /// Writes `count` entries in key order: the header, the group index and the groups;
     /// `entry` appends the i-th entry's counts and sketch.
     static func serialize(count: Int, key: (Int) -> CubeKey, entry: (Int, inout [UInt8]) -> Void) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(count * 24)
-        var index: [UInt8] = []
-        let groups = (count + groupSize - 1) / groupSize
-        var previousFirst: UInt64 = 0
-        for g in 0..<groups {
-            let start = data.count
-            var previous: UInt64 = 0
-            var body: [UInt8] = []
-            for i in (g * groupSize)..<min(count, (g + 1) * groupSize) {
-                let k = key(i).packed
-                appendVarint(k - previous, to: &data)
-                previous = k
-                body.removeAll(keepingCapacity: true)
-                entry(i, &body)
-                appendVarint(UInt64(body.count), to: &data)
-                data.append(contentsOf: body)
+        var writer = Writer(expectedCount: count)
+        for i in 0..<count { writer.append(key(i)) { entry(i, &$0) } }
+        return writer.finish()
+    }
+
+    /// Writes a part entry by entry, in key order (without knowing their number first).
+    struct Writer {
+        private var data: [UInt8] = []
+        private var index: [UInt8] = []
+        private var body: [UInt8] = []
+        private var count = 0
+        private var groupStart = 0
+        private var previousKey: UInt64 = 0
+        private var groupFirst: UInt64 = 0
+        private var previousFirst: UInt64 = 0
+
+        init(expectedCount: Int = 0) { data.reserveCapacity(expectedCount * 24) }
+
+        /// Appends the entry of `key`, which follows every key appended before; `entry` appends
+        /// its counts and sketch.
+        mutating func append(_ key: CubeKey, entry: (inout [UInt8]) -> Void) {
+            if count % groupSize == 0 {
+                if count > 0 { closeGroup() }
+                groupStart = data.count
+                previousKey = 0
+                groupFirst = UInt64(key.tuple)
             }
-            let first = UInt64(key(g * groupSize).tuple)
-            appendVarint(first - previousFirst, to: &index)
-            previousFirst = first
-            appendVarint(UInt64(data.count - start), to: &index)
+            appendVarint(key.packed - previousKey, to: &data)
+            previousKey = key.packed
+            body.removeAll(keepingCapacity: true)
+            entry(&body)
+            appendVarint(UInt64(body.count), to: &data)
+            data.append(contentsOf: body)
+            count += 1
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16 + index.count + data.count)
-        appendVarint(format, to: &bytes)
-        appendVarint(UInt64(count), to: &bytes)
-        appendVarint(UInt64(groups), to: &bytes)
-        bytes.append(contentsOf: index)
-        bytes.append(contentsOf: data)
-        return bytes
+
+        private mutating func closeGroup() {
+            appendVarint(groupFirst - previousFirst, to: &index)
+            previousFirst = groupFirst
+            appendVarint(UInt64(data.count - groupStart), to: &index)
+        }
+
+        /// The part: the header, the group index and the groups.
+        mutating func finish() -> [UInt8] {
+            if count > 0 { closeGroup() }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16 + index.count + data.count)
+            appendVarint(format, to: &bytes)
+            appendVarint(UInt64(count), to: &bytes)
+            appendVarint(UInt64((count + groupSize - 1) / groupSize), to: &bytes)
+            bytes.append(contentsOf: index)
+            bytes.append(contentsOf: data)
+            return bytes
+        }
+    }
+
+    /// Reads a stored part entry by entry, in key order, as far as it is well-formed (a group
+    /// whose length runs past the end is left out, and what follows it; a part of another format
+    /// reads as empty): `forEach` for a merge, which reads several parts side by side.
+    struct Cursor {
+        private let bytes: UnsafeRawBufferPointer
+        private var lanes = 0
+        private var left = 0
+        private var inGroup = 0
+        private var indexOffset = 0
+        private var at = 0
+        private var groupEnd = 0
+        private var key: UInt64 = 0
+        /// The entry read last (after `next` answered true): its key, counts and sketch bytes.
+        private(set) var entry: (key: CubeKey, counts: CountsVector, sketch: UnsafeRawBufferPointer)?
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+            var offset = 0
+            guard let lanes = readVarint(bytes, &offset).flatMap(laneCount(format:)), let count = readVarint(bytes, &offset),
+                  let groups = readVarint(bytes, &offset), groups <= count else { return }
+            indexOffset = offset
+            for _ in 0..<(2 * groups) { guard readVarint(bytes, &offset) != nil else { return } }
+            self.lanes = lanes
+            left = Int(count)
+            at = offset
+            groupEnd = offset
+        }
+
+        /// Reads the next entry into `entry`; false (and `entry` nil) at the end.
+        mutating func next() -> Bool {
+            entry = nil
+            guard left > 0 else { return false }
+            if inGroup == 0 {
+                // The group's length, from the index; its first tuple is not needed here.
+                guard readVarint(bytes, &indexOffset) != nil, let length = readVarint(bytes, &indexOffset),
+                      groupEnd + Int(length) <= bytes.count else { return end() }
+                at = groupEnd
+                groupEnd += Int(length)
+                inGroup = min(groupSize, left)
+                key = 0
+            }
+            let group = UnsafeRawBufferPointer(rebasing: bytes[..<groupEnd])
+            guard let delta = readVarint(group, &at), let size = readVarint(group, &at), at + Int(size) <= groupEnd else { return end() }
+            key &+= delta
+            let entryEnd = at + Int(size)
+            var v = CountsVector()
+            for lane in 0..<lanes {
+                guard let n = readVarint(group, &at) else { return end() }
+                v[lane] = Int64(truncatingIfNeeded: n)
+            }
+            guard let sketch = readVarint(group, &at), at + Int(sketch) <= entryEnd else { return end() }
+            entry = (CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
+            at = entryEnd
+            left -= 1
+            inGroup -= 1
+            return true
+        }
+
+        private mutating func end() -> Bool {
+            left = 0
+            return false
+        }
+    }
+
+    /// One part of every entry of `parts` (stored parts, each in key order): the counts of a
+    /// key added up, its click visitors merged. In one pass over them side by side, so a merge
+    /// holds the parts and the new part, not a table of every cell (which took 38 MB for a hot
+    /// bucket's parts under overload).
+    static func merge(_ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        var cursors = parts.map(Cursor.init)
+        var live: [Int] = []
+        for i in cursors.indices where cursors[i].next() { live.append(i) }
+        var writer = Writer(expectedCount: parts.reduce(0) { $0 + $1.count } / 24)
+        var sketches: [UnsafeRawBufferPointer] = []
+        while !live.isEmpty {
+            let key = live.lazy.map { cursors[$0].entry!.key }.min()!
+            var counts = CountsVector()
+            sketches.removeAll(keepingCapacity: true)
+            var k = 0
+            while k < live.count {
+                let i = live[k]
+                guard let entry = cursors[i].entry, entry.key == key else {
+                    k += 1
+                    continue
+                }
+                counts &+= entry.counts
+                if !entry.sketch.isEmpty { sketches.append(entry.sketch) }
+                if cursors[i].next() { k += 1 } else { live.remove(at: k) }
+            }
+            writer.append(key) { bytes in
+                appendCounts(counts, to: &bytes)
+                switch sketches.count {
+                case 0: appendSketchField(length: 0, to: &bytes) { _ in }
+                case 1: appendSketchField(length: sketches[0].count, to: &bytes) { $0.append(contentsOf: sketches[0]) }
+                default:
+                    var sketch = VisitorSketch(serialized: sketches[0])
+                    for other in sketches.dropFirst() { sketch.merge(serialized: other) }
+                    let merged = sketch.serialized
+                    appendSketchField(length: merged.count, to: &bytes) { $0.append(contentsOf: merged) }
+                }
+            }
+        }
+        return writer.finish()
     }
 
     static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
@@ -371,15 +499,6 @@ enum CubePart {
                 guard let sketch = readVarint(group, &at), at + Int(sketch) <= end else { return }
                 body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
             }
-        }
-    }
-
-    /// Adds every entry of a stored part to `cells`.
-    static func add(_ bytes: UnsafeRawBufferPointer, to cells: inout [CubeKey: ConversionCounts]) {
-        forEach(in: bytes) { key, v, sketch in
-            var counts = ConversionCounts(vector: v)
-            if !sketch.isEmpty { counts.clickVisitors = VisitorSketch(serialized: sketch) }
-            cells[key, default: ConversionCounts()].add(counts)
         }
     }
 

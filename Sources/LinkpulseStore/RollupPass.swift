@@ -432,21 +432,25 @@ struct RollupWriter {
         countParts.finish()
         var entries = new
         if parts >= Int64(CubePart.mergeAt - 1) {
-            var merged: [CubeKey: ConversionCounts] = [:]
-            entries.withUnsafeBytes { CubePart.add($0, to: &merged) }
+            // The small parts (under `CubePart.mergeBytes` each) are copied after the new one:
+            // a merge reads them side by side, and a blob is only valid until the next step.
+            var ranges = [0..<new.count]
             var ids: [Int64] = []
             try partsOfBucket.bind(1, grain.rawValue)
             try partsOfBucket.bind(2, bucket)
             try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
             while try partsOfBucket.step() {
                 ids.append(partsOfBucket.int64(0))
-                if let bytes = partsOfBucket.blob(1) { CubePart.add(bytes, to: &merged) }
+                if let bytes = partsOfBucket.blob(1) {
+                    ranges.append(entries.count..<(entries.count + bytes.count))
+                    entries.append(contentsOf: bytes)
+                }
             }
             for id in ids {
                 try deletePart.bind(1, id)
                 try deletePart.run()
             }
-            entries = CubePart.serialize(merged.map { ($0.key, $0.value) })
+            entries = entries.withUnsafeBytes { all in CubePart.merge(ranges.map { UnsafeRawBufferPointer(rebasing: all[$0]) }) }
         }
         try insertPart.bind(1, grain.rawValue)
         try insertPart.bind(2, bucket)

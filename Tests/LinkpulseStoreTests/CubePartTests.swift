@@ -44,10 +44,46 @@ import Testing
         #expect(ConversionCounts(vector: entries[1].1).clicks == 3)
         #expect(VisitorSketch(serialized: entries[1].2).count == 2)
 
-        var merged: [CubeKey: ConversionCounts] = [:]
-        for _ in 0..<2 { bytes.withUnsafeBytes { CubePart.add($0, to: &merged) } }
-        #expect(merged[big]?.clicks == 6 && merged[big]?.clickVisitors.count == 2)
-        #expect(merged[small]?.events == 600)
+        let twice = bytes.withUnsafeBytes { CubePart.merge([$0, $0]) }
+        let merged = Self.read(twice)
+        #expect(merged.map(\.0) == [small, big])
+        #expect(merged[1].1[1] == 6 && VisitorSketch(serialized: merged[1].2).count == 2)
+        #expect(merged[0].1[0] == 600 && merged[0].2.isEmpty)
+    }
+
+    /// A merge of parts read side by side gives what adding every entry up in a table and
+    /// writing that gives: the union of the keys in order, counts added, visitors merged. Parts
+    /// of several groups, keys in one, some or all of them, sketches on some entries only.
+    @Test func aMergeOfPartsAddsUpEveryKeyAsATableWould() {
+        var generator = SystemRandomNumberGenerator()
+        var parts: [[UInt8]] = []
+        var expected: [CubeKey: ConversionCounts] = [:]
+        for p in 0..<5 {
+            var cells: [CubeKey: ConversionCounts] = [:]
+            for _ in 0..<(p == 4 ? 0 : Int.random(in: 1...300, using: &generator)) {
+                let key = CubeKey(tuple: UInt32.random(in: 0..<400, using: &generator), platform: .ios, isBot: Bool.random(using: &generator))
+                var counts = ConversionCounts()
+                counts.events = Int.random(in: 1...1_000, using: &generator)
+                counts.clicks = Int.random(in: 0...3, using: &generator)
+                for _ in 0..<counts.clicks { counts.clickVisitors.insert(hash: UInt64.random(in: 1...50, using: &generator)) }
+                cells[key, default: ConversionCounts()].add(counts)
+                expected[key, default: ConversionCounts()].add(counts)
+            }
+            parts.append(CubePart.serialize(cells.map { ($0.key, $0.value) }))
+        }
+        let merged = Self.read(parts.withPointers { CubePart.merge($0) })
+        #expect(merged.map(\.0) == expected.keys.sorted())
+        for (key, counts, sketch) in merged {
+            #expect(ConversionCounts(vector: counts).events == expected[key]?.events)
+            #expect(ConversionCounts(vector: counts).clicks == expected[key]?.clicks)
+            #expect(sketch == (expected[key]!.clickVisitors.isEmpty ? [] : expected[key]!.clickVisitors.serialized))
+        }
+        // Each part alone reads as `forEach` reads it, and a truncated one as far as its whole groups.
+        for part in parts {
+            #expect(Self.read([part].withPointers { CubePart.merge($0) }).map(\.0) == Self.read(part).map(\.0))
+        }
+        let truncated = Array(parts[0].prefix(parts[0].count - 1))
+        #expect(Self.read([truncated].withPointers { CubePart.merge($0) }).count == Self.read(truncated).count)
     }
 
     @Test func sumsAddUpEachTuplesPlatformsByAudience() {
@@ -138,5 +174,15 @@ import Testing
         }
         #expect(asked.count == 4, "one question per group of \(CubePart.groupSize)")
         #expect(seen == Array(65...96))
+    }
+}
+
+extension Array where Element == [UInt8] {
+    /// Calls `body` with a pointer to every array's bytes, in order.
+    func withPointers<R>(_ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        func nest(_ i: Int, _ pointers: [UnsafeRawBufferPointer]) -> R {
+            i == count ? body(pointers) : self[i].withUnsafeBytes { nest(i + 1, pointers + [$0]) }
+        }
+        return nest(0, [])
     }
 }
