@@ -15,9 +15,10 @@ import LinkpulseDomain
 /// an entry is 16 bytes in an array per ref: refs are few against clicks, so each has many.
 /// By fingerprint, an entry is 24 bytes in one array shared by every fingerprint, chained newest
 /// first from a head per fingerprint: most fingerprints (an address and a platform) have one to
-/// three clicks, and an array of their own cost about 100 bytes a fingerprint more. A move hands
-/// what leaves to disk straight from these arrays, slice by slice (`outgoingRows`): it keeps only
-/// the order to write them in, 4 to 16 bytes an entry, not a copy of them.
+/// three clicks, and an array of their own cost a 32-byte header and growth slack besides. A
+/// move hands what leaves to disk straight from these arrays, slice by slice (`outgoingRows`):
+/// it keeps only the order to write them in (a line per ref, 16 bytes a fingerprint's click),
+/// not a copy of every entry with its key.
 ///
 /// Nothing here must be saved: the memory half is exactly the indexed clicks at or after the
 /// horizon, which the events database can list again

@@ -387,13 +387,8 @@ enum CubePart {
             guard let delta = readVarint(group, &at), let size = readVarint(group, &at), at + Int(size) <= groupEnd else { return end() }
             key &+= delta
             let entryEnd = at + Int(size)
-            var v = CountsVector()
-            for lane in 0..<lanes {
-                guard let n = readVarint(group, &at) else { return end() }
-                v[lane] = Int64(truncatingIfNeeded: n)
-            }
-            guard let sketch = readVarint(group, &at), at + Int(sketch) <= entryEnd else { return end() }
-            entry = (CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
+            guard let (v, sketch) = readCounts(group, &at, lanes: lanes, end: entryEnd) else { return end() }
+            entry = (CubeKey(packed: key), v, sketch)
             at = entryEnd
             left -= 1
             inGroup -= 1
@@ -491,15 +486,25 @@ enum CubePart {
                 let end = at + Int(size)
                 defer { at = end }
                 if let wantsTuple, !wantsTuple(Int(key >> 16)) { continue }
-                var v = CountsVector()
-                for lane in 0..<lanes {
-                    guard let n = readVarint(group, &at) else { return }
-                    v[lane] = Int64(truncatingIfNeeded: n)
-                }
-                guard let sketch = readVarint(group, &at), at + Int(sketch) <= end else { return }
-                body(CubeKey(packed: key), v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
+                guard let (v, sketch) = readCounts(group, &at, lanes: lanes, end: end) else { return }
+                body(CubeKey(packed: key), v, sketch)
             }
         }
+    }
+
+    /// Reads an entry's counts (`lanes` of them) and its sketch field at `at`, within the
+    /// entry's `end`: nil when they run past it.
+    @inline(__always)
+    static func readCounts(
+        _ group: UnsafeRawBufferPointer, _ at: inout Int, lanes: Int, end: Int
+    ) -> (CountsVector, UnsafeRawBufferPointer)? {
+        var v = CountsVector()
+        for lane in 0..<lanes {
+            guard let n = readVarint(group, &at) else { return nil }
+            v[lane] = Int64(truncatingIfNeeded: n)
+        }
+        guard let sketch = readVarint(group, &at), at + Int(sketch) <= end else { return nil }
+        return (v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))
     }
 
     static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
