@@ -360,6 +360,46 @@ final class TemporaryStore {
         #expect(tail.count == 1)
     }
 
+    @Test func tailAnswersAsADictionaryOfEverySeqWouldWhateverTheOrderOfAdds() {
+        // Mostly consecutive seqs (as the writer adds them), with gaps short and long, a seq
+        // added out of order, shared keys, the key the array marks gaps with, and prunes in
+        // between: every answer is the model's.
+        var rng = SystemRandomNumberGenerator()
+        var tail = IdTail()
+        var model: [Int64: [Int64]] = [:]
+        var seq: Int64 = 1_000
+        var pruned: Int64 = 0
+        let shared: [Int64] = [7, -7, IdTail.gap]
+        for round in 0..<40 {
+            for _ in 0..<Int.random(in: 1...5_000, using: &rng) {
+                switch Int.random(in: 0..<100, using: &rng) {
+                case 0: seq += Int64.random(in: 2...10, using: &rng)
+                case 1: seq += IdTail.longestGap + Int64.random(in: 1...100, using: &rng)
+                default: seq += 1
+                }
+                let key = Int.random(in: 0..<50, using: &rng) == 0
+                    ? shared.randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng)
+                // Now and then one seq comes before the last (the tail must not rely on order).
+                let at = Int.random(in: 0..<500, using: &rng) == 0 ? seq - Int64.random(in: 1...20, using: &rng) : seq
+                guard at > pruned else { continue }
+                tail.add(key: key, seq: at)
+                model[key, default: []].append(at)
+            }
+            if round % 3 == 2 {
+                pruned = seq - Int64.random(in: 0...3_000, using: &rng)
+                tail.requestPrune(through: pruned)
+                tail.applyPendingPrune()
+                model = model.compactMapValues { seqs in
+                    let kept = seqs.filter { $0 > pruned }
+                    return kept.isEmpty ? nil : kept
+                }
+            }
+            #expect(tail.count == model.values.reduce(0) { $0 + $1.count })
+            for (key, seqs) in model { #expect(tail.seqs(for: key) == seqs.sorted()) }
+            #expect(tail.seqs(for: 123_456_789) == [])
+        }
+    }
+
     @Test func keyCollisionsAreResolvedByTheIdItself() async throws {
         // Two different ids stored under one key (as a 64-bit collision would) stay distinct:
         // the index is made to file "collider" under the key of "victim".
