@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "LinkpulseDomain",
                 "CSystemTuning",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

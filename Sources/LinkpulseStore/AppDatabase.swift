@@ -110,7 +110,7 @@ public final class AppDatabase: IngestStore {
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
             cacheKiB: pageCaches.attributionKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection,
-            checkpointsElsewhere: true)
+            checkpointsElsewhere: true, archive: queries.archive.table)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
         let attributionCheckpointer = try DatabaseQueue(
@@ -121,7 +121,8 @@ public final class AppDatabase: IngestStore {
         // left unfinished is started over first.
         try Self.discardUnfinishedRebuild(in: directory, logger: logger)
         let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: pageCaches.rollupKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true)
+            cacheKiB: pageCaches.rollupKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true,
+            archive: queries.archive.table)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
@@ -142,6 +143,7 @@ public final class AppDatabase: IngestStore {
             try connection.attach(db, path: attributionPath, as: "attr", cacheKiB: attachedKiB)
             SketchFunctions.register(in: db)
             CompactEvent.register(in: db)
+            try EventArchiveTable.register(in: db, statements: queries.archive.table)
         }
         let pool = try DatabasePool(path: eventsPath, configuration: config)
         // GRDB turns WAL on in the pool's writer after `prepareDatabase`, and sets
@@ -288,7 +290,8 @@ public final class AppDatabase: IngestStore {
     static func derivedFileConfiguration(
         cacheKiB: Int, attachedKiB: Int?, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries,
         sketches: Bool = false,
-        checkpointsElsewhere: Bool = false
+        checkpointsElsewhere: Bool = false,
+        archive: EventArchiveTable.Statements? = nil
     ) -> Configuration {
         var config = Configuration()
         config.busyMode = .timeout(120)
@@ -300,6 +303,7 @@ public final class AppDatabase: IngestStore {
             if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
             for file in files { try connection.attach(db, path: file.path, as: file.schema, cacheKiB: attachedKiB) }
             if sketches { SketchFunctions.register(in: db) }
+            if let archive { try EventArchiveTable.register(in: db, statements: archive) }
         }
         return config
     }

@@ -107,6 +107,18 @@ struct HotStatement {
     /// Whether a column of the current row holds a blob.
     func columnIsBlob(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_BLOB }
 
+    /// The value of a column of the current row with its storage class, as a sealed block
+    /// keeps it.
+    func blockValue(_ column: Int32) -> EventBlock.Value {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(textBytes(column).map(Array.init) ?? [])
+        case SQLITE_BLOB: return .blob(blob(column).map { Array($0) } ?? [])
+        default: return .null
+        }
+    }
+
     /// A blob column's bytes, valid until the statement steps or resets.
     func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
         guard let pointer = sqlite3_column_blob(handle, column) else { return nil }

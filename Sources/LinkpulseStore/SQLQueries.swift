@@ -29,6 +29,7 @@ struct SQLQueries: Sendable {
     let idIndex: IdIndexQueries
     let installation: InstallationQueries
     let export: ExportQueries
+    let archive: ArchiveQueries
 
     /// Migrations of the events database, in order: (name, SQL).
     let migrations: [(name: String, sql: String)]
@@ -143,6 +144,14 @@ struct SQLQueries: Sendable {
                 insertFile: try text("export/insert_export_file.sql"),
                 files: try text("export/export_files.sql"),
                 deleteFile: try text("export/delete_export_file.sql")),
+            archive: ArchiveQueries(
+                blocksInRange: try text("archive/blocks_in_range.sql"),
+                blockData: try text("archive/block_data.sql"),
+                state: try text("archive/state.sql"),
+                rowsAfter: try text("archive/rows_after.sql"),
+                insertBlock: try text("archive/insert_block.sql"),
+                setSealedThrough: try text("archive/set_sealed_through.sql"),
+                deleteSealedRow: try text("archive/delete_sealed_row.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"),
@@ -263,6 +272,15 @@ struct InstallationQueries: Sendable {
     let databaseId, insertDatabaseId, maxSeq, health: String
 
     var all: [String] { [databaseId, insertDatabaseId, maxSeq, health] }
+}
+
+/// Sealing old events into blocks, and reading the blocks (`EventArchiveTable`), on the events
+/// database.
+struct ArchiveQueries: Sendable {
+    let blocksInRange, blockData, state, rowsAfter, insertBlock, setSealedThrough, deleteSealedRow: String
+
+    /// What the `event_archive` table runs to find and read blocks.
+    var table: EventArchiveTable.Statements { .init(blocksInRange: blocksInRange, blockData: blockData) }
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the
