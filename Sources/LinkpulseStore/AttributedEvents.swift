@@ -262,7 +262,7 @@ extension AttributionStore {
         guard try s.step() else { return nil }
         defer { s.finish() }
         let click = s.isNull(13) ? nil : AnsweredClick(
-            id: s.text(13) ?? "", occurredAtMs: s.int64(14), url: s.text(15), properties: s.text(16),
+            id: s.withStoredId(13) { String(decoding: $0, as: UTF8.self) } ?? "", occurredAtMs: s.int64(14), url: s.text(15), properties: s.text(16),
             dimensions: LinkDimensions(ref: s.text(17), campaign: s.text(18), source: s.text(19), medium: s.text(20)))
         let event = AttributedEvent(
             seq: seq, kind: CompactEvent.kind(code: s.int64(0)), isBot: s.int64(1) != 0, isResolve: !s.isNull(2),

@@ -553,7 +553,7 @@ public final class AttributionStore: Sendable {
             try scan.bind(1, knownThrough)
             try scan.bind(2, firstSeq - 1)
             while try scan.step() {
-                let key = scan.withText(0) { EventIdKey.of(utf8: $0) } ?? 0
+                let key = scan.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? 0
                 if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(1)) }
             }
         }

@@ -30,6 +30,9 @@ enum EventArchiveTable {
         /// Parameters: lowest seq, highest seq, earliest and latest event time (all inclusive);
         /// yields id and first_seq of every block that can hold such rows, in seq order.
         let blocksInRange: String
+        /// The same blocks (same parameters) in the order of their earliest event time, for a
+        /// scan in time order.
+        let blocksByTime: String
         /// Parameter: a block id; yields its data.
         let blockData: String
     }
@@ -55,7 +58,29 @@ enum EventArchiveTable {
         var recent: [(id: Int64, block: EventBlock)] = []
         static let recentLimit = 4
 
+        /// The statements, prepared at first use on the table's connection and finalized when
+        /// SQLite disconnects the table (before it closes the connection).
+        private var prepared: [String: OpaquePointer] = [:]
+
         init(statements: Statements) { self.statements = statements }
+
+        /// `sql` prepared on `db`, reset and without bindings.
+        func statement(_ sql: String, _ db: OpaquePointer) throws -> OpaquePointer {
+            if let statement = prepared[sql] {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+                return statement
+            }
+            let statement = try prepare(sql, db)
+            prepared[sql] = statement
+            return statement
+        }
+
+        func finalizeStatements() {
+            for statement in prepared.values { sqlite3_finalize(statement) }
+            prepared = [:]
+            recent = []
+        }
 
         func block(id: Int64, db: OpaquePointer) throws -> EventBlock {
             if let i = recent.firstIndex(where: { $0.id == id }) {
@@ -63,8 +88,8 @@ enum EventArchiveTable {
                 recent.append(hit)
                 return hit.block
             }
-            let statement = try prepare(statements.blockData, db)
-            defer { sqlite3_finalize(statement) }
+            let statement = try statement(statements.blockData, db)
+            defer { sqlite3_reset(statement) }
             sqlite3_bind_int64(statement, 1, id)
             guard sqlite3_step(statement) == SQLITE_ROW, let bytes = sqlite3_column_blob(statement, 0) else {
                 throw EventBlock.Corrupt(description: "event block \(id) has no data")
@@ -136,34 +161,62 @@ enum EventArchiveTable {
     }
 
     /// A scan in progress: the blocks left to read and the row it is on.
+    ///
+    /// In seq order (the default) it reads the blocks one after the other. In time order
+    /// (`ORDER BY occurred_at_ms, seq`) it reads them by their earliest event time and merges
+    /// their rows through a heap: a row is given once no block still unread can hold an earlier
+    /// one. Blocks span little event time each (sealing leaves far-off events out), so only a
+    /// few are open at once, and a block is let go as soon as its last row is given.
     final class Cursor {
         let db: OpaquePointer
         let context: Context
         var bounds = Bounds()
+        var inTimeOrder = false
         var blockIds: [Int64] = []
+        /// The earliest event time of each of `blockIds` (time order only).
+        var blockEarliest: [Int64] = []
         var nextBlock = 0
+        /// The block and row the cursor is on (what `xColumn` reads).
         var block: EventBlock?
         var row = 0
         var eof = true
-        var failure: String?
+        /// Time order: the blocks read and not yet drained, their rows not yet given, and the
+        /// rows waiting, smallest (time, seq) first.
+        var open: [EventBlock?] = []
+        var waiting: [Int] = []
+        var heap: [Pending] = []
+        var current: Int?
+
+        struct Pending {
+            var time: Int64, seq: Int64
+            var slot: Int32, row: Int32
+
+            func precedes(_ other: Pending) -> Bool { time != other.time ? time < other.time : seq < other.seq }
+        }
 
         init(db: OpaquePointer, context: Context) {
             self.db = db
             self.context = context
         }
 
-        func start(_ bounds: Bounds) throws {
+        func start(_ bounds: Bounds, inTimeOrder: Bool) throws {
             self.bounds = bounds
+            self.inTimeOrder = inTimeOrder
             blockIds = []
+            blockEarliest = []
             nextBlock = 0
             block = nil
+            open = []
+            waiting = []
+            heap = []
+            current = nil
             eof = false
             if bounds.empty || bounds.lowSeq > bounds.highSeq || bounds.earliest > bounds.latest {
                 eof = true
                 return
             }
-            let statement = try prepare(context.statements.blocksInRange, db)
-            defer { sqlite3_finalize(statement) }
+            let statement = try context.statement(inTimeOrder ? context.statements.blocksByTime : context.statements.blocksInRange, db)
+            defer { sqlite3_reset(statement) }
             sqlite3_bind_int64(statement, 1, bounds.lowSeq)
             sqlite3_bind_int64(statement, 2, bounds.highSeq)
             sqlite3_bind_int64(statement, 3, bounds.earliest)
@@ -175,13 +228,22 @@ enum EventArchiveTable {
                     throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db)))
                 }
                 blockIds.append(sqlite3_column_int64(statement, 0))
+                if inTimeOrder { blockEarliest.append(sqlite3_column_int64(statement, 1)) }
             }
             row = -1
             try advance()
         }
 
-        /// Moves to the next row within the bounds, inflating the next block when one runs out.
         func advance() throws {
+            if inTimeOrder { try advanceInTime() } else { try advanceInSeq() }
+        }
+
+        private func within(_ seq: Int64, _ time: Int64) -> Bool {
+            seq >= bounds.lowSeq && seq <= bounds.highSeq && time >= bounds.earliest && time <= bounds.latest
+        }
+
+        /// Moves to the next row within the bounds, inflating the next block when one runs out.
+        private func advanceInSeq() throws {
             while true {
                 if let block {
                     row += 1
@@ -192,8 +254,7 @@ enum EventArchiveTable {
                     while row < block.rowCount {
                         let seq = block.integer(row: row, column: Int(seqColumn)) ?? 0
                         if seq > bounds.highSeq { break }
-                        let time = block.integer(row: row, column: Int(timeColumn)) ?? 0
-                        if time >= bounds.earliest && time <= bounds.latest { return }
+                        if within(seq, block.integer(row: row, column: Int(timeColumn)) ?? 0) { return }
                         row += 1
                     }
                     if row < block.rowCount { eof = true; return }  // past the highest seq
@@ -209,6 +270,66 @@ enum EventArchiveTable {
             }
         }
 
+        private func advanceInTime() throws {
+            if let slot = current {
+                waiting[slot] -= 1
+                if waiting[slot] == 0 { open[slot] = nil }
+            }
+            while nextBlock < blockIds.count, heap.isEmpty || blockEarliest[nextBlock] <= heap[0].time {
+                let read = try context.block(id: blockIds[nextBlock], db: db)
+                nextBlock += 1
+                let slot = Int32(open.count)
+                var count = 0
+                for r in 0..<read.rowCount {
+                    let seq = read.integer(row: r, column: Int(seqColumn)) ?? 0
+                    let time = read.integer(row: r, column: Int(timeColumn)) ?? 0
+                    guard within(seq, time) else { continue }
+                    push(Pending(time: time, seq: seq, slot: slot, row: Int32(r)))
+                    count += 1
+                }
+                open.append(count > 0 ? read : nil)
+                waiting.append(count)
+            }
+            guard let next = pop() else {
+                block = nil
+                current = nil
+                eof = true
+                return
+            }
+            current = Int(next.slot)
+            block = open[Int(next.slot)]
+            row = Int(next.row)
+        }
+
+        private func push(_ item: Pending) {
+            heap.append(item)
+            var i = heap.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard heap[i].precedes(heap[parent]) else { break }
+                heap.swapAt(i, parent)
+                i = parent
+            }
+        }
+
+        private func pop() -> Pending? {
+            guard let top = heap.first else { return nil }
+            let last = heap.removeLast()
+            if heap.isEmpty { return top }
+            heap[0] = last
+            var i = 0
+            while true {
+                let left = 2 * i + 1, right = left + 1
+                var smallest = i
+                if left < heap.count, heap[left].precedes(heap[smallest]) { smallest = left }
+                if right < heap.count, heap[right].precedes(heap[smallest]) { smallest = right }
+                if smallest == i { break }
+                heap.swapAt(i, smallest)
+                i = smallest
+            }
+            return top
+        }
+
         private func firstRow(atLeast seq: Int64, in block: EventBlock) -> Int {
             var low = 0, high = block.rowCount
             while low < high {
@@ -219,7 +340,8 @@ enum EventArchiveTable {
         }
     }
 
-    /// Plan codes: one per argument, four bits each (column bit 3, constraint 0–7).
+    /// Plan codes: one per argument, four bits each (column bit 3, constraint 0–7), at most six;
+    /// bit 24 asks for time order; bits 28 and up count the arguments.
     private static let opCodes: [Int32] = [
         Int32(SQLITE_INDEX_CONSTRAINT_EQ), Int32(SQLITE_INDEX_CONSTRAINT_GT), Int32(SQLITE_INDEX_CONSTRAINT_LE),
         Int32(SQLITE_INDEX_CONSTRAINT_LT), Int32(SQLITE_INDEX_CONSTRAINT_GE),
@@ -260,6 +382,7 @@ enum EventArchiveTable {
         }
         module.pointee.xDisconnect = { vtab in
             let table = EventArchiveTable.table(vtab)
+            table.pointee.context.takeUnretainedValue().finalizeStatements()
             table.deinitialize(count: 1)
             table.deallocate()
             return SQLITE_OK
@@ -273,7 +396,7 @@ enum EventArchiveTable {
                 let constraint = info.pointee.aConstraint[i]
                 guard constraint.usable != 0,
                       constraint.iColumn == EventArchiveTable.seqColumn || constraint.iColumn == EventArchiveTable.timeColumn,
-                      let op = EventArchiveTable.opCodes.firstIndex(of: Int32(constraint.op)), argument < 7
+                      let op = EventArchiveTable.opCodes.firstIndex(of: Int32(constraint.op)), argument < 6
                 else { continue }
                 argument += 1
                 info.pointee.aConstraintUsage[i].argvIndex = argument
@@ -281,11 +404,15 @@ enum EventArchiveTable {
                 plan |= (Int32(op) | (onSeq ? 0 : 8)) << (4 * (argument - 1))
                 if onSeq { seqBounded = true; if op == 0 { seqEqual = true } } else { timeBounded = true }
             }
-            info.pointee.idxNum = plan | argument << 28
-            if info.pointee.nOrderBy == 1, info.pointee.aOrderBy[0].iColumn == EventArchiveTable.seqColumn,
-               info.pointee.aOrderBy[0].desc == 0 {
+            let orderBy = (0..<Int(info.pointee.nOrderBy)).map { info.pointee.aOrderBy[$0] }
+            if orderBy.count == 1, orderBy[0].iColumn == EventArchiveTable.seqColumn, orderBy[0].desc == 0 {
                 info.pointee.orderByConsumed = 1
+            } else if (1...2).contains(orderBy.count), orderBy[0].iColumn == EventArchiveTable.timeColumn, orderBy[0].desc == 0,
+                      orderBy.count == 1 || (orderBy[1].iColumn == EventArchiveTable.seqColumn && orderBy[1].desc == 0) {
+                info.pointee.orderByConsumed = 1
+                plan |= 1 << 24
             }
+            info.pointee.idxNum = plan | argument << 28
             if seqEqual {
                 info.pointee.estimatedCost = 10
                 info.pointee.estimatedRows = 1
@@ -316,6 +443,7 @@ enum EventArchiveTable {
         module.pointee.xFilter = { base, plan, _, argc, argv in
             var bounds = Bounds()
             let count = Int(plan >> 28)
+            let inTimeOrder = plan & (1 << 24) != 0
             for i in 0..<min(count, Int(argc)) {
                 let code = (plan >> (4 * Int32(i))) & 0xF
                 bounds.apply(
@@ -323,7 +451,7 @@ enum EventArchiveTable {
                     op: EventArchiveTable.opCodes[Int(code & 7)], argv![i])
             }
             do {
-                try EventArchiveTable.cursor(base).start(bounds)
+                try EventArchiveTable.cursor(base).start(bounds, inTimeOrder: inTimeOrder)
                 return SQLITE_OK
             } catch {
                 return EventArchiveTable.fail(base, error)
@@ -372,4 +500,16 @@ enum EventArchiveTable {
     }()
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+extension AppDatabase {
+    /// Makes a connection of one's own to the events database (`linkpulse.sqlite`) able to read
+    /// sealed events: registers `event_archive`, which the `events` view and every statement
+    /// that reads old events use. A plain SQLite connection (the sqlite3 shell) reads
+    /// `event_rows` and the quarantine, but the `events` view fails there with "no such table:
+    /// main.event_archive" instead of leaving sealed events out. Call it from
+    /// `Configuration.prepareDatabase`.
+    public static func prepareEventsReader(_ db: Database) throws {
+        try EventArchiveTable.register(in: db, statements: try SQLQueries.load().archive.table)
+    }
 }

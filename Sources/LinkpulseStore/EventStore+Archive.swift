@@ -44,7 +44,8 @@ extension EventStore {
     /// Moves old events out of `event_rows` into sealed blocks, one block per transaction (ingest
     /// commits between them): runs of `policy.blockRows` consecutive events with seq ≤
     /// `throughSeq`, all of whose in-order events happened before `beforeMs`, up to `maxBlocks`
-    /// blocks. A run shorter than a block waits for more events. Readers see the moved events
+    /// blocks. A run shorter than a block waits for more events, and the newest row of
+    /// `event_rows` always stays (the next event's seq follows it). Readers see the moved events
     /// through `event_archive` unchanged. Synchronous: run it from a store thread.
     @discardableResult
     public func sealEvents(throughSeq: Int64, beforeMs: Int64, policy: SealPolicy = .standard, maxBlocks: Int = .max) throws -> SealReport {
@@ -54,9 +55,10 @@ extension EventStore {
         while report.blocks < maxBlocks {
             let sealed = try pool.writeDeferred { db -> SealReport? in
                 let after = try Int64.fetchOne(db, sql: archive.state) ?? 0
+                let through = min(throughSeq, (try Int64.fetchOne(db, sql: archive.newestHotSeq) ?? 0) - 1)
                 let read = HotStatement(try db.cachedStatement(sql: archive.rowsAfter), in: db)
                 try read.bind(1, after)
-                try read.bind(2, throughSeq)
+                try read.bind(2, through)
                 try read.bind(3, Int64(policy.blockRows))
                 var rows: [[EventBlock.Value]] = []
                 rows.reserveCapacity(policy.blockRows)
@@ -64,23 +66,13 @@ extension EventStore {
                     rows.append((0..<Int32(columnCount)).map(read.blockValue))
                 }
                 guard rows.count == policy.blockRows else { return nil }
-                let times = rows.map(Self.eventTime)
-                let keep = policy.inBlock(times)
-                let kept = rows.indices.filter { keep[$0] }
-                guard let latest = kept.map({ times[$0] }).max(), latest < beforeMs else { return nil }
-                let earliest = kept.map { times[$0] }.min()!
-                let block = EventBlock.encode(rows: kept.map { rows[$0] }, columnCount: columnCount)
-                let insert = HotStatement(try db.cachedStatement(sql: archive.insertBlock), in: db)
-                try insert.bind(1, Self.seq(rows[kept.first!]))
-                try insert.bind(2, Self.seq(rows[kept.last!]))
-                try insert.bind(3, Int64(kept.count))
-                try insert.bind(4, earliest)
-                try insert.bind(5, latest)
-                try insert.bind(6, block)
-                try insert.run()
+                let keep = policy.inBlock(rows.map(Self.eventTime))
+                let kept = rows.indices.filter { keep[$0] }.map { rows[$0] }
+                guard let latest = kept.map(Self.eventTime).max(), latest < beforeMs else { return nil }
+                try Self.insertBlock(kept, db, archive)
                 let delete = HotStatement(try db.cachedStatement(sql: archive.deleteSealedRow), in: db)
-                for i in kept {
-                    try delete.bind(1, Self.seq(rows[i]))
+                for row in kept {
+                    try delete.bind(1, Self.seq(row))
                     try delete.run()
                 }
                 try db.execute(sql: archive.setSealedThrough, arguments: [Self.seq(rows[rows.count - 1])])
@@ -92,6 +84,50 @@ extension EventStore {
             report.leftOut += sealed.leftOut
         }
         return report
+    }
+
+    /// Stores `rows` (in seq order, every column) as one block.
+    private static func insertBlock(_ rows: [[EventBlock.Value]], _ db: Database, _ archive: ArchiveQueries) throws {
+        let times = rows.map(eventTime)
+        let insert = HotStatement(try db.cachedStatement(sql: archive.insertBlock), in: db)
+        try insert.bind(1, seq(rows[0]))
+        try insert.bind(2, seq(rows[rows.count - 1]))
+        try insert.bind(3, Int64(rows.count))
+        try insert.bind(4, times.min()!)
+        try insert.bind(5, times.max()!)
+        try insert.bind(6, EventBlock.encode(rows: rows, columnCount: EventArchiveTable.columns.count))
+        try insert.run()
+    }
+
+    /// Removes sealed events (retention) in the caller's transaction: each block that holds
+    /// some of `seqs` is written again without them (as a new block: readers may cache a block
+    /// by its id) or deleted when none of its events is left. Returns how many were found.
+    func removeSealed(_ seqs: [Int64], in db: Database) throws -> Int {
+        guard !seqs.isEmpty else { return 0 }
+        let archive = queries.archive
+        var byBlock: [Int64: (data: [UInt8], seqs: Set<Int64>)] = [:]
+        let find = HotStatement(try db.cachedStatement(sql: archive.blockOfSeq), in: db)
+        for seq in seqs {
+            try find.bind(1, seq)
+            guard try find.step() else { continue }
+            defer { find.finish() }
+            let id = find.int64(0)
+            guard find.int64(1) >= seq else { continue }
+            if byBlock[id] == nil { byBlock[id] = (Array(find.blob(2) ?? UnsafeRawBufferPointer(start: nil, count: 0)), []) }
+            byBlock[id]!.seqs.insert(seq)
+        }
+        var removed = 0
+        for (id, found) in byBlock.sorted(by: { $0.key < $1.key }) {
+            let block = try found.data.withUnsafeBytes { try EventBlock(compressed: $0) }
+            var left: [[EventBlock.Value]] = []
+            for row in 0..<block.rowCount {
+                let values = (0..<block.columnCount).map { block.value(row: row, column: $0) }
+                if found.seqs.contains(Self.seq(values)) { removed += 1 } else { left.append(values) }
+            }
+            try db.execute(sql: archive.deleteBlock, arguments: [id])
+            if !left.isEmpty { try Self.insertBlock(left, db, archive) }
+        }
+        return removed
     }
 
     private static func seq(_ row: [EventBlock.Value]) -> Int64 {

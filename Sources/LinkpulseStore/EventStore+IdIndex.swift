@@ -106,8 +106,13 @@ extension EventStore {
             let upTo = min(newest, from + Int64(maxCount))
             var pairs = try pool.read { db in
                 var pairs: [(key: Int64, seq: Int64)] = []
-                let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [from, upTo])
-                while let row = try rows.next() { pairs.append((EventIdKey.of(row[0] as String), row[1])) }
+                let rows = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
+                try rows.bind(1, from)
+                try rows.bind(2, upTo)
+                while try rows.step() {
+                    let key = rows.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of("")
+                    pairs.append((key, rows.int64(1)))
+                }
                 return pairs
             }
             // Sorted by key, each slice is one key range, inserted left to right. A slice
@@ -266,9 +271,11 @@ extension EventStore {
         }
         let start = indexedThrough.withLock { $0 }
         try pool.read { db in
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: queries.idKeysInRange), arguments: [start, Int64.max])
+            let rows = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
+            try rows.bind(1, start)
+            try rows.bind(2, Int64.max)
             var loaded = IdTail()
-            while let row = try rows.next() { loaded.add(key: EventIdKey.of(row[0] as String), seq: row[1]) }
+            while try rows.step() { loaded.add(key: rows.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of(""), seq: rows.int64(1)) }
             tail.withLock { $0 = loaded }
         }
     }

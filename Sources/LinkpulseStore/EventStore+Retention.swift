@@ -97,8 +97,9 @@ extension EventStore {
         return try pool.read { db in try ExpiredEvent.fetch(db, sql: sql, after: cursor, horizon: horizon, below: below, limit: limit) }
     }
 
-    /// Deletes these raw events in one transaction, except the clicks an attribution still
-    /// names; returns how many went and the seqs of the clicks kept.
+    /// Deletes these raw events in one transaction, from `event_rows` or from their sealed
+    /// blocks, except the clicks an attribution still names; returns how many went and the seqs
+    /// of the clicks kept.
     func deleteUnlessStillMatched(_ events: [(seq: Int64, isClick: Bool)]) throws -> (deleted: Int, kept: [Int64]) {
         let retention = queries.retention
         return try pool.writeDeferred { db in
@@ -106,6 +107,7 @@ extension EventStore {
             let delete = HotStatement(try db.cachedStatement(sql: retention.deleteEvent), in: db)
             var deleted = 0
             var kept: [Int64] = []
+            var sealed: [Int64] = []  // not in event_rows: in a block (see removeSealed)
             for event in events {
                 if event.isClick {
                     try matched.bind(1, event.seq)
@@ -116,8 +118,9 @@ extension EventStore {
                 }
                 try delete.bind(1, event.seq)
                 try delete.run()
-                deleted += 1
+                if db.changesCount == 1 { deleted += 1 } else { sealed.append(event.seq) }
             }
+            deleted += try removeSealed(sealed, in: db)
             return (deleted, kept)
         }
     }

@@ -146,12 +146,16 @@ struct SQLQueries: Sendable {
                 deleteFile: try text("export/delete_export_file.sql")),
             archive: ArchiveQueries(
                 blocksInRange: try text("archive/blocks_in_range.sql"),
+                blocksByTime: try text("archive/blocks_by_time.sql"),
                 blockData: try text("archive/block_data.sql"),
                 state: try text("archive/state.sql"),
                 rowsAfter: try text("archive/rows_after.sql"),
                 insertBlock: try text("archive/insert_block.sql"),
                 setSealedThrough: try text("archive/set_sealed_through.sql"),
-                deleteSealedRow: try text("archive/delete_sealed_row.sql")),
+                deleteSealedRow: try text("archive/delete_sealed_row.sql"),
+                newestHotSeq: try text("archive/newest_hot_seq.sql"),
+                blockOfSeq: try text("archive/block_of_seq.sql"),
+                deleteBlock: try text("archive/delete_block.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"),
@@ -277,10 +281,11 @@ struct InstallationQueries: Sendable {
 /// Sealing old events into blocks, and reading the blocks (`EventArchiveTable`), on the events
 /// database.
 struct ArchiveQueries: Sendable {
-    let blocksInRange, blockData, state, rowsAfter, insertBlock, setSealedThrough, deleteSealedRow: String
+    let blocksInRange, blocksByTime, blockData, state, rowsAfter, insertBlock, setSealedThrough, deleteSealedRow: String
+    let newestHotSeq, blockOfSeq, deleteBlock: String
 
     /// What the `event_archive` table runs to find and read blocks.
-    var table: EventArchiveTable.Statements { .init(blocksInRange: blocksInRange, blockData: blockData) }
+    var table: EventArchiveTable.Statements { .init(blocksInRange: blocksInRange, blocksByTime: blocksByTime, blockData: blockData) }
 }
 
 /// The export statements (run on reader connections, rollup file attached, except the

@@ -177,12 +177,13 @@ public final class StatsReader: Sendable {
         try s.bind(2, to)
         let wanted = onlyKeys.map(Set.init)
         while try s.step() {
-            let click = s.isNull(11) ? nil : LinkDimensions(ref: s.text(12), campaign: s.text(13), source: s.text(14), medium: s.text(15))
+            let click = s.isNull(12) ? nil : LinkDimensions(ref: s.text(13), campaign: s.text(14), source: s.text(15), medium: s.text(16))
             let resolved = CountedEvent(
-                kind: EventKind(rawValue: s.text(1) ?? "") ?? .click, platform: Platform(rawValue: s.text(2) ?? "") ?? .other,
-                isBot: s.int64(3) != 0, deferred: s.int64(4) == 1, visitorHash: VisitorSketch.hash(s.text(5) ?? ""),
-                own: LinkDimensions(ref: s.text(6), campaign: s.text(7), source: s.text(8), medium: s.text(9)),
-                match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click)
+                kind: CompactEvent.kind(code: s.int64(1)), platform: Platform.fromCode(UInt8(truncatingIfNeeded: s.int64(2))),
+                isBot: s.int64(3) != 0, deferred: s.int64(4) == 1,
+                visitorHash: s.withStoredVisitor(visitor: 5, device: 6) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
+                own: LinkDimensions(ref: s.text(7), campaign: s.text(8), source: s.text(9), medium: s.text(10)),
+                match: s.text(11).flatMap(MatchType.init(rawValue:)), click: click)
             plan.addRaw(resolved, occurredAtMs: s.int64(0), wanted: wanted, into: &groups)
         }
     }

@@ -115,6 +115,7 @@ final class CurrentServer: Sendable {
 
         var config = Configuration()
         config.readonly = true
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let db = try DatabaseQueue(path: data.appending(path: AppDatabase.eventsFileName).path, configuration: config)
         let stored = try await db.read { db in try String.fetchAll(db, sql: "SELECT event_id FROM events") }
         let storedSet = Set(stored)
@@ -164,6 +165,7 @@ final class CurrentServer: Sendable {
         #expect(daemon.log.contains("ingest writer drained"))
         var config = Configuration()
         config.readonly = true
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let db = try DatabaseQueue(path: data.appending(path: AppDatabase.eventsFileName).path, configuration: config)
         #expect(try await db.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM events") } == acked)
         try db.close()

@@ -50,6 +50,7 @@ enum LiveHTTP {
     static func storedIds(_ directory: URL) throws -> [String: Int] {
         var config = Configuration()
         config.readonly = true
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let queue = try DatabaseQueue(path: directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
         defer { try? queue.close() }
         return try queue.read { db in

@@ -105,6 +105,7 @@ import Testing
 
         var readOnly = Configuration()
         readOnly.readonly = true
+        readOnly.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let db = try DatabaseQueue(path: data.appending(path: AppDatabase.eventsFileName).path, configuration: readOnly)
         defer { try? db.close() }
         // Three link events per SDK (click, install, open), each once; screens, identifies and

@@ -48,10 +48,12 @@ struct TestInstallation {
         buildApplication(deps ?? dependencies(), settings: settings, logger: logger)
     }
 
-    /// A read-only view of the events database, as an operator would open it.
+    /// A read-only view of the events database, as an operator's tool would open it (with the
+    /// sealed events' table, `AppDatabase.prepareEventsReader`).
     func reader() throws -> DatabaseQueue {
         var config = Configuration()
         config.readonly = true
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         return try DatabaseQueue(path: directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
     }
 

@@ -70,9 +70,10 @@ import Testing
         let events = Self.sampleEvents()
         let outcomes = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
         #expect(outcomes[0].allSatisfy { $0 != .duplicate })
-        // Through a plain read-only connection, as an operator (or sqlite3) would read it.
+        // Through a read-only connection of its own, as an operator's tool would read it.
         var config = Configuration()
         config.readonly = true
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let reader = try DatabaseQueue(path: store.directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
         let stored = try await reader.read { db in try Self.readBack(db) }
         #expect(stored == events)

@@ -10,14 +10,21 @@
 -- source and medium (through the events view), 21 the first seq of the device's resolves
 -- (device key as in attribution/events_after.sql). No row when no event has this seq.
 -- Parameters (positional): seq. Idempotent: yes (read-only).
+-- The event and its click may be sealed (event_archive): each is read from event_rows and from
+-- event_archive, and the one that has it answers (a row is in one of them; the click's event id
+-- is in its stored form, see migrations/0004).
 SELECT r.type, r.bot, r.resolve, r.ref, r.campaign, r.source, r.medium, r.url, r.properties,
        (SELECT attributed_through_seq FROM attribution_state),
        a.match_type, a.matched_click_seq, a.candidates,
-       c.event_id, c.occurred_at_ms, c.url, c.properties, c.ref, c.campaign, c.source, c.medium,
+       coalesce(c.event_id, ca.event_id), coalesce(c.occurred_at_ms, ca.occurred_at_ms), coalesce(c.url, ca.url),
+       coalesce(c.properties, ca.properties), coalesce(c.ref, ca.ref), coalesce(c.campaign, ca.campaign),
+       coalesce(c.source, ca.source), coalesce(c.medium, ca.medium),
        (SELECT first_seq FROM resolve_devices WHERE device =
             CASE WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
                  ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END)
-FROM event_rows r
+FROM (SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_rows WHERE seq = ?1
+      UNION ALL
+      SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_archive WHERE seq = ?1) r
 LEFT JOIN attribution a ON a.seq = r.seq
-LEFT JOIN events c ON c.seq = a.matched_click_seq
-WHERE r.seq = ?
+LEFT JOIN event_rows c ON c.seq = a.matched_click_seq
+LEFT JOIN event_archive ca ON ca.seq = a.matched_click_seq

@@ -1,3 +1,6 @@
 -- click_link: the link of a matched click, by seq. Parameters (positional): seq.
 -- Idempotent: yes (read-only).
-SELECT ref, campaign, source, medium FROM ev.event_rows WHERE seq = ?
+-- The click may be sealed (event_archive): both are asked; one has it.
+SELECT ref, campaign, source, medium FROM ev.event_rows WHERE seq = ?1
+UNION ALL
+SELECT ref, campaign, source, medium FROM event_archive WHERE seq = ?1

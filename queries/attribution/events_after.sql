@@ -4,10 +4,19 @@
 -- the device key: 'd', the type and the hex of device_id when the app sent one, else 'v' and
 -- the same of the visitor id (answer/attributed_event.sql builds it the same way).
 -- Parameters (positional): after (the watermark), limit. Idempotent: yes (read-only).
+-- Sealed events (event_archive) are read beside event_rows, as the second arm of a UNION ALL
+-- (a row is in one of them); each arm reads in seq order, and SQLite merges them.
 SELECT r.seq, r.event_id, r.type, r.occurred_at_ms, r.ref, r.campaign, r.source, r.medium, r.platform,
-       r.click_id, r.ip_hash, t.value, r.bot, r.click_id_source,
+       r.click_id, r.ip_hash, (SELECT value FROM ev.event_texts WHERE id = r.os_version), r.bot, r.click_id_source,
        CASE WHEN r.resolve IS NULL THEN NULL
             WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
             ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END
-FROM ev.event_rows r LEFT JOIN ev.event_texts t ON t.id = r.os_version
-WHERE r.seq > ? ORDER BY r.seq LIMIT ?
+FROM ev.event_rows r WHERE r.seq > ?1
+UNION ALL
+SELECT r.seq, r.event_id, r.type, r.occurred_at_ms, r.ref, r.campaign, r.source, r.medium, r.platform,
+       r.click_id, r.ip_hash, (SELECT value FROM ev.event_texts WHERE id = r.os_version), r.bot, r.click_id_source,
+       CASE WHEN r.resolve IS NULL THEN NULL
+            WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
+            ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END
+FROM event_archive r WHERE r.seq > ?1
+ORDER BY 1 LIMIT ?2

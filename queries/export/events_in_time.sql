@@ -12,6 +12,8 @@
 -- Columns as stored in event_rows (type and platform codes, ids and visitor in their compact
 -- form, see migrations/0004): the reader decodes them (RawEventPage), which is several times
 -- cheaper than the events view's SQL. platform is compared as its code.
+-- Sealed events (event_archive, which reads its blocks in time order and merges their rows) are
+-- read beside event_rows as a second arm; SQLite merges the two.
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
@@ -25,5 +27,19 @@ WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
   AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
   AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
   AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
-ORDER BY e.occurred_at_ms, e.seq
+UNION ALL
+SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
+       e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
+       e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
+       (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
+       e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
+       CASE WHEN a.match_type = 'click_id' THEN e.click_id END
+FROM event_archive e
+LEFT JOIN attr.attribution a ON a.seq = e.seq
+WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
+  AND (e.occurred_at_ms > ?1 OR e.seq > ?4)
+  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
+  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
+  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+ORDER BY 4, 1
 LIMIT ?11

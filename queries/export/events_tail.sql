@@ -6,6 +6,8 @@
 -- Columns as stored in event_rows (type and platform codes, ids and visitor in their compact
 -- form, see migrations/0004): the reader decodes them (RawEventPage), which is several times
 -- cheaper than the events view's SQL. platform is compared as its code.
+-- Sealed events (event_archive) are read beside event_rows as a second arm; each arm reads in seq
+-- order and SQLite merges them.
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
@@ -18,5 +20,18 @@ WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
   AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
   AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
   AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
-ORDER BY e.seq
+UNION ALL
+SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
+       e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
+       e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
+       (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
+       e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
+       CASE WHEN a.match_type = 'click_id' THEN e.click_id END
+FROM event_archive e
+LEFT JOIN attr.attribution a ON a.seq = e.seq
+WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
+  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
+  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
+  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+ORDER BY 1
 LIMIT ?11

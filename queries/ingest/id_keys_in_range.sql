@@ -1,4 +1,9 @@
 -- id_keys_in_range: the ids of the events with after < seq <= through, in seq order (the caller
 -- derives each id's key, EventIdKey). Used to catch the id index up and to rebuild the
 -- in-memory tail. Parameters (positional): after, through. Idempotent: yes (read-only).
-SELECT event_id, seq FROM events WHERE seq > ? AND seq <= ? ORDER BY seq
+-- The ids as stored (see migrations/0004: the caller gives them their text); sealed events
+-- (event_archive) beside event_rows, merged in seq order.
+SELECT event_id, seq FROM event_rows WHERE seq > ?1 AND seq <= ?2
+UNION ALL
+SELECT event_id, seq FROM event_archive WHERE seq > ?1 AND seq <= ?2
+ORDER BY 2

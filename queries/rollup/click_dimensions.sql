@@ -1,4 +1,7 @@
 -- click_dimensions: the link dimensions (ref, campaign, source, medium) of the click stored under a
 -- seq (no row when that event is not a click). Parameters (positional): seq.
 -- Idempotent: yes (read-only).
-SELECT ref, campaign, source, medium FROM event_rows WHERE seq = ? AND type = 0
+-- The click may be sealed (event_archive): both are asked; one has it.
+SELECT ref, campaign, source, medium FROM event_rows WHERE seq = ?1 AND type = 0
+UNION ALL
+SELECT ref, campaign, source, medium FROM event_archive WHERE seq = ?1 AND type = 0

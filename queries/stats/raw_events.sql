@@ -2,14 +2,20 @@
 -- [from, to), for the parts of a range that are not whole 15-minute buckets: their own
 -- dimensions, their attribution, and the dimensions of the click it names (the caller derives
 -- the dimensions they are counted under, as the rollup job does). Found through the time
--- index of event_rows, decoded through the events view.
 -- Parameters (positional): from_ms, to_ms. Idempotent: yes (read-only).
-SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
+-- Columns in their stored form (type and platform codes, visitor and device id as stored: the
+-- caller decodes them as the rollup pass does). Sealed events and clicks (event_archive) are read
+-- beside event_rows (a row is in one of them).
+SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor, e.device_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
-       c.seq, c.ref, c.campaign, c.source, c.medium
-FROM event_rows r INDEXED BY events_by_time
-JOIN events e ON e.seq = r.seq
-LEFT JOIN attr.attribution a ON a.seq = r.seq
+       coalesce(c.seq, ca.seq), coalesce(c.ref, ca.ref), coalesce(c.campaign, ca.campaign),
+       coalesce(c.source, ca.source), coalesce(c.medium, ca.medium)
+FROM (SELECT seq, occurred_at_ms, type, platform, bot, deferred, visitor, device_id, ref, campaign, source, medium
+      FROM event_rows INDEXED BY events_by_time WHERE occurred_at_ms >= ?1 AND occurred_at_ms < ?2
+      UNION ALL
+      SELECT seq, occurred_at_ms, type, platform, bot, deferred, visitor, device_id, ref, campaign, source, medium
+      FROM event_archive WHERE occurred_at_ms >= ?1 AND occurred_at_ms < ?2) e
+LEFT JOIN attr.attribution a ON a.seq = e.seq
 LEFT JOIN event_rows c ON c.seq = a.matched_click_seq
-WHERE r.occurred_at_ms >= ?1 AND r.occurred_at_ms < ?2
-  AND r.seq <= (SELECT rolled_through_seq FROM agg.rollup_state)
+LEFT JOIN event_archive ca ON ca.seq = a.matched_click_seq
+WHERE e.seq <= (SELECT rolled_through_seq FROM agg.rollup_state)

@@ -38,6 +38,7 @@ public enum InstallationCopy {
         guard FileManager.default.fileExists(atPath: file.path) else { throw CopyError.noInstallation(directory.path) }
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let source = try DatabasePool(path: file.path, configuration: configuration)
         defer { try? source.close() }
         let sqlite = try SQLQueries.load()
