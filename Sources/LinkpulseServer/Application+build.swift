@@ -44,6 +44,10 @@ public struct ServerSettings: Sendable {
     public var retentionInterval: Duration
     /// How long raw events are kept (`--retention-days`; by default forever).
     public var rawEventRetention: RawEventRetention
+    /// When old raw events are sealed into compressed blocks (`--seal-after-days`), and how
+    /// often the seal job looks for them.
+    public var sealAge: SealAge
+    public var sealInterval: Duration
     /// When the ingest writer waits for the derived work (`--ingest-pacing`).
     public var ingestPacing: IngestPacingLimit
 
@@ -56,8 +60,11 @@ public struct ServerSettings: Sendable {
         segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
         maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
         quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
-        rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard
+        rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard,
+        sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10)
     ) {
+        self.sealAge = sealAge
+        self.sealInterval = sealInterval
         self.ingestPacing = ingestPacing
         self.rawEventRetention = rawEventRetention
         self.quarantineRetentionDays = quarantineRetentionDays
@@ -205,6 +212,7 @@ public func buildApplication(
                 now: deps.now, logger: logger),
             every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
+        TimerService(job: SealJob(database: deps.database, age: settings.sealAge, now: deps.now, logger: logger), every: settings.sealInterval, logger: logger),
     ]
     if let pacer {
         services.append(TimerService(

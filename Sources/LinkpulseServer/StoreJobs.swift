@@ -125,6 +125,35 @@ public struct RetentionJob: TimerJob {
     }
 }
 
+/// Seals old raw events into compressed blocks (`--seal-after-days`): at most 64 blocks of
+/// about a thousand events a tick, each its own short transaction (ingest commits between them).
+/// Events that happen now are never old enough, so under live load a tick only looks.
+public struct SealJob: TimerJob {
+    public let name = "seal"
+    let database: AppDatabase
+    let age: SealAge
+    let now: @Sendable () -> Int64
+    let logger: Logger
+    let sealed = Counter(label: "linkpulse_sealed_events_total")
+
+    public init(database: AppDatabase, age: SealAge, now: @escaping @Sendable () -> Int64, logger: Logger) {
+        self.database = database
+        self.age = age
+        self.now = now
+        self.logger = logger
+    }
+
+    public func run() throws {
+        let report = try database.sealOldEvents(nowMs: now(), age: age, maxBlocks: 64)
+        sealed.increment(by: report.events)
+        if report.blocks > 0 {
+            logger.debug("sealed old events", metadata: [
+                "blocks": "\(report.blocks)", "events": "\(report.events)", "left_out_of_order": "\(report.leftOut)",
+            ])
+        }
+    }
+}
+
 /// Rolls new events up into the conversion rollups. The timer only triggers: the passes run
 /// on the store's rollup thread at low priority (under full ingest load the writer and the
 /// handlers come first), a run working a backlog off without pause (in parts of one

@@ -55,7 +55,7 @@ enum EventArchiveTable {
         let statements: Statements
         /// Blocks inflated last, by block id (ids are never reused: a block rewritten is a new
         /// row), newest last.
-        var recent: [(id: Int64, block: EventBlock)] = []
+        var recent: [(id: Int64, block: EventBlock.Inflated)] = []
         static let recentLimit = 4
 
         /// The statements, prepared at first use on the table's connection and finalized when
@@ -82,7 +82,7 @@ enum EventArchiveTable {
             recent = []
         }
 
-        func block(id: Int64, db: OpaquePointer) throws -> EventBlock {
+        func block(id: Int64, db: OpaquePointer) throws -> EventBlock.Inflated {
             if let i = recent.firstIndex(where: { $0.id == id }) {
                 let hit = recent.remove(at: i)
                 recent.append(hit)
@@ -94,7 +94,7 @@ enum EventArchiveTable {
             guard sqlite3_step(statement) == SQLITE_ROW, let bytes = sqlite3_column_blob(statement, 0) else {
                 throw EventBlock.Corrupt(description: "event block \(id) has no data")
             }
-            let block = try EventBlock(compressed: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, 0))))
+            let block = try EventBlock.Inflated(compressed: UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, 0))))
             if recent.count == Self.recentLimit { recent.removeFirst() }
             recent.append((id, block))
             return block
@@ -177,12 +177,12 @@ enum EventArchiveTable {
         var blockEarliest: [Int64] = []
         var nextBlock = 0
         /// The block and row the cursor is on (what `xColumn` reads).
-        var block: EventBlock?
+        var block: EventBlock.Inflated?
         var row = 0
         var eof = true
         /// Time order: the blocks read and not yet drained, their rows not yet given, and the
         /// rows waiting, smallest (time, seq) first.
-        var open: [EventBlock?] = []
+        var open: [EventBlock.Inflated?] = []
         var waiting: [Int] = []
         var heap: [Pending] = []
         var current: Int?
@@ -249,12 +249,12 @@ enum EventArchiveTable {
                     row += 1
                     // Seqs rise through a block: from the first row within the low bound.
                     if row == 0, bounds.lowSeq > Int64.min {
-                        row = firstRow(atLeast: bounds.lowSeq, in: block)
+                        row = try firstRow(atLeast: bounds.lowSeq, in: block)
                     }
                     while row < block.rowCount {
-                        let seq = block.integer(row: row, column: Int(seqColumn)) ?? 0
+                        let seq = try block.integer(row: row, column: Int(seqColumn))
                         if seq > bounds.highSeq { break }
-                        if within(seq, block.integer(row: row, column: Int(timeColumn)) ?? 0) { return }
+                        if within(seq, try block.integer(row: row, column: Int(timeColumn))) { return }
                         row += 1
                     }
                     if row < block.rowCount { eof = true; return }  // past the highest seq
@@ -281,8 +281,8 @@ enum EventArchiveTable {
                 let slot = Int32(open.count)
                 var count = 0
                 for r in 0..<read.rowCount {
-                    let seq = read.integer(row: r, column: Int(seqColumn)) ?? 0
-                    let time = read.integer(row: r, column: Int(timeColumn)) ?? 0
+                    let seq = try read.integer(row: r, column: Int(seqColumn))
+                    let time = try read.integer(row: r, column: Int(timeColumn))
                     guard within(seq, time) else { continue }
                     push(Pending(time: time, seq: seq, slot: slot, row: Int32(r)))
                     count += 1
@@ -330,11 +330,11 @@ enum EventArchiveTable {
             return top
         }
 
-        private func firstRow(atLeast seq: Int64, in block: EventBlock) -> Int {
+        private func firstRow(atLeast seq: Int64, in block: EventBlock.Inflated) throws -> Int {
             var low = 0, high = block.rowCount
             while low < high {
                 let mid = (low + high) / 2
-                if (block.integer(row: mid, column: Int(seqColumn)) ?? 0) < seq { low = mid + 1 } else { high = mid }
+                if try block.integer(row: mid, column: Int(seqColumn)) < seq { low = mid + 1 } else { high = mid }
             }
             return low
         }
@@ -467,33 +467,41 @@ enum EventArchiveTable {
         }
         module.pointee.xEof = { base in EventArchiveTable.cursor(base).eof ? 1 : 0 }
         module.pointee.xColumn = { base, context, column in
-            let cursor = EventArchiveTable.cursor(base)
-            guard let block = cursor.block, column >= 0, Int(column) < block.columnCount else {
-                sqlite3_result_null(context)
-                return SQLITE_OK
-            }
-            let cell = block.cell(row: cursor.row, column: Int(column))
-            if EventBlock.isNull(cell) {
-                sqlite3_result_null(context)
-            } else if EventBlock.isInteger(cell) {
-                sqlite3_result_int64(context, cell.number)
-            } else if EventBlock.isReal(cell) {
-                sqlite3_result_double(context, Double(bitPattern: UInt64(bitPattern: cell.number)))
-            } else {
-                block.bytes.withUnsafeBytes { bytes in
-                    let start = bytes.baseAddress! + Int(cell.number)
-                    if EventBlock.isText(cell) {
-                        sqlite3_result_text(context, start.assumingMemoryBound(to: CChar.self), cell.length, EventArchiveTable.transient)
-                    } else {
-                        sqlite3_result_blob(context, start, cell.length, EventArchiveTable.transient)
+            // Called for every column of every row read: no reference counting on the way.
+            UnsafeMutableRawPointer(base!).assumingMemoryBound(to: CursorBox.self).pointee.cursor._withUnsafeGuaranteedRef { cursor in
+                guard let block = cursor.block, column >= 0, Int(column) < block.columnCount else {
+                    sqlite3_result_null(context)
+                    return SQLITE_OK
+                }
+                let cell: EventBlock.Cell
+                do {
+                    cell = try block.cell(row: cursor.row, column: Int(column))
+                } catch {
+                    sqlite3_result_error(context, "event_archive: \(error)", -1)
+                    return SQLITE_CORRUPT
+                }
+                if EventBlock.isNull(cell) {
+                    sqlite3_result_null(context)
+                } else if EventBlock.isInteger(cell) {
+                    sqlite3_result_int64(context, cell.number)
+                } else if EventBlock.isReal(cell) {
+                    sqlite3_result_double(context, Double(bitPattern: UInt64(bitPattern: cell.number)))
+                } else {
+                    block.bytes.withUnsafeBytes { bytes in
+                        let start = bytes.baseAddress! + Int(cell.number)
+                        if EventBlock.isText(cell) {
+                            sqlite3_result_text(context, start.assumingMemoryBound(to: CChar.self), cell.length, EventArchiveTable.transient)
+                        } else {
+                            sqlite3_result_blob(context, start, cell.length, EventArchiveTable.transient)
+                        }
                     }
                 }
+                return SQLITE_OK
             }
-            return SQLITE_OK
         }
         module.pointee.xRowid = { base, rowid in
             let cursor = EventArchiveTable.cursor(base)
-            rowid!.pointee = cursor.block?.integer(row: cursor.row, column: Int(EventArchiveTable.seqColumn)) ?? 0
+            rowid!.pointee = (try? cursor.block?.integer(row: cursor.row, column: Int(EventArchiveTable.seqColumn))) ?? 0
             return SQLITE_OK
         }
         return module

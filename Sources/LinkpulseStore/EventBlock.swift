@@ -13,9 +13,9 @@ import Foundation
 ///
 /// Layout before deflating: a format byte, the row count, then per column the byte length of
 /// its stream (varints), then the streams. Stored as the uncompressed length (a varint) followed
-/// by the zlib stream, so a reader inflates in one call into a buffer of the right size.
-/// Pure; no SQLite.
-struct EventBlock {
+/// by the zlib stream, so a reader inflates in one call into a buffer of the right size
+/// (`Inflated`). Pure; no SQLite.
+enum EventBlock {
     /// One value as SQLite stores it.
     enum Value: Equatable {
         case null
@@ -93,106 +93,124 @@ struct EventBlock {
         var length: Int32
     }
 
-    /// The inflated block.
-    let bytes: [UInt8]
-    /// How many rows and columns it holds.
-    let rowCount: Int
-    let columnCount: Int
-    /// Per column, then row: where each value lies (`cells[column * rowCount + row]`).
-    private(set) var cells: [Cell]
+    /// An inflated block. Its columns are parsed when first read (a recount reads half of
+    /// them), each once. Not thread-safe: one connection's readers use it.
+    final class Inflated {
+        /// The inflated bytes.
+        let bytes: [UInt8]
+        /// How many rows and columns it holds.
+        let rowCount: Int
+        let columnCount: Int
+        /// Where each column's stream starts in `bytes` (and, last, where the final one ends).
+        private let starts: [Int]
+        /// Per column, once parsed: where each row's value lies.
+        private var parsed: [[Cell]?]
 
-    /// Inflates and parses a block written by `encode`; throws `Corrupt` when it is not one.
-    init(compressed: UnsafeRawBufferPointer) throws {
-        var at = 0
-        // Deflate never shrinks data more than about 1,032 times: a larger length is damage.
-        guard let plainCount = Self.readVarint(compressed, &at), plainCount <= UInt64(compressed.count) * 1_100 + 64 else {
-            throw Corrupt(description: "the block's length is missing or impossible")
-        }
-        var plain = [UInt8](repeating: 0, count: Int(plainCount))
-        var produced = uLong(plainCount)
-        let status = plain.withUnsafeMutableBufferPointer { out in
-            uncompress(out.baseAddress, &produced, compressed.baseAddress!.assumingMemoryBound(to: UInt8.self) + at, uLong(compressed.count - at))
-        }
-        guard status == Z_OK, produced == uLong(plainCount) else {
-            throw Corrupt(description: "the block does not inflate (zlib status \(status))")
-        }
-        bytes = plain
-        (rowCount, columnCount, cells) = try plain.withUnsafeBytes { try Self.parse($0) }
-    }
-
-    private static func parse(_ plain: UnsafeRawBufferPointer) throws -> (Int, Int, [Cell]) {
-        var at = 0
-        guard plain.count > 0, plain[0] == format else { throw Corrupt(description: "unknown block format") }
-        at = 1
-        guard let rows = readVarint(plain, &at), let columns = readVarint(plain, &at), rows < 1 << 24, columns < 1 << 12 else {
-            throw Corrupt(description: "the block's shape is missing")
-        }
-        var ends: [Int] = []
-        var end = 0
-        for _ in 0..<columns {
-            guard let length = readVarint(plain, &at) else { throw Corrupt(description: "a column length is missing") }
-            end += Int(length)
-            ends.append(end)
-        }
-        guard at + end == plain.count else { throw Corrupt(description: "the column lengths do not add up") }
-        let start = at
-        var cells = [Cell](repeating: Cell(tag: 0, number: 0, length: 0), count: Int(rows) * Int(columns))
-        for c in 0..<Int(columns) {
-            var p = start + (c == 0 ? 0 : ends[c - 1])
-            let stop = start + ends[c]
-            var previous: Int64 = 0
-            for r in 0..<Int(rows) {
-                guard p < stop, let tag = Tag(rawValue: plain[p]) else { throw Corrupt(description: "column \(c) is cut short") }
-                p += 1
-                var cell = Cell(tag: tag.rawValue, number: 0, length: 0)
-                switch tag {
-                case .null:
-                    break
-                case .integer:
-                    guard let z = readVarint(plain, &p) else { throw Corrupt(description: "column \(c) is cut short") }
-                    previous = previous &+ unzigzag(z)
-                    cell.number = previous
-                case .real:
-                    guard p + 8 <= stop else { throw Corrupt(description: "column \(c) is cut short") }
-                    cell.number = Int64(littleEndian: plain.loadUnaligned(fromByteOffset: p, as: Int64.self))
-                    p += 8
-                case .text, .blob:
-                    guard let length = readVarint(plain, &p), length <= UInt64(stop - p) else {
-                        throw Corrupt(description: "column \(c) is cut short")
-                    }
-                    cell.number = Int64(p)
-                    cell.length = Int32(length)
-                    p += Int(length)
-                }
-                cells[c * Int(rows) + r] = cell
+        /// Inflates a block written by `encode` and reads its shape; throws `Corrupt` when it is
+        /// not one (zlib's checksum covers every byte of it).
+        init(compressed: UnsafeRawBufferPointer) throws {
+            var at = 0
+            // Deflate never shrinks data more than about 1,032 times: a larger length is damage.
+            guard let plainCount = EventBlock.readVarint(compressed, &at), plainCount <= UInt64(compressed.count) * 1_100 + 64 else {
+                throw Corrupt(description: "the block's length is missing or impossible")
             }
-            guard p == stop else { throw Corrupt(description: "column \(c) has bytes left over") }
+            var plain = [UInt8](repeating: 0, count: Int(plainCount))
+            var produced = uLong(plainCount)
+            let status = plain.withUnsafeMutableBufferPointer { out in
+                uncompress(out.baseAddress, &produced, compressed.baseAddress!.assumingMemoryBound(to: UInt8.self) + at, uLong(compressed.count - at))
+            }
+            guard status == Z_OK, produced == uLong(plainCount) else {
+                throw Corrupt(description: "the block does not inflate (zlib status \(status))")
+            }
+            (rowCount, columnCount, starts) = try plain.withUnsafeBytes { plain in
+                var at = 1
+                guard plain.count > 0, plain[0] == format else { throw Corrupt(description: "unknown block format") }
+                guard let rows = EventBlock.readVarint(plain, &at), let columns = EventBlock.readVarint(plain, &at), rows < 1 << 24, columns < 1 << 12 else {
+                    throw Corrupt(description: "the block's shape is missing")
+                }
+                var lengths: [Int] = []
+                for _ in 0..<columns {
+                    guard let length = EventBlock.readVarint(plain, &at), length < 1 << 40 else { throw Corrupt(description: "a column length is missing") }
+                    lengths.append(Int(length))
+                }
+                var starts = [at]
+                for length in lengths { starts.append(starts[starts.count - 1] + length) }
+                guard starts[starts.count - 1] == plain.count else { throw Corrupt(description: "the column lengths do not add up") }
+                return (Int(rows), Int(columns), starts)
+            }
+            bytes = plain
+            parsed = Array(repeating: nil, count: columnCount)
         }
-        return (Int(rows), Int(columns), cells)
-    }
 
-    /// The cell of `row` in `column`.
-    func cell(row: Int, column: Int) -> Cell { cells[column * rowCount + row] }
+        /// The cell of `row` in `column`.
+        func cell(row: Int, column: Int) throws -> Cell {
+            if let cells = parsed[column] { return cells[row] }
+            let cells = try parse(column)
+            parsed[column] = cells
+            return cells[row]
+        }
 
-    /// The value of `row` in `column`, as it was encoded.
-    func value(row: Int, column: Int) -> Value {
-        let cell = cell(row: row, column: column)
-        switch Tag(rawValue: cell.tag)! {
-        case .null: return .null
-        case .integer: return .integer(cell.number)
-        case .real: return .real(Double(bitPattern: UInt64(bitPattern: cell.number)))
-        case .text: return .text(Array(bytes[Int(cell.number)..<Int(cell.number) + Int(cell.length)]))
-        case .blob: return .blob(Array(bytes[Int(cell.number)..<Int(cell.number) + Int(cell.length)]))
+        private func parse(_ c: Int) throws -> [Cell] {
+            try bytes.withUnsafeBytes { plain in
+                var cells = [Cell](repeating: Cell(tag: 0, number: 0, length: 0), count: rowCount)
+                var p = starts[c]
+                let stop = starts[c + 1]
+                var previous: Int64 = 0
+                for r in 0..<rowCount {
+                    guard p < stop, let tag = Tag(rawValue: plain[p]) else { throw Corrupt(description: "column \(c) is cut short") }
+                    p += 1
+                    var cell = Cell(tag: tag.rawValue, number: 0, length: 0)
+                    switch tag {
+                    case .null:
+                        break
+                    case .integer:
+                        guard let z = EventBlock.readVarint(plain, &p) else { throw Corrupt(description: "column \(c) is cut short") }
+                        previous = previous &+ EventBlock.unzigzag(z)
+                        cell.number = previous
+                    case .real:
+                        guard p + 8 <= stop else { throw Corrupt(description: "column \(c) is cut short") }
+                        cell.number = Int64(littleEndian: plain.loadUnaligned(fromByteOffset: p, as: Int64.self))
+                        p += 8
+                    case .text, .blob:
+                        guard let length = EventBlock.readVarint(plain, &p), length <= UInt64(stop - p) else {
+                            throw Corrupt(description: "column \(c) is cut short")
+                        }
+                        cell.number = Int64(p)
+                        cell.length = Int32(length)
+                        p += Int(length)
+                    }
+                    cells[r] = cell
+                }
+                guard p == stop else { throw Corrupt(description: "column \(c) has bytes left over") }
+                return cells
+            }
+        }
+
+        /// The value of `row` in `column`, as it was encoded.
+        func value(row: Int, column: Int) throws -> Value {
+            let cell = try cell(row: row, column: column)
+            switch Tag(rawValue: cell.tag)! {
+            case .null: return .null
+            case .integer: return .integer(cell.number)
+            case .real: return .real(Double(bitPattern: UInt64(bitPattern: cell.number)))
+            case .text: return .text(Array(bytes[Int(cell.number)..<Int(cell.number) + Int(cell.length)]))
+            case .blob: return .blob(Array(bytes[Int(cell.number)..<Int(cell.number) + Int(cell.length)]))
+            }
+        }
+
+        /// The integer of `row` in `column` (0 when the value is not an integer).
+        func integer(row: Int, column: Int) throws -> Int64 {
+            let cell = try cell(row: row, column: column)
+            return cell.tag == Tag.integer.rawValue ? cell.number : 0
+        }
+
+        /// Every value of every row, row by row.
+        func rows() throws -> [[Value]] {
+            try (0..<rowCount).map { row in try (0..<columnCount).map { try value(row: row, column: $0) } }
         }
     }
 
-    /// The integer of `row` in `column` (nil when the value is not an integer).
-    func integer(row: Int, column: Int) -> Int64? {
-        let cell = cell(row: row, column: column)
-        return cell.tag == Tag.integer.rawValue ? cell.number : nil
-    }
-
-    /// Whether a cell is NULL, an integer, a real, text or a blob (SQLite's fundamental types).
+    /// Whether a cell is NULL, an integer, a real or text (else a blob), SQLite's fundamental types.
     static func isNull(_ cell: Cell) -> Bool { cell.tag == Tag.null.rawValue }
     static func isInteger(_ cell: Cell) -> Bool { cell.tag == Tag.integer.rawValue }
     static func isReal(_ cell: Cell) -> Bool { cell.tag == Tag.real.rawValue }

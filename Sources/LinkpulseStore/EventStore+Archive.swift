@@ -30,6 +30,20 @@ public struct SealPolicy: Sendable {
     }
 }
 
+/// When old raw events are sealed: how long after they happened (`--seal-after-days`).
+public struct SealAge: Sendable, Equatable {
+    /// Milliseconds after an event happened before it may be sealed; nil never seals.
+    public var ms: Int64?
+
+    /// Two days: well past the attribution window, so the follower's clicks and the answers
+    /// apps ask for are read from `event_rows`; older events are read mostly by exports, stats
+    /// edges and recounts.
+    public static let standard = SealAge(days: 2)
+
+    /// `days` days; 0 never seals.
+    public init(days: Int) { ms = days > 0 ? Int64(days) * 86_400_000 : nil }
+}
+
 /// What one call of `sealEvents` did.
 public struct SealReport: Sendable, Equatable {
     /// Blocks written.
@@ -118,10 +132,9 @@ extension EventStore {
         }
         var removed = 0
         for (id, found) in byBlock.sorted(by: { $0.key < $1.key }) {
-            let block = try found.data.withUnsafeBytes { try EventBlock(compressed: $0) }
+            let block = try found.data.withUnsafeBytes { try EventBlock.Inflated(compressed: $0) }
             var left: [[EventBlock.Value]] = []
-            for row in 0..<block.rowCount {
-                let values = (0..<block.columnCount).map { block.value(row: row, column: $0) }
+            for values in try block.rows() {
                 if found.seqs.contains(Self.seq(values)) { removed += 1 } else { left.append(values) }
             }
             try db.execute(sql: archive.deleteBlock, arguments: [id])
@@ -138,5 +151,22 @@ extension EventStore {
     private static func eventTime(_ row: [EventBlock.Value]) -> Int64 {
         if case .integer(let ms) = row[Int(EventArchiveTable.timeColumn)] { return ms }
         return 0
+    }
+}
+
+extension AppDatabase {
+    /// Seals old raw events into compressed blocks (see `EventStore.sealEvents`): those every
+    /// derived file has passed (attribution and rollups, under a running backup's hold)
+    /// that happened `age` before `nowMs`, at most `maxBlocks` blocks (one short transaction
+    /// each). Synchronous: run it from a timer's queue or a command, never from the
+    /// cooperative pool.
+    @discardableResult
+    public func sealOldEvents(nowMs: Int64, age: SealAge = .standard, maxBlocks: Int = .max) throws -> SealReport {
+        guard let ageMs = age.ms else { return SealReport() }
+        let through = try events.derivedBoundSeq(nowMs: nowMs)
+        let report = try events.sealEvents(throughSeq: through, beforeMs: nowMs - ageMs, maxBlocks: maxBlocks)
+        // The rows' pages are free now: beyond a reserve for new events, back to the filesystem.
+        if report.blocks > 0 { try events.releaseFreePages() }
+        return report
     }
 }

@@ -82,12 +82,18 @@ extension EventStore {
     /// still only in the writer's memory must reach the index before its row can go, or a
     /// resend would be taken for new).
     func retentionBoundSeq(nowMs: Int64) throws -> Int64 {
+        min(try derivedBoundSeq(nowMs: nowMs), indexedThrough.withLock { $0 })
+    }
+
+    /// The seq up to which the rollups and attribution have passed every event, under a running
+    /// backup's hold: what sealing may move into blocks (the rows stay readable, so the id
+    /// index need not have them yet).
+    func derivedBoundSeq(nowMs: Int64) throws -> Int64 {
         let sql = queries.retention.watermarks
-        let below = try pool.read { db -> Int64 in
+        return try pool.read { db -> Int64 in
             let row = try Row.fetchOne(db, sql: sql, arguments: [nowMs])
             return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
         }
-        return min(below, indexedThrough.withLock { $0 })
     }
 
     /// The next batch of events before `horizon` and below seq `below`, after `cursor` in

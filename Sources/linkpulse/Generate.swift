@@ -26,8 +26,10 @@ struct Generate: AsyncParsableCommand {
     @Option(help: "Seed of the random generator: the same seed makes the same traffic.")
     var seed: UInt64 = 1
 
-    @Flag(inversion: .prefixedNo, help: "Roll the new events up before exiting.")
+    @Flag(inversion: .prefixedNo, help: "Roll the new events up (and seal the old ones, see --seal-after-days) before exiting.")
     var rollup = true
+
+    @OptionGroup var seal: SealOptions
 
     mutating func validate() throws {
         guard events > 0, days > 0, days <= 400, refs > 0, campaigns > 0 else {
@@ -45,6 +47,7 @@ struct Generate: AsyncParsableCommand {
         let outcome = try await GeneratedTraffic.write(profile, into: database, secrets: secrets, receivedAtMs: now)
         let stored = ContinuousClock.now
         let rolled = rollup ? try database.rollups.rollUpAll() : 0
+        if rollup { try database.sealOldEvents(nowMs: now, age: seal.age) }
         try database.close()
         logger.notice("generated", metadata: [
             "stored": "\(outcome.stored)", "duplicates": "\(outcome.duplicates)", "rejected": "\(outcome.rejected)",

@@ -111,6 +111,106 @@ import Testing
     }
 }
 
+/// Every reader of raw events answers exactly as before once most events are sealed: stats
+/// with edges finer than the rollups, the raw-event export in time order, the answers to apps,
+/// the events view and dedupe; so do a replay of attribution and a rebuild of the rollups from
+/// the sealed events, and retention deleting sealed events.
+@Suite struct SealedReadersTests {
+    static let day: Int64 = 86_400_000
+    static let end: Int64 = 1_795_000_000_000  // when the generated traffic ends
+    static let start = end - 10 * day
+
+    struct Snapshot: Equatable {
+        var stats: [[StatsGroupKey: CountsByAudience]] = []
+        var exportPages: [[Int64]] = []
+        var exportBytes: [[UInt8]] = []
+        var answers: [AttributedEventRead] = []
+        var view: [[DatabaseValue]] = []
+    }
+
+    static func snapshot(_ store: TemporaryStore, answersEvery: Int = 5) async throws -> Snapshot {
+        var snapshot = Snapshot()
+        // Ranges with edges off the 15-minute grid (raw events), whole days, and a daily series.
+        let ranges: [(Int64, Int64)] = [
+            (start + 7 * 60_000 + 13_000, end - 3 * 60_000), (start + day, start + 4 * day),
+            (start + 2 * day + 3_600_000 + 1_234, start + 2 * day + 5 * 3_600_000 + 77_000),
+        ]
+        for (from, to) in ranges {
+            let query = StatsQuery(fromMs: from, toMs: to, includeBots: true)
+            for grouping: StatsGrouping in [.none, .dimension(.ref), .dimension(.campaign), .buckets(Array(stride(from: from, to: to, by: Int64.Stride(day))))] {
+                snapshot.stats.append(try await store.database.stats.statsCounts(query, grouping: grouping, withVisitors: true))
+            }
+        }
+        // The export of a range, in pages (time order, then what was stored meanwhile).
+        let export = RawEventQuery(fromMs: start + 3 * day + 11_111, toMs: end)
+        var cursor: RawEventCursor? = try await store.database.stats.rawEventCursor(for: export)
+        while let at = cursor {
+            let (page, next) = try await store.database.stats.rawEventsPage(export, cursor: at, limit: 700)
+            snapshot.exportPages.append(page.integers + page.ends.map(Int64.init))
+            snapshot.exportBytes.append(page.bytes)
+            cursor = next
+        }
+        let answers = StoredAttributions(events: store.database.events, attribution: store.database.attribution)
+        let newest = try store.database.events.maxSeq()
+        for seq in stride(from: 1, through: newest, by: answersEvery) {
+            snapshot.answers.append(try await answers.attributedEvent(seq: seq, wait: .seconds(5)))
+        }
+        snapshot.view = try EventArchiveTests.rows(store, "SELECT * FROM events ORDER BY seq")
+        return snapshot
+    }
+
+    @Test func everyReaderAnswersTheSameOnceEventsAreSealed() async throws {
+        let store = try TemporaryStore()
+        var generator = TrafficGenerator(TrafficProfile(events: 8_000, days: 10, refs: 40, campaigns: 5, seed: 21, endMs: Self.end))
+        let validator = EventValidator(hasher: KeyedHasher(secret: Array(repeating: 7, count: 32)))
+        let facts = RequestFacts(receivedAtMs: Self.end, clientIP: nil, userAgent: nil)
+        var sent: [IngestEvent] = []
+        while case let payloads = generator.next(1_000), !payloads.isEmpty {
+            let events = payloads.compactMap { try? validator.validate($0, request: facts).get() }
+            sent += events
+            _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
+        }
+        _ = try store.database.attribution.attributeAllInBulk()
+        _ = try store.database.rollups.rollUpAll()
+        let before = try await Self.snapshot(store)
+        let matched = before.answers.filter { read in
+            if case .attributed(let event) = read { return event.click != nil }
+            return false
+        }
+        #expect(matched.count > 100, "answers with a matched click: \(matched.count)")
+
+        let report = try store.database.sealOldEvents(nowMs: Self.end + Self.day, age: SealAge(days: 1))
+        let hot = try EventArchiveTests.rows(store, "SELECT count(*) FROM event_rows")[0][0].int64!
+        #expect(report.events > 6_000 && hot < 1_500, "\(report), \(hot) left in event_rows")
+        #expect(try await Self.snapshot(store) == before)
+
+        // A recount reads the sealed events: the same answers and counts.
+        try store.database.resetAttribution()
+        try store.database.rollups.resetRollups()
+        _ = try store.database.attribution.attributeAllInBulk()
+        _ = try store.database.rollups.rollUpAll()
+        #expect(try await Self.snapshot(store) == before)
+
+        // Sent again, every event is a duplicate (sealed ids are found through the id index).
+        try store.reopen()
+        let again = try await store.database.ingest([IngestWork(events: Array(sent.suffix(3_000)), quarantine: [])])
+        #expect(again[0].allSatisfy { $0 == .duplicate })
+
+        // Retention deletes sealed events like the others: whole days keep their counts, and
+        // nothing before the horizon is left, in event_rows or in a block.
+        let horizon = Self.start + 4 * Self.day
+        let days = StatsQuery(fromMs: (Self.start / Self.day + 1) * Self.day, toMs: Self.end / Self.day * Self.day, includeBots: true)
+        let daily = try await store.database.stats.statsCounts(days, grouping: .dimension(.ref), withVisitors: false)
+        _ = try store.database.events.mergeIdIndex()  // retention waits for the id index
+        let pruned = try store.database.pruneRawEvents(before: horizon, batch: 500)
+        #expect(pruned.deletedEvents > 2_000)
+        #expect(try await store.database.stats.statsCounts(days, grouping: .dimension(.ref), withVisitors: false) == daily)
+        let left = try EventArchiveTests.rows(store, "SELECT seq, type FROM events WHERE occurred_at_ms < ?", [horizon])
+        #expect(left.count == pruned.keptClicks && left.allSatisfy { $0[1] == "click".databaseValue })
+        #expect(try EventArchiveTests.rows(store, "SELECT count(*) FROM event_blocks WHERE row_count = 0") == [[0.databaseValue]])
+    }
+}
+
 extension DatabaseValue {
     fileprivate var int64: Int64? { Int64.fromDatabaseValue(self) }
 }

@@ -25,11 +25,11 @@ import Testing
             rows[0][0] = .integer(.min)
             if rowCount > 1 { rows[1][0] = .integer(.max) }  // the largest jump a delta can make
             let encoded = EventBlock.encode(rows: rows, columnCount: columnCount)
-            let block = try encoded.withUnsafeBytes { try EventBlock(compressed: $0) }
+            let block = try encoded.withUnsafeBytes { try EventBlock.Inflated(compressed: $0) }
             #expect(block.rowCount == rowCount && block.columnCount == columnCount)
             for r in 0..<rowCount {
-                for c in 0..<columnCount where block.value(row: r, column: c) != rows[r][c] {
-                    Issue.record("row \(r) column \(c): \(block.value(row: r, column: c)) instead of \(rows[r][c])")
+                for c in 0..<columnCount where try block.value(row: r, column: c) != rows[r][c] {
+                    Issue.record("row \(r) column \(c): \(try block.value(row: r, column: c)) instead of \(rows[r][c])")
                 }
             }
         }
@@ -47,7 +47,7 @@ import Testing
         let rows: [[EventBlock.Value]] = (0..<50).map { [.integer(Int64($0)), .text(Array("ref-\($0)".utf8))] }
         let encoded = EventBlock.encode(rows: rows, columnCount: 2)
         for damaged in [Array(encoded.prefix(encoded.count / 2)), [], [0x05, 0x01, 0x02], encoded.map { $0 ^ 0x5A }] {
-            #expect(throws: EventBlock.Corrupt.self) { try damaged.withUnsafeBytes { try EventBlock(compressed: $0) } }
+            #expect(throws: EventBlock.Corrupt.self) { try damaged.withUnsafeBytes { try EventBlock.Inflated(compressed: $0) } }
         }
     }
 }

@@ -39,7 +39,7 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
 fi
 bench_serve $PORT --rollup-interval 10s
 INGEST_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
-STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows")
+STORED=$(bench_stored_events "$DATA/linkpulse.sqlite")
 echo "== installation: $STORED events, events database $(du -m "$DATA/linkpulse.sqlite" | cut -f1) MB"
 
 # A steady batched load (8 connections, 100-event batches), before and during the backup.

@@ -30,5 +30,5 @@ fi
 bench_serve $PORT
 # Let a first rollup pass catch up before measuring.
 curl -s -X POST -H "Authorization: Bearer $READ_KEY" "http://127.0.0.1:$PORT/v1/admin/rollup" >/dev/null
-echo "== data: $(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows") events"
+echo "== data: $(bench_stored_events "$DATA/linkpulse.sqlite") events"
 python3 ops/bench/dashboard.py $PORT "$READ_KEY" "$RUNS"

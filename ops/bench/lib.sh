@@ -20,6 +20,13 @@ bench_prepare() {
   trap bench_cleanup EXIT
 }
 
+# bench_stored_events FILE: how many events an events database holds, those still in event_rows
+# and those sealed into blocks (the sqlite3 shell reads both tables, not the events view, which
+# needs linkpulse's event_archive table).
+bench_stored_events() {
+  sqlite3 "$1" "SELECT (SELECT count(*) FROM event_rows) + (SELECT coalesce(sum(row_count), 0) FROM event_blocks)"
+}
+
 # bench_need_wrk: installs wrk (the load generator) when it is missing.
 bench_need_wrk() {
   command -v wrk >/dev/null && return 0

@@ -89,6 +89,6 @@ done
 python3 -c "print(f'/v1/batch stores {$seg_total / $ev_total:.2f}x the events/s of /v1/events (target: at least 0.80); the daemon spends {$seg_cpu / $ev_cpu:.2f}x the CPU per event')"
 # wrk builds every body in Lua on the same two cores; Segment bodies are three times larger, so
 # part of the gap in events/s is the load generator's, which the CPU ratio leaves out.
-STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows")
+STORED=$(bench_stored_events "$DATA/linkpulse.sqlite")
 QUARANTINED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM quarantine")
 echo "stored $STORED events, $QUARANTINED quarantined"

@@ -42,13 +42,17 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
   end=$(seconds)
   python3 -c "print(f'   generated and stored through the ingest code: {$EVENTS/($end-$start):,.0f} events/s ({$end-$start:.0f} s)')"
 fi
-STORED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows")
+# Stored events: those still in event_rows and those sealed into blocks.
+STORED=$(bench_stored_events "$DATA/linkpulse.sqlite")
+SEALED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT coalesce(sum(row_count), 0) FROM event_blocks")
 
 if [ "$SKIP_ROLLUP" = 0 ] || [ -z "$KEEP" ]; then
 echo "== attribution and rollup throughput"
-$BIN rollup --data-dir "$DATA" --log-level warning >/dev/null   # whatever generate left
+# The recounts are timed on events as ingest stores them (--seal-after-days 0: nothing is sealed
+# until "sealing" below); a recount of sealed events is timed after that.
+$BIN rollup --seal-after-days 0 --data-dir "$DATA" --log-level warning >/dev/null   # whatever generate left
 start=$(seconds)
-$BIN rollup --reattribute --data-dir "$DATA" --log-level warning >/dev/null
+$BIN rollup --reattribute --seal-after-days 0 --data-dir "$DATA" --log-level warning >/dev/null
 attributed=$(seconds)
 python3 -c "print(f'   attribution replay + rollup (linkpulse rollup --reattribute): {$STORED/($attributed-$start):,.0f} events/s ({$attributed-$start:.1f} s)')"
 # The machine's speed drifts by a tenth and more between runs: the rebuild runs REBUILDS times,
@@ -56,7 +60,7 @@ python3 -c "print(f'   attribution replay + rollup (linkpulse rollup --reattribu
 times=()
 for _ in $(seq "$REBUILDS"); do
   start=$(seconds)
-  $BIN rollup --rebuild --data-dir "$DATA" --log-level warning >/dev/null
+  $BIN rollup --rebuild --seal-after-days 0 --data-dir "$DATA" --log-level warning >/dev/null
   end=$(seconds)
   times+=("$(python3 -c "print($end - $start)")")
 done
@@ -77,7 +81,20 @@ print(f"   ratio rollup / plain GROUP BY: {rollup / baseline:.2f}")
 PY
 fi
 
-echo "== database size (every file, WAL included, as left by generate and rollup)"
+echo "== sealing: events older than two days into compressed blocks (linkpulse rollup, as the daemon's seal job does)"
+start=$(seconds)
+$BIN rollup --data-dir "$DATA" --log-level warning >/dev/null
+end=$(seconds)
+NOW_SEALED=$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT coalesce(sum(row_count), 0) FROM event_blocks")
+python3 -c "print(f'   {$NOW_SEALED - $SEALED:,} events sealed in {$end-$start:.1f} s; {$NOW_SEALED:,} of {$STORED:,} are sealed')"
+if [ "$SKIP_ROLLUP" = 0 ] || [ -z "$KEEP" ]; then
+  start=$(seconds)
+  $BIN rollup --rebuild --seal-after-days 0 --data-dir "$DATA" --log-level warning >/dev/null
+  end=$(seconds)
+  python3 -c "print(f'   linkpulse rollup --rebuild of the sealed events: {$STORED/($end-$start):,.0f} events/s ({$end-$start:.1f} s, whole command)')"
+fi
+
+echo "== database size (every file, WAL included, as left by generate, rollup and sealing)"
 total=0
 for f in linkpulse.sqlite linkpulse-ids.sqlite linkpulse-attribution.sqlite linkpulse-rollups.sqlite; do
   for suffix in "" -wal; do
@@ -114,6 +131,9 @@ python3 ops/bench/stats_load.py $PORT "$READ_KEY" "$REQUESTS" "${paths[@]}"
 echo "   peak RSS of the daemon: $(grep VmHWM /proc/$LP_PID/status | awk '{print $2/1024 " MB"}')"
 
 echo "== baseline: the same answers from the raw table (GROUP BY, once each, UTC)"
+if [ "$(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_blocks")" != 0 ]; then
+  echo "   (over event_rows only: the sqlite3 shell cannot read sealed blocks, so these read the $(sqlite3 "$DATA/linkpulse.sqlite" "SELECT count(*) FROM event_rows") events not sealed)"
+fi
 FROM_MS=$(python3 -c "import datetime; print(int(datetime.datetime.fromisoformat('$FROM').replace(tzinfo=datetime.timezone.utc).timestamp()*1000))")
 TO_MS=$(python3 -c "import datetime; print(int((datetime.datetime.fromisoformat('$TO').replace(tzinfo=datetime.timezone.utc) + datetime.timedelta(days=1)).timestamp()*1000))")
 for sql in \
