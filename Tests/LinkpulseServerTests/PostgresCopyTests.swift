@@ -10,13 +10,20 @@ import Testing
 /// `linkpulse copy --from DIR --to postgres://…`: a SQLite installation moved over, the real
 /// binary against a real PostgreSQL.
 @Suite struct PostgresCopyTests {
+    /// A connection of the test's own that reads the events view (sealed events included).
+    static var readsEvents: Configuration {
+        var config = Configuration()
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
+        return config
+    }
+
     @Test func aCopiedInstallationHasEveryEventOnceInOrderItsKeysAndTheSameAttribution() async throws {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-copy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         let generated = try LiveHTTP.command(["generate", "--data-dir", data.path, "--events", "6000", "--days", "3", "--refs", "40", "--seed", "7"])
         #expect(generated.status == 0, "\(generated.output)")
         // Two rejected events, as the quarantine keeps them.
-        let sqlite = try DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path)
+        let sqlite = try DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path, configuration: Self.readsEvents)
         try await sqlite.write { db in
             for index in 0..<2 {
                 try db.execute(
@@ -77,7 +84,7 @@ import Testing
         #expect(keys.split(separator: "\n") == ["hash_secret=\(secrets["hash_secret"]!)", "ingest_key=\(secrets["ingest_key"]!)", "read_key=\(secrets["read_key"]!)"])
 
         // Attribution on PostgreSQL reaches SQLite's answers (compared by event id).
-        let sqliteAnswers = try await DatabaseQueue(path: data.appending(path: "linkpulse-attribution.sqlite").path).read { db in
+        let sqliteAnswers = try await DatabaseQueue(path: data.appending(path: "linkpulse-attribution.sqlite").path, configuration: Self.readsEvents).read { db in
             try db.execute(sql: "ATTACH DATABASE ? AS ev", arguments: [data.appending(path: "linkpulse.sqlite").path])
             return try Row.fetchAll(db, sql: """
                 SELECT e.event_id, a.match_type, c.event_id FROM attribution a JOIN ev.events e ON e.seq = a.seq
@@ -197,7 +204,7 @@ import Testing
         #expect(csv.count > 100 && csv == fromSQLiteCSV.body, "\(csv.prefix(300))")
 
         // How single events were attributed, in /v1/resolve's words, alike on both stores.
-        let sample = try await DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path).read { db in
+        let sample = try await DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path, configuration: Self.readsEvents).read { db in
             try String.fetchAll(db, sql: "SELECT event_id FROM events WHERE type <> 'click' ORDER BY seq DESC LIMIT 40")
         } + ["no-such-event"]
         for (index, id) in sample.enumerated() {
