@@ -68,6 +68,7 @@ extension EventStore {
         var report = SealReport()
         while report.blocks < maxBlocks {
             let sealed = try pool.writeDeferred { db -> SealReport? in
+                try db.execute(sql: archive.claim)
                 let after = try Int64.fetchOne(db, sql: archive.state) ?? 0
                 let through = min(throughSeq, (try Int64.fetchOne(db, sql: archive.newestHotSeq) ?? 0) - 1)
                 let read = HotStatement(try db.cachedStatement(sql: archive.rowsAfter), in: db)

@@ -154,6 +154,7 @@ struct SQLQueries: Sendable {
                 setSealedThrough: try text("archive/set_sealed_through.sql"),
                 deleteSealedRow: try text("archive/delete_sealed_row.sql"),
                 newestHotSeq: try text("archive/newest_hot_seq.sql"),
+                claim: try text("archive/claim.sql"),
                 blockOfSeq: try text("archive/block_of_seq.sql"),
                 deleteBlock: try text("archive/delete_block.sql")),
             migrations: files(under: "migrations/"),
@@ -282,7 +283,7 @@ struct InstallationQueries: Sendable {
 /// database.
 struct ArchiveQueries: Sendable {
     let blocksInRange, blocksByTime, blockData, state, rowsAfter, insertBlock, setSealedThrough, deleteSealedRow: String
-    let newestHotSeq, blockOfSeq, deleteBlock: String
+    let newestHotSeq, claim, blockOfSeq, deleteBlock: String
 
     /// What the `event_archive` table runs to find and read blocks.
     var table: EventArchiveTable.Statements { .init(blocksInRange: blocksInRange, blocksByTime: blocksByTime, blockData: blockData) }
