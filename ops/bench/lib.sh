@@ -24,7 +24,11 @@ bench_prepare() {
 # and those sealed into blocks (the sqlite3 shell reads both tables, not the events view, which
 # needs linkpulse's event_archive table).
 bench_stored_events() {
-  sqlite3 "$1" "SELECT (SELECT count(*) FROM event_rows) + (SELECT coalesce(sum(row_count), 0) FROM event_blocks)"
+  if [ "$(sqlite3 "$1" "SELECT count(*) FROM sqlite_schema WHERE name = 'event_blocks'")" = 0 ]; then
+    sqlite3 "$1" "SELECT count(*) FROM event_rows"   # a database from before sealed blocks
+  else
+    sqlite3 "$1" "SELECT (SELECT count(*) FROM event_rows) + (SELECT coalesce(sum(row_count), 0) FROM event_blocks)"
+  fi
 }
 
 # bench_need_wrk: installs wrk (the load generator) when it is missing.
