@@ -221,25 +221,7 @@ enum EventBlock {
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
     static func unzigzag(_ z: UInt64) -> Int64 { Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1) }
 
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
-
-    static func readVarint(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while at < bytes.count, shift < 64 {
-            let b = bytes[at]
-            at += 1
-            value |= UInt64(b & 0x7F) << shift
-            if b < 0x80 { return value }
-            shift += 7
-        }
-        return nil
-    }
+    /// Varints as cube parts write them (LEB128: seven bits a byte, low first).
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) { CubePart.appendVarint(value, to: &out) }
+    static func readVarint(_ bytes: UnsafeRawBufferPointer, _ at: inout Int) -> UInt64? { CubePart.readVarint(bytes, &at) }
 }
