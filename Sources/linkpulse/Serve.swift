@@ -268,6 +268,9 @@ extension Serve {
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
+        if seal.sealAfterDays != nil {
+            throw ValidationError("--seal-after-days seals SQLite's raw events; PostgreSQL keeps its own (leave it out with --database).")
+        }
         let store = try await PostgresStore.open(
             location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
         do {
@@ -398,14 +401,14 @@ struct Rollup: AsyncParsableCommand {
 /// When old raw events are sealed into compressed blocks, shared by `serve`, `rollup` and
 /// `generate`.
 struct SealOptions: ParsableArguments {
-    @Option(help: "Days after they happened that raw events are sealed: moved, once counted, into compressed blocks of about a thousand (about a third of their size; every field kept, read back by exports, stats and recounts as before). 0 never seals (LINKPULSE_SEAL_AFTER_DAYS).")
-    var sealAfterDays: Int = Environment.int("seal-after-days") ?? 2
+    @Option(help: "Days after they happened that raw events are sealed: moved, once counted, into compressed blocks of about a thousand (about a third of their size; every field kept, read back by exports, stats and recounts as before). 0 never seals; 2 when not given. SQLite only (LINKPULSE_SEAL_AFTER_DAYS).")
+    var sealAfterDays: Int? = Environment.int("seal-after-days")
 
     mutating func validate() throws {
-        guard sealAfterDays >= 0 else { throw ValidationError("--seal-after-days must be 0 (never seal) or a number of days.") }
+        guard (sealAfterDays ?? 0) >= 0 else { throw ValidationError("--seal-after-days must be 0 (never seal) or a number of days.") }
     }
 
-    var age: SealAge { SealAge(days: sealAfterDays) }
+    var age: SealAge { sealAfterDays.map { SealAge(days: $0) } ?? .standard }
 }
 
 /// The attribution window option, shared by `serve` and `rollup`.

@@ -39,6 +39,8 @@ import Testing
         let url = try PostgresTestCluster.shared.get().makeDatabase("refused_options")
         let run = try LiveHTTP.command(["serve", "--port", "0", "--database", url, "--demo"])
         #expect(run.status != 0 && run.output.contains("SQLite only"), "\(run.output)")
+        let sealing = try LiveHTTP.command(["serve", "--port", "0", "--database", url, "--seal-after-days", "3"])
+        #expect(sealing.status != 0 && sealing.output.contains("--seal-after-days seals SQLite"), "\(sealing.output)")
     }
 
     /// The package's `queries/` folder.
