@@ -170,8 +170,11 @@ import Testing
             sent += events
             _ = try await store.database.ingest([IngestWork(events: events, quarantine: [])])
         }
-        _ = try store.database.attribution.attributeAllInBulk()
-        _ = try store.database.rollups.rollUpAll()
+        var database = store.database
+        try await offThePool { [database] in
+            _ = try database.attribution.attributeAllInBulk()
+            _ = try database.rollups.rollUpAll()
+        }
         let before = try await Self.snapshot(store)
         let matched = before.answers.filter { read in
             if case .attributed(let event) = read { return event.click != nil }
@@ -179,20 +182,23 @@ import Testing
         }
         #expect(matched.count > 100, "answers with a matched click: \(matched.count)")
 
-        let report = try store.database.sealOldEvents(nowMs: Self.end + Self.day, age: SealAge(days: 1))
+        let report = try await offThePool { [database] in try database.sealOldEvents(nowMs: Self.end + Self.day, age: SealAge(days: 1)) }
         let hot = try EventArchiveTests.rows(store, "SELECT count(*) FROM event_rows")[0][0].int64!
         #expect(report.events > 6_000 && hot < 1_500, "\(report), \(hot) left in event_rows")
         #expect(try await Self.snapshot(store) == before)
 
         // A recount reads the sealed events: the same answers and counts.
-        try store.database.resetAttribution()
-        try store.database.rollups.resetRollups()
-        _ = try store.database.attribution.attributeAllInBulk()
-        _ = try store.database.rollups.rollUpAll()
+        try await offThePool { [database] in
+            try database.resetAttribution()
+            try database.rollups.resetRollups()
+            _ = try database.attribution.attributeAllInBulk()
+            _ = try database.rollups.rollUpAll()
+        }
         #expect(try await Self.snapshot(store) == before)
 
         // Sent again, every event is a duplicate (sealed ids are found through the id index).
         try store.reopen()
+        database = store.database
         let again = try await store.database.ingest([IngestWork(events: Array(sent.suffix(3_000)), quarantine: [])])
         #expect(again[0].allSatisfy { $0 == .duplicate })
 
@@ -201,13 +207,24 @@ import Testing
         let horizon = Self.start + 4 * Self.day
         let days = StatsQuery(fromMs: (Self.start / Self.day + 1) * Self.day, toMs: Self.end / Self.day * Self.day, includeBots: true)
         let daily = try await store.database.stats.statsCounts(days, grouping: .dimension(.ref), withVisitors: false)
-        _ = try store.database.events.mergeIdIndex()  // retention waits for the id index
-        let pruned = try store.database.pruneRawEvents(before: horizon, batch: 500)
+        let pruned = try await offThePool { [database] in
+            _ = try database.events.mergeIdIndex()  // retention waits for the id index
+            return try database.pruneRawEvents(before: horizon, batch: 500)
+        }
         #expect(pruned.deletedEvents > 2_000)
         #expect(try await store.database.stats.statsCounts(days, grouping: .dimension(.ref), withVisitors: false) == daily)
         let left = try EventArchiveTests.rows(store, "SELECT seq, type FROM events WHERE occurred_at_ms < ?", [horizon])
         #expect(left.count == pruned.keptClicks && left.allSatisfy { $0[1] == "click".databaseValue })
         #expect(try EventArchiveTests.rows(store, "SELECT count(*) FROM event_blocks WHERE row_count = 0") == [[0.databaseValue]])
+    }
+}
+
+/// Runs blocking store work on a Dispatch thread, so that a test never holds one of the few
+/// threads of the cooperative pool, which every test of the process shares (the in-process
+/// daemons of other tests answer on them).
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
 
