@@ -64,34 +64,23 @@ extension EventStore {
     @discardableResult
     public func sealEvents(throughSeq: Int64, beforeMs: Int64, policy: SealPolicy = .standard, maxBlocks: Int = .max) throws -> SealReport {
         let archive = queries.archive
-        let columnCount = EventArchiveTable.columns.count
         var report = SealReport()
         while report.blocks < maxBlocks {
+            // Looked for first on a reader: under live load nothing is old enough, and a tick
+            // then writes nothing (no commit beside ingest's).
+            guard try pool.read({ db in try nextRun(db, throughSeq: throughSeq, beforeMs: beforeMs, policy: policy) }) != nil else { break }
             let sealed = try pool.writeDeferred { db -> SealReport? in
                 try db.execute(sql: archive.claim)
-                let after = try Int64.fetchOne(db, sql: archive.state) ?? 0
-                let through = min(throughSeq, (try Int64.fetchOne(db, sql: archive.newestHotSeq) ?? 0) - 1)
-                let read = HotStatement(try db.cachedStatement(sql: archive.rowsAfter), in: db)
-                try read.bind(1, after)
-                try read.bind(2, through)
-                try read.bind(3, Int64(policy.blockRows))
-                var rows: [[EventBlock.Value]] = []
-                rows.reserveCapacity(policy.blockRows)
-                while try read.step() {
-                    rows.append((0..<Int32(columnCount)).map(read.blockValue))
-                }
-                guard rows.count == policy.blockRows else { return nil }
-                let keep = policy.inBlock(rows.map(Self.eventTime))
-                let kept = rows.indices.filter { keep[$0] }.map { rows[$0] }
-                guard let latest = kept.map(Self.eventTime).max(), latest < beforeMs else { return nil }
-                try Self.insertBlock(kept, db, archive)
-                let delete = HotStatement(try db.cachedStatement(sql: archive.deleteSealedRow), in: db)
-                for row in kept {
+                // Read again under the write lock: another process may have sealed it meanwhile.
+                guard let run = try nextRun(db, throughSeq: throughSeq, beforeMs: beforeMs, policy: policy) else { return nil }
+                try Self.insertBlock(run.kept, db, archive)
+                let delete = HotStatement(try db.cachedStatement(sql: queries.retention.deleteEvent), in: db)
+                for row in run.kept {
                     try delete.bind(1, Self.seq(row))
                     try delete.run()
                 }
-                try db.execute(sql: archive.setSealedThrough, arguments: [Self.seq(rows[rows.count - 1])])
-                return SealReport(blocks: 1, events: kept.count, leftOut: rows.count - kept.count)
+                try db.execute(sql: archive.setSealedThrough, arguments: [run.lastSeq])
+                return SealReport(blocks: 1, events: run.kept.count, leftOut: run.leftOut)
             }
             guard let sealed else { break }
             report.blocks += sealed.blocks
@@ -99,6 +88,33 @@ extension EventStore {
             report.leftOut += sealed.leftOut
         }
         return report
+    }
+
+    /// The next run of events to seal as one block: the events in it (in seq order, every
+    /// column), how many of the run stay out of it as out of order, and the run's last seq
+    /// (how far sealing has looked once it is stored). Nil while there is no whole run with
+    /// seq ≤ `throughSeq` below the newest row, or its in-order events are not all before
+    /// `beforeMs`.
+    private func nextRun(
+        _ db: Database, throughSeq: Int64, beforeMs: Int64, policy: SealPolicy
+    ) throws -> (kept: [[EventBlock.Value]], leftOut: Int, lastSeq: Int64)? {
+        let archive = queries.archive
+        let after = try Int64.fetchOne(db, sql: archive.state) ?? 0
+        let through = min(throughSeq, (try Int64.fetchOne(db, sql: archive.newestHotSeq) ?? 0) - 1)
+        let read = HotStatement(try db.cachedStatement(sql: archive.rowsAfter), in: db)
+        try read.bind(1, after)
+        try read.bind(2, through)
+        try read.bind(3, Int64(policy.blockRows))
+        var rows: [[EventBlock.Value]] = []
+        rows.reserveCapacity(policy.blockRows)
+        while try read.step() {
+            rows.append((0..<Int32(EventArchiveTable.columns.count)).map(read.blockValue))
+        }
+        guard rows.count == policy.blockRows else { return nil }
+        let keep = policy.inBlock(rows.map(Self.eventTime))
+        let kept = rows.indices.filter { keep[$0] }.map { rows[$0] }
+        guard let latest = kept.map(Self.eventTime).max(), latest < beforeMs else { return nil }
+        return (kept, rows.count - kept.count, Self.seq(rows[rows.count - 1]))
     }
 
     /// Stores `rows` (in seq order, every column) as one block.

@@ -152,7 +152,6 @@ struct SQLQueries: Sendable {
                 rowsAfter: try text("archive/rows_after.sql"),
                 insertBlock: try text("archive/insert_block.sql"),
                 setSealedThrough: try text("archive/set_sealed_through.sql"),
-                deleteSealedRow: try text("archive/delete_sealed_row.sql"),
                 newestHotSeq: try text("archive/newest_hot_seq.sql"),
                 claim: try text("archive/claim.sql"),
                 blockOfSeq: try text("archive/block_of_seq.sql"),
@@ -282,7 +281,7 @@ struct InstallationQueries: Sendable {
 /// Sealing old events into blocks, and reading the blocks (`EventArchiveTable`), on the events
 /// database.
 struct ArchiveQueries: Sendable {
-    let blocksInRange, blocksByTime, blockData, state, rowsAfter, insertBlock, setSealedThrough, deleteSealedRow: String
+    let blocksInRange, blocksByTime, blockData, state, rowsAfter, insertBlock, setSealedThrough: String
     let newestHotSeq, claim, blockOfSeq, deleteBlock: String
 
     /// What the `event_archive` table runs to find and read blocks.

@@ -1,4 +1,4 @@
 -- max_seq: the highest seq stored (NULL when there is no event). Run on the events database.
--- Parameters: none. Idempotent: yes (read-only).
--- Sealed events (event_blocks) included.
-SELECT nullif(max(coalesce((SELECT max(seq) FROM event_rows), 0), coalesce((SELECT max(last_seq) FROM event_blocks), 0)), 0)
+-- Sealing never moves the newest row out of event_rows (archive/newest_hot_seq.sql), so its
+-- highest seq is the highest stored. Parameters: none. Idempotent: yes (read-only).
+SELECT max(seq) FROM event_rows

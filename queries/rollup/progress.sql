@@ -3,9 +3,9 @@
 -- stored event is counted), and the attribution watermark. Run on a reader connection
 -- (rollup file attached as agg, attribution file as attr). Parameters: none. Idempotent: yes
 -- (read-only).
--- Sealed events (event_blocks, event_archive) count as stored (after a rebuild they are not
--- counted yet).
-SELECT max(coalesce((SELECT max(seq) FROM event_rows), 0), coalesce((SELECT max(last_seq) FROM event_blocks), 0)),
+-- The newest seq is event_rows' (sealing never moves the newest row); events not yet counted
+-- may be sealed (after a rebuild), so the oldest of them is looked for in event_archive too.
+SELECT (SELECT coalesce(max(seq), 0) FROM event_rows),
        r.rolled_through_seq,
        (SELECT at FROM (SELECT seq, occurred_at_ms + received_delta AS at FROM event_rows WHERE seq > r.rolled_through_seq
                         UNION ALL
