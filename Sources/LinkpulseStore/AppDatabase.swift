@@ -69,6 +69,8 @@ public final class AppDatabase: IngestStore {
     ///   - attributionWindowMs: the fingerprint attribution window (rule 3), in milliseconds.
     ///   - recentClickEntries: how many click index entries attribution keeps in memory (two a
     ///     click, 16–24 bytes each; older clicks are looked up on disk).
+    ///   - fingerprintClicksKeptMs: how far (ms) before the memory horizon attribution keeps its
+    ///     on-disk fingerprint index (see `AttributionStore.fingerprintClicksKeptMs`).
     ///   - spillSliceBytes: the most of the attribution file one transaction rewrites when clicks
     ///     leave memory for disk (see `AttributionStore.moveSlices`).
     ///   - moveSliceBudget: how long a round writes slices of such a move before the next round
@@ -80,7 +82,8 @@ public final class AppDatabase: IngestStore {
     ///     machine to itself).
     public init(
         directory: URL, durability: Durability = .full, pageCaches: PageCaches = .daemon, tailLimit: Int = 200_000,
-        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes,
+        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000,
+        fingerprintClicksKeptMs: Int64 = AttributionStore.standardFingerprintClicksKeptMs, spillSliceBytes: Int = WriteSlices.maxBytes,
         moveSliceBudget: Duration = .milliseconds(100), idFoldMinimum: Int = EventStore.standardIdFoldMinimum,
         idFilter: IdFilterBuild = .atOpen, logger: Logger
     ) throws {
@@ -165,7 +168,8 @@ public final class AppDatabase: IngestStore {
             logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
-            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget,
+            recentClickEntries: recentClickEntries, fingerprintClicksKeptMs: fingerprintClicksKeptMs,
+            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget,
             cacheKiB: pageCaches.attributionKiB, queries: queries,
             logger: logger)
         rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)

@@ -26,6 +26,17 @@ public final class AttributionStore: Sendable {
     let attributor: Attributor
     /// How many click index entries the follower holds in memory (see `RecentClicks`).
     let recentClickCapacity: Int
+    /// How far before the memory horizon the on-disk fingerprint index reaches, ms: each move of
+    /// clicks to disk moves the index's start to this far before the new horizon (a whole UTC
+    /// hour), and its older rows are deleted. A lookup before that start (an event that arrived
+    /// later than this, plus the memory's span) reads the raw events of its window instead.
+    let fingerprintClicksKeptMs: Int64
+    /// The daemon's `fingerprintClicksKeptMs`: seven days, so only events that arrive more than
+    /// a week late (and a window of raw events each) take the slower lookup.
+    public static let standardFingerprintClicksKeptMs: Int64 = 7 * 86_400_000
+    /// Whether the on-disk fingerprint index may hold rows before its start (at start, and after
+    /// the start moved): the follower then deletes them between rounds (`pruneFingerprintClicks`).
+    let fingerprintPruneDue = Atomic<Bool>(true)
     /// The memory half of the click indexes as the last committed round left it (only the
     /// follower's rounds use it, one at a time).
     let recentClicksKept = Mutex<RecentClicks?>(nil)
@@ -69,8 +80,9 @@ public final class AttributionStore: Sendable {
 
     init(
         queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
-        spillSliceBytes: Int, moveSliceBudget: Duration, cacheKiB: Int, queries: SQLQueries, logger: Logger
+        fingerprintClicksKeptMs: Int64, spillSliceBytes: Int, moveSliceBudget: Duration, cacheKiB: Int, queries: SQLQueries, logger: Logger
     ) {
+        self.fingerprintClicksKeptMs = fingerprintClicksKeptMs
         self.cacheKiB = cacheKiB
         self.spillSliceBytes = spillSliceBytes
         self.moveSliceBudget = moveSliceBudget
@@ -195,7 +207,7 @@ public final class AttributionStore: Sendable {
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-                let disk = try DiskClicks(db: db, queries: queries.attribution)
+                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
                 listed = try recentClicks(db, through: state?[1] ?? 0, horizon: state?[4] ?? Int64.min, disk: disk)
                 return .commit
             }
@@ -287,7 +299,7 @@ public final class AttributionStore: Sendable {
                     if answering { answers = answersAwaited(through: watermark, in: db) }
                     return .commit
                 }
-                let disk = try DiskClicks(db: db, queries: queries.attribution)
+                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
                 let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
                 // Read after the lock: a retention run that moved the horizon waits for this round.
                 let rawHorizon = try Int64.fetchOne(db.cachedStatement(sql: queries.attribution.rawHorizon)) ?? Int64.min
@@ -333,6 +345,7 @@ public final class AttributionStore: Sendable {
                     if recent.outgoing != nil {
                         guard try moveSlices(&recent, db) else { return processed }
                     }
+                    if recent.outgoing == nil { try pruneFingerprintClicks(db) }
                 }
                 keep(recent)
             }
@@ -396,6 +409,12 @@ public final class AttributionStore: Sendable {
             guard state?[1] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
             for row in left.late { try disk.store(row) }
             try disk.moveHorizon(to: left.horizonMs)
+            // The fingerprint index's span follows the horizon; its rows before go between rounds.
+            let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(fingerprintClicksKeptMs)
+            if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[5] ?? Int64.min {
+                try db.cachedStatement(sql: queries.attribution.setFingerprintFrom).execute(arguments: [spanStart])
+                fingerprintPruneDue.store(true, ordering: .relaxed)
+            }
             late = left.late.count
             moved = true
             return .commit
@@ -406,6 +425,36 @@ public final class AttributionStore: Sendable {
         ])
         return moved
     }
+
+    /// Deletes the on-disk fingerprint index's rows before its span (see
+    /// `fingerprintClicksKeptMs`), after a round, on its connection, while some may be left:
+    /// `fingerprintPruneBatch` rows a transaction, for at most `moveSliceBudget` (at least one
+    /// batch), the WAL checkpointed between them as between a move's slices. No lookup reads
+    /// those rows (before the span they are read from the raw events), so they may go at any
+    /// pace; the pages they free are used again by the clicks moved to disk next.
+    func pruneFingerprintClicks(_ db: Database) throws {
+        guard fingerprintPruneDue.load(ordering: .relaxed) else { return }
+        let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
+        let spanStart: Int64 = state?[5] ?? Int64.min
+        guard spanStart > Int64.min else { return fingerprintPruneDue.store(false, ordering: .relaxed) }
+        let hour = TimeGrain.floor(spanStart, TimeGrain.hourMs) / TimeGrain.hourMs
+        let deadline = ContinuousClock.now + moveSliceBudget
+        while true {
+            var deleted = 0
+            try db.inTransaction(.deferred) {
+                try db.cachedStatement(sql: queries.retention.deleteOldFingerprintClicks).execute(arguments: [hour, Self.fingerprintPruneBatch])
+                deleted = db.changesCount
+                return .commit
+            }
+            if deleted < Self.fingerprintPruneBatch { return fingerprintPruneDue.store(false, ordering: .relaxed) }
+            try checkpointBetweenSlices(db)
+            if ContinuousClock.now >= deadline { return }
+        }
+    }
+
+    /// How many rows before its span the fingerprint index loses in one transaction (about
+    /// 1 MB of the file).
+    static let fingerprintPruneBatch = 20_000
 
     /// How long a round works on a move's slices before it lets the next round have the
     /// connection (it writes at least one, unless it leaves the move for an app's round, see
@@ -653,7 +702,12 @@ extension HotStatement {
     /// The fingerprint of a row of `event_rows`, from its `ip_hash` and `platform` columns; nil
     /// without a hash.
     func storedFingerprint(hash: Int32, platform: Int32) -> Fingerprint? {
-        let platform = Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform)))
+        storedFingerprint(hash: hash, platform: Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform))))
+    }
+
+    /// The fingerprint of a row's `ip_hash` column on a platform known beforehand; nil without
+    /// a hash.
+    func storedFingerprint(hash: Int32, platform: Platform) -> Fingerprint? {
         if columnIsBlob(hash), let bytes = blob(hash), bytes.count >= 8 {
             // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
             return Fingerprint(ipKey: Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))), platform: platform)
@@ -674,12 +728,17 @@ struct AttributionSourceEvent {
 /// The disk half of the click indexes: the clicks before the memory horizon, and the links of
 /// matched clicks, read from the events by seq.
 struct DiskClicks {
-    let newestByRef, byFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
+    let newestByRef, byFingerprint, rawByFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
+    /// The start of the on-disk fingerprint index's span (see
+    /// `AttributionStore.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
+    let fingerprintFromMs: Int64
 
-    init(db: Database, queries: AttributionQueries) throws {
+    init(db: Database, queries: AttributionQueries, fingerprintFromMs: Int64 = .min) throws {
         func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
+        self.fingerprintFromMs = fingerprintFromMs
         newestByRef = try statement(queries.newestRefClick)
         byFingerprint = try statement(queries.fingerprintClicks)
+        rawByFingerprint = try statement(queries.rawFingerprintClicks)
         insertRef = try statement(queries.insertRefClick)
         insertFingerprint = try statement(queries.insertFingerprintClick)
         setHorizon = try statement(queries.setHorizon)
@@ -695,8 +754,24 @@ struct DiskClicks {
         return RecentClicks.RefEntry(ms: newestByRef.int64(1), seq: newestByRef.int64(0))
     }
 
-    /// The clicks on disk with this fingerprint in [fromMs, throughMs], newest first.
-    func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [RecentClicks.FingerprintMatch] {
+    /// The clicks before the memory horizon with this fingerprint in [fromMs, throughMs] stored
+    /// before seq `storedBefore`, newest first: from the on-disk index within its span, from
+    /// the raw events before it.
+    func clicks(
+        with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64, storedBefore: Int64
+    ) throws -> [RecentClicks.FingerprintMatch] {
+        var found: [RecentClicks.FingerprintMatch] = []
+        if throughMs >= fingerprintFromMs {
+            found = try indexedClicks(with: fingerprint, from: max(fromMs, fingerprintFromMs), through: throughMs)
+        }
+        if fromMs < fingerprintFromMs {
+            found += try rawClicks(with: fingerprint, from: fromMs, through: min(throughMs, fingerprintFromMs - 1), storedBefore: storedBefore)
+        }
+        return found
+    }
+
+    /// The clicks of the on-disk index with this fingerprint in [fromMs, throughMs], newest first.
+    private func indexedClicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [RecentClicks.FingerprintMatch] {
         var found: [RecentClicks.FingerprintMatch] = []
         var hour = TimeGrain.floor(throughMs, TimeGrain.hourMs) / TimeGrain.hourMs
         let firstHour = TimeGrain.floor(fromMs, TimeGrain.hourMs) / TimeGrain.hourMs
@@ -709,6 +784,24 @@ struct DiskClicks {
             try s.bind(5, throughMs)
             while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: s.text(2))) }
             hour -= 1
+        }
+        return found
+    }
+
+    /// The raw events' non-bot clicks with this fingerprint in [fromMs, throughMs] stored
+    /// before seq `storedBefore`, newest first: the same clicks the index would hold there.
+    private func rawClicks(
+        with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64, storedBefore: Int64
+    ) throws -> [RecentClicks.FingerprintMatch] {
+        var found: [RecentClicks.FingerprintMatch] = []
+        let s = rawByFingerprint
+        try s.bind(1, fromMs)
+        try s.bind(2, throughMs)
+        try s.bind(3, Int64(fingerprint.platform.code))
+        try s.bind(4, storedBefore)
+        while try s.step() {
+            guard s.storedFingerprint(hash: 2, platform: fingerprint.platform) == fingerprint else { continue }
+            found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: osMajorMinor(s.text(3))))
         }
         return found
     }
@@ -729,7 +822,8 @@ struct DiskClicks {
             try insertRef.bind(3, seq)
             try insertRef.run()
         }
-        if let fingerprint {
+        // Before the fingerprint index's span (a click that arrived late), the raw events serve.
+        if let fingerprint, ms >= fingerprintFromMs {
             let s = insertFingerprint
             try s.bind(1, TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs)
             try s.bind(2, fingerprint.ipKey)
@@ -769,6 +863,9 @@ struct StoredClicks: ClickLookup {
     let disk: DiskClicks
     /// The raw-event horizon, UTC ms (`Int64.min` while nothing was deleted).
     let keptFromMs: Int64
+    /// The seq of the event being attributed: lookups in the raw events see only the clicks
+    /// stored before it, as the indexes do.
+    var storedBefore: Int64 = .max
 
     init(byId: [String: KnownClick], wanted: Set<StoredIdKey>, recent: RecentClicks, disk: DiskClicks, keptFromMs: Int64 = .min) {
         self.byId = byId; self.wanted = wanted; self.recent = recent; self.disk = disk; self.keptFromMs = keptFromMs
@@ -791,7 +888,7 @@ struct StoredClicks: ClickLookup {
         guard fromMs <= throughMs else { return [] }
         var found = recent.clicks(with: fingerprint, from: fromMs, through: throughMs)
         if fromMs < recent.horizonMs {
-            found += try disk.clicks(with: fingerprint, from: fromMs, through: min(throughMs, recent.horizonMs - 1))
+            found += try disk.clicks(with: fingerprint, from: fromMs, through: min(throughMs, recent.horizonMs - 1), storedBefore: storedBefore)
         }
         return try found.map {
             KnownClick(seq: $0.seq, occurredAtMs: $0.ms, dimensions: try disk.link(ofClick: $0.seq), osVersion: $0.osVersion)
@@ -823,6 +920,7 @@ struct AttributionRound {
             try insertResolveDevice.run()
         }
         guard !e.isBot else { return }
+        clicks.storedBefore = e.seq
         let attribution = try attributor.attribute(e, in: &clicks)
         try insertAttribution.bind(1, e.seq)
         try insertAttribution.bind(2, attribution.match.rawValue)

@@ -85,7 +85,9 @@ struct SQLQueries: Sendable {
                 clickLink: try text("attribution/click_link.sql"),
                 recentClicks: try text("attribution/recent_clicks.sql"),
                 setHorizon: try text("attribution/set_horizon.sql"),
-                rawHorizon: try text("attribution/raw_horizon.sql")),
+                rawHorizon: try text("attribution/raw_horizon.sql"),
+                setFingerprintFrom: try text("attribution/set_fingerprint_from.sql"),
+                rawFingerprintClicks: try text("attribution/raw_fingerprint_clicks.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -217,10 +219,13 @@ struct SQLQueries: Sendable {
 struct AttributionQueries: Sendable {
     let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
     let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
+    /// The on-disk fingerprint index's span (`0004_fingerprint_horizon.sql`): its start moved,
+    /// and the lookups before it, in the raw events.
+    let setFingerprintFrom, rawFingerprintClicks: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, setFingerprintFrom, rawFingerprintClicks]
     }
 }
 

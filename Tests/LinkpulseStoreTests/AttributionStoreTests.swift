@@ -77,16 +77,25 @@ import Testing
     /// so few that most lookups go to the clicks moved to disk (and a restart halfway loses
     /// the memory half, listed again from the events); and how much of the file one slice of
     /// clicks moved to disk may rewrite: the daemon's 32 MiB (one slice here), or so little
-    /// that every move is written in dozens of transactions.
+    /// that every move is written in dozens of transactions. The last two keep the on-disk
+    /// fingerprint index for half an hour or none at all before the memory horizon, so the
+    /// lookups of events that arrive late read the raw events instead.
     @Test(arguments: [
-        (UInt64(1), 1_000_000, WriteSlices.maxBytes), (2, 1_000_000, WriteSlices.maxBytes), (3, 1_000_000, WriteSlices.maxBytes),
-        (4, 8, WriteSlices.maxBytes), (5, 64, WriteSlices.maxBytes), (6, 300, WriteSlices.maxBytes), (7, 64, 8_192), (8, 300, 8_192),
+        (UInt64(1), 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (2, 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (3, 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (4, 8, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (5, 64, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (6, 300, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
+        (7, 64, 8_192, AttributionStore.standardFingerprintClicksKeptMs),
+        (8, 300, 8_192, AttributionStore.standardFingerprintClicksKeptMs),
+        (9, 64, WriteSlices.maxBytes, 30 * minute), (10, 8, 8_192, 0),
     ])
-    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int) async throws {
+    func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int, fingerprintKeptMs: Int64) async throws {
         // Small slices are written one a round: moves span many rounds, which attribute between
         // their slices.
         let store = try TemporaryStore(
-            recentClickEntries: recentClickEntries, spillSliceBytes: spillSliceBytes,
+            recentClickEntries: recentClickEntries, fingerprintClicksKeptMs: fingerprintKeptMs, spillSliceBytes: spillSliceBytes,
             moveSliceBudget: spillSliceBytes < WriteSlices.maxBytes ? .zero : .milliseconds(100))
         let events = Self.traffic(seed: seed, count: 3_000)
         // Several commits, and requests in one commit: clicks of earlier requests are visible.
@@ -102,12 +111,18 @@ import Testing
             }
         }
         try store.database.attribution.attributeAll()
-        // The small memories moved clicks to disk; the large one kept them all.
+        // The small memories moved clicks to disk (by ref all of them, by fingerprint those of
+        // the index's span); the large one kept them all.
         let onDisk = try store.count("SELECT (SELECT count(*) FROM attr.ref_clicks) + (SELECT count(*) FROM attr.fingerprint_clicks)")
-        #expect(recentClickEntries < 1_000 ? onDisk > 1_000 : onDisk == 0)
+        #expect(recentClickEntries < 1_000 ? onDisk > (fingerprintKeptMs < 3_600_000 ? 500 : 1_000) : onDisk == 0)
         // ...and moved the horizon along with them (memory is not listed again every round).
         let horizon = try store.count("SELECT coalesce(recent_from_ms, 0) FROM attr.attribution_state")
         #expect(recentClickEntries < 1_000 ? horizon > 0 : true)
+        // The fingerprint index's span followed the horizon, and its rows before went.
+        let spanStart = try store.count("SELECT max(fingerprint_from_ms, 0) FROM attr.attribution_state")
+        let beforeSpan = try store.count("SELECT count(*) FROM attr.fingerprint_clicks WHERE occurred_at_ms < \(spanStart)")
+        #expect(fingerprintKeptMs < 3_600_000 ? spanStart > Int(Self.t0) : spanStart < Int(Self.t0))
+        #expect(beforeSpan == 0)
         let stored = try store.database.events.pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.click_id,
@@ -209,6 +224,49 @@ import Testing
         #expect(try answer("i3").clickSeq == (try seq("late")))
         #expect(try answer("i4").clickSeq == (try seq("c2")))
         #expect(try answer("i3").match == "ref")
+    }
+
+    /// An install that arrives long after its window, before the on-disk fingerprint index's
+    /// span, is matched against the raw events: the clicks of its window stored before it, and
+    /// none stored after it (as the index would have had them).
+    @Test func lateEventsBeforeTheFingerprintSpanMatchTheClicksStoredBeforeThem() async throws {
+        let store = try TemporaryStore(recentClickEntries: 8, fingerprintClicksKeptMs: 0)
+        let attribution = store.database.attribution
+        let start: Int64 = 1_795_000_000_000
+        func event(_ id: String, _ kind: EventKind, minute: Int64, address: Int) -> IngestEvent {
+            IngestEvent(
+                id: id, kind: kind, occurredAtMs: start + minute * 60_000, receivedAtMs: start, platform: .ios,
+                ipHash: String(format: "%016llx", address) + String(repeating: "0", count: 16), visitorId: "v-\(id)")
+        }
+        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) {
+            try store.database.events.pool.read { db in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
+                    arguments: [id])
+                return (row?[0], row?[1])
+            }
+        }
+        func seq(_ id: String) throws -> Int64 {
+            Int64(try store.count("SELECT seq FROM events WHERE event_id = '\(id)'"))
+        }
+        // Four hours of clicks, a minute apart, each from its own address: memory keeps eight
+        // entries, and the index none before the horizon.
+        _ = try await store.database.events.store([IngestWork(events: (1...240).map { event("c\($0)", .click, minute: Int64($0), address: $0) }, quarantine: [])])
+        try attribution.attributeAll()
+        let spanStart = Int64(try store.count("SELECT fingerprint_from_ms FROM attr.attribution_state"))
+        #expect(spanStart > start + 3_600_000)
+        #expect(try store.count("SELECT count(*) FROM attr.fingerprint_clicks WHERE seq = \(try seq("c10"))") == 0)
+        // Late, in one commit: an install from address 7000, a click from there stored after it
+        // (but before it in time), another install after that click; and one from c10's address.
+        _ = try await store.database.events.store([IngestWork(events: [
+            event("i1", .install, minute: 30, address: 7000), event("k", .click, minute: 20, address: 7000),
+            event("i2", .open, minute: 30, address: 7000), event("i3", .install, minute: 40, address: 10),
+        ], quarantine: [])])
+        try attribution.attributeAll()
+        #expect(try answer("i1").match == "organic")
+        #expect(try answer("i2").match == "fingerprint")
+        #expect(try answer("i2").clickSeq == (try seq("k")))
+        #expect(try answer("i3").clickSeq == (try seq("c10")))
     }
 
     /// While apps are being answered (an urgent round waits for the connection, or one has just

@@ -20,6 +20,8 @@ final class TemporaryStore {
     /// How many click index entries attribution keeps in memory (`AppDatabase`'s default, or
     /// a few to make it use its disk half).
     let recentClickEntries: Int
+    /// How far before the memory horizon attribution keeps its on-disk fingerprint index.
+    let fingerprintClicksKeptMs: Int64
     /// The most of the attribution file one transaction of a spill rewrites.
     let spillSliceBytes: Int
     /// How long a round writes slices of a move of clicks to disk before the next round runs.
@@ -29,24 +31,26 @@ final class TemporaryStore {
 
     init(
         directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000, spillSliceBytes: Int = WriteSlices.maxBytes, moveSliceBudget: Duration = .milliseconds(100),
+        recentClickEntries: Int = 1_000_000, fingerprintClicksKeptMs: Int64 = AttributionStore.standardFingerprintClicksKeptMs,
+        spillSliceBytes: Int = WriteSlices.maxBytes, moveSliceBudget: Duration = .milliseconds(100),
         idFoldMinimum: Int = EventStore.standardIdFoldMinimum
     ) throws {
         self.directory = directory
         self.recentClickEntries = recentClickEntries
+        self.fingerprintClicksKeptMs = fingerprintClicksKeptMs
         self.spillSliceBytes = spillSliceBytes
         self.moveSliceBudget = moveSliceBudget
         self.idFoldMinimum = idFoldMinimum
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
+            fingerprintClicksKeptMs: fingerprintClicksKeptMs, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     func reopen(tailLimit: Int = 200_000) throws {
         try database.close()
         database = try AppDatabase(
             directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
+            fingerprintClicksKeptMs: fingerprintClicksKeptMs, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
     }
 
     deinit {

@@ -1,5 +1,6 @@
 -- delete_old_fingerprint_clicks: one batch of the on-disk fingerprint index's clicks of UTC
--- hours before the raw horizon's, oldest first. Run on the attribution file. Parameters
+-- hours before the raw horizon's, or before the index's span (attribution_state.
+-- fingerprint_from_ms), oldest first. Run on the attribution file. Parameters
 -- (positional): hour (hours since 1970 before which rows go), batch.
 -- Idempotent: yes (run until it deletes nothing).
 DELETE FROM fingerprint_clicks
