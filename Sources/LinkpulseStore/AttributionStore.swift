@@ -246,6 +246,11 @@ public final class AttributionStore: Sendable {
                 progress.restart(at: 0)
                 return .commit
             }
+            // The emptied file would otherwise keep every page of the old answers as free space.
+            // Only space is at stake: a vacuum that fails leaves the pages free for the replay.
+            do { try db.execute(sql: queries.attribution.vacuum) } catch {
+                logger.notice("the emptied attribution file keeps its free pages", metadata: ["error": "\(error)"])
+            }
         }
     }
 

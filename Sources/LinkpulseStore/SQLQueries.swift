@@ -87,7 +87,8 @@ struct SQLQueries: Sendable {
                 setHorizon: try text("attribution/set_horizon.sql"),
                 rawHorizon: try text("attribution/raw_horizon.sql"),
                 setFingerprintFrom: try text("attribution/set_fingerprint_from.sql"),
-                rawFingerprintClicks: try text("attribution/raw_fingerprint_clicks.sql")),
+                rawFingerprintClicks: try text("attribution/raw_fingerprint_clicks.sql"),
+                vacuum: try text("attribution/vacuum.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -222,6 +223,8 @@ struct AttributionQueries: Sendable {
     /// The on-disk fingerprint index's span (`0004_fingerprint_horizon.sql`): its start moved,
     /// and the lookups before it, in the raw events.
     let setFingerprintFrom, rawFingerprintClicks: String
+    /// Run after `reset`, outside a transaction: gives the emptied file's pages back.
+    let vacuum: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
