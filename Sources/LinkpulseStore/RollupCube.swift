@@ -224,7 +224,8 @@ extension ConversionCounts {
 /// groups; per group, its first entry's tuple id (as a difference from the previous group's)
 /// and its length in bytes; then the groups. A group is `groupSize` entries (the last one
 /// fewer), each: the key as a difference from the previous entry's key of the group (the
-/// first from 0), the length of the rest of the entry, the counts (nine lanes in format 1, ten in format 2), and the serialized
+/// first from 0), the length of the rest of the entry, the counts (nine lanes in format 1, ten in
+/// format 2, the lanes that are not zero in format 3: see `appendCounts`), and the serialized
 /// `VisitorSketch` of the clicks' visitors as a length and its bytes (length 0: none). The
 /// group index lets a filtered read (one campaign's or one ref's tuples) skip every group that
 /// holds none of its tuples, and the entry length every entry it does not want.
@@ -236,19 +237,33 @@ enum CubePart {
     static let mergeBytes = 1 << 20
     /// Entries per group of the index.
     static let groupSize = 32
-    /// The format number every part starts with: 2 since installs by install referrer (ten
-    /// lanes); parts of format 1 (nine lanes) are still read. A reader treats another number
-    /// as empty.
-    static let format: UInt64 = 2
+    /// The format number every part starts with: 3 since the counts are written by their
+    /// lanes that are not zero. Parts of format 2 (ten lanes each written) and 1 (nine, before
+    /// installs by install referrer) are still read. A reader treats another number as empty.
+    static let format: UInt64 = 3
 
-    /// How many count lanes an entry of a part of this format holds, nil for an unknown format.
-    static func laneCount(format: UInt64) -> Int? {
-        switch format {
-        case 1: 9
-        case 2: 10
-        default: nil
+    /// How the entries of a part hold their counts.
+    enum CountsLayout {
+        /// Every lane, this many of them, each a varint (formats 1 and 2).
+        case everyLane(Int)
+        /// A header naming the lanes that are not zero, then their values (format 3).
+        case nonZeroLanes
+
+        /// The layout of a part of this format, nil for an unknown format.
+        init?(format: UInt64) {
+            switch format {
+            case 1: self = .everyLane(9)
+            case 2: self = .everyLane(10)
+            case 3: self = .nonZeroLanes
+            default: return nil
+            }
         }
     }
+
+    /// Lanes 1…9 in the order of their bits in a format-3 header: those most entries have
+    /// (clicks, fallbacks, opens, deferred opens, installs by install referrer) first, so that
+    /// most headers take one byte.
+    static let headerLanes = [1, 2, 7, 8, 9, 4, 5, 3, 6]
 
     /// A part of cells with their visitors.
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
@@ -347,7 +362,7 @@ enum CubePart {
     /// reads as empty): `forEach` for a merge, which reads several parts side by side.
     struct Cursor {
         private let bytes: UnsafeRawBufferPointer
-        private var lanes = 0
+        private var layout = CountsLayout.everyLane(0)
         private var left = 0
         private var inGroup = 0
         private var indexOffset = 0
@@ -360,11 +375,11 @@ enum CubePart {
         init(_ bytes: UnsafeRawBufferPointer) {
             self.bytes = bytes
             var offset = 0
-            guard let lanes = readVarint(bytes, &offset).flatMap(laneCount(format:)), let count = readVarint(bytes, &offset),
+            guard let layout = readVarint(bytes, &offset).flatMap(CountsLayout.init(format:)), let count = readVarint(bytes, &offset),
                   let groups = readVarint(bytes, &offset), groups <= count else { return }
             indexOffset = offset
             for _ in 0..<(2 * groups) { guard readVarint(bytes, &offset) != nil else { return } }
-            self.lanes = lanes
+            self.layout = layout
             left = Int(count)
             at = offset
             groupEnd = offset
@@ -387,7 +402,7 @@ enum CubePart {
             guard let delta = readVarint(group, &at), let size = readVarint(group, &at), at + Int(size) <= groupEnd else { return end() }
             key &+= delta
             let entryEnd = at + Int(size)
-            guard let (v, sketch) = readCounts(group, &at, lanes: lanes, end: entryEnd) else { return end() }
+            guard let (v, sketch) = readCounts(group, &at, layout: layout, end: entryEnd) else { return end() }
             entry = (CubeKey(packed: key), v, sketch)
             at = entryEnd
             left -= 1
@@ -442,8 +457,29 @@ enum CubePart {
         return writer.finish()
     }
 
+    /// Appends an entry's counts (negative ones as 0) in format 3: a header, then the events
+    /// when they are not the sum of the kinds, then the lanes that are not zero unless all of
+    /// them are 1. The header is `mask << 2 | derived << 1 | ones`: bit b of `mask` for lane
+    /// `headerLanes[b]` not zero, `derived` when lane 0 (events) is the sum of lanes 1…9 but
+    /// deferred opens (a part of opens), `ones` when every lane named is 1. Most entries are
+    /// one click, or an install or open with its link: one byte, against ten lanes of one
+    /// byte each in format 2 (a quarter of the rollup file).
     static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
-        for lane in 0..<10 { appendVarint(UInt64(max(v[lane], 0)), to: &bytes) }
+        var mask: UInt64 = 0
+        var ones = true
+        var kinds: Int64 = 0
+        for (bit, lane) in headerLanes.enumerated() where v[lane] > 0 {
+            mask |= 1 << UInt64(bit)
+            if v[lane] != 1 { ones = false }
+            if lane != 8 { kinds &+= v[lane] }
+        }
+        let events = max(v[0], 0)
+        let derived = events == kinds
+        appendVarint(mask << 2 | (derived ? 2 : 0) | (ones ? 1 : 0), to: &bytes)
+        if !derived { appendVarint(UInt64(events), to: &bytes) }
+        if !ones {
+            for lane in headerLanes where v[lane] > 0 { appendVarint(UInt64(v[lane]), to: &bytes) }
+        }
     }
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
@@ -456,7 +492,7 @@ enum CubePart {
         _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void
     ) {
         var offset = 0
-        guard let lanes = readVarint(bytes, &offset).flatMap(laneCount(format:)), let count = readVarint(bytes, &offset),
+        guard let layout = readVarint(bytes, &offset).flatMap(CountsLayout.init(format:)), let count = readVarint(bytes, &offset),
               let groups = readVarint(bytes, &offset), groups <= count else { return }
         // The index (two varints a group) is read alongside the groups it describes.
         var indexOffset = offset
@@ -486,22 +522,47 @@ enum CubePart {
                 let end = at + Int(size)
                 defer { at = end }
                 if let wantsTuple, !wantsTuple(Int(key >> 16)) { continue }
-                guard let (v, sketch) = readCounts(group, &at, lanes: lanes, end: end) else { return }
+                guard let (v, sketch) = readCounts(group, &at, layout: layout, end: end) else { return }
                 body(CubeKey(packed: key), v, sketch)
             }
         }
     }
 
-    /// Reads an entry's counts (`lanes` of them) and its sketch field at `at`, within the
+    /// Reads an entry's counts (in `layout`) and its sketch field at `at`, within the
     /// entry's `end`: nil when they run past it.
     @inline(__always)
     static func readCounts(
-        _ group: UnsafeRawBufferPointer, _ at: inout Int, lanes: Int, end: Int
+        _ group: UnsafeRawBufferPointer, _ at: inout Int, layout: CountsLayout, end: Int
     ) -> (CountsVector, UnsafeRawBufferPointer)? {
         var v = CountsVector()
-        for lane in 0..<lanes {
-            guard let n = readVarint(group, &at) else { return nil }
-            v[lane] = Int64(truncatingIfNeeded: n)
+        switch layout {
+        case .everyLane(let lanes):
+            for lane in 0..<lanes {
+                guard let n = readVarint(group, &at) else { return nil }
+                v[lane] = Int64(truncatingIfNeeded: n)
+            }
+        case .nonZeroLanes:
+            guard let header = readVarint(group, &at) else { return nil }
+            var mask = header >> 2
+            guard mask >> UInt64(headerLanes.count) == 0 else { return nil }
+            let derived = header & 2 != 0, ones = header & 1 != 0
+            if !derived {
+                guard let n = readVarint(group, &at) else { return nil }
+                v[0] = Int64(truncatingIfNeeded: n)
+            }
+            var kinds: Int64 = 0
+            while mask != 0 {
+                let lane = headerLanes[mask.trailingZeroBitCount]
+                mask &= mask - 1
+                var n: Int64 = 1
+                if !ones {
+                    guard let read = readVarint(group, &at) else { return nil }
+                    n = Int64(truncatingIfNeeded: read)
+                }
+                v[lane] = n
+                if lane != 8 { kinds &+= n }
+            }
+            if derived { v[0] = kinds }
         }
         guard let sketch = readVarint(group, &at), at + Int(sketch) <= end else { return nil }
         return (v, UnsafeRawBufferPointer(rebasing: group[at..<(at + Int(sketch))]))

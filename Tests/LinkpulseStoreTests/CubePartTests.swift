@@ -134,7 +134,55 @@ import Testing
         #expect(Self.read(bytes).allSatisfy { $0.1[1] == 5 && $0.2.isEmpty })
         #expect(Self.read(Array(bytes.dropLast(3))).isEmpty)  // a torn group is left out whole
         #expect(Self.read([0xff]).isEmpty)
-        #expect(Self.read([3] + bytes.dropFirst()).isEmpty)  // another format
+        #expect(Self.read([9] + bytes.dropFirst()).isEmpty)  // another format
+    }
+
+    /// Format 3 writes only the lanes that are not zero: any counts read back the same, and
+    /// the entries most parts hold (one click; an install and an open of one link; events that
+    /// are the sum of their kinds, each 1) take one byte of counts.
+    @Test func countsOfEveryShapeRoundTripAndTheCommonOnesTakeOneByte() {
+        var rng = SplitMix64(seed: 12)
+        var cells: [CubeKey: CountsVector] = [:]
+        for tuple in 1...400 {
+            var v = CountsVector()
+            for lane in 1..<10 where rng.chance(0.3) { v[lane] = Int64(rng.chance(0.5) ? 1 : rng.below(100_000) + 1) }
+            v[0] = rng.chance(0.5) ? (1..<10).filter { $0 != 8 }.reduce(0) { $0 + v[$1] } : Int64(rng.below(1_000))
+            cells[CubeKey(tuple: UInt32(tuple), platform: .ios, isBot: rng.chance(0.5))] = v
+        }
+        let read = Self.read(CubePart.serialize(vectors: cells))
+        #expect(read.count == cells.count)
+        for (key, v, _) in read { #expect(cells[key] == v, "tuple \(key.tuple)") }
+
+        func countBytes(_ lanes: [Int: Int64]) -> Int {
+            var v = CountsVector()
+            for (lane, n) in lanes { v[lane] = n }
+            var bytes: [UInt8] = []
+            CubePart.appendCounts(v, to: &bytes)
+            return bytes.count
+        }
+        #expect(countBytes([0: 1, 1: 1]) == 1)  // a click
+        #expect(countBytes([0: 2, 1: 1, 2: 1]) == 1)  // a click and a fallback
+        #expect(countBytes([0: 2, 7: 1, 8: 1, 9: 1]) == 1)  // an install by referrer and its deferred open
+        #expect(countBytes([:]) == 1)
+        #expect(countBytes([0: 5, 1: 2]) == 3)  // events beside a count past 1
+    }
+
+    /// Parts of format 2 (every one of the ten lanes written) are still read.
+    @Test func partsOfTheTenLaneFormatAreStillRead() {
+        let key = CubeKey(tuple: 4, platform: .ios, isBot: true)
+        var entry: [UInt8] = []
+        for lane in 0..<10 { CubePart.appendVarint(UInt64(lane * 3), to: &entry) }
+        entry.append(0)  // no visitors
+        var group: [UInt8] = []
+        CubePart.appendVarint(key.packed, to: &group)
+        CubePart.appendVarint(UInt64(entry.count), to: &group)
+        group += entry
+        var bytes: [UInt8] = []
+        for n in [2, 1, 1, UInt64(key.tuple), UInt64(group.count)] { CubePart.appendVarint(n, to: &bytes) }  // format, count, groups, index
+        bytes += group
+        let read = Self.read(bytes)
+        #expect(read.map(\.0) == [key])
+        #expect((0..<10).map { read.first?.1[$0] } == (0..<10).map { Int64($0 * 3) })
     }
 
     /// Parts written before installs by install referrer had their lane (format 1, nine

@@ -122,9 +122,9 @@ import Testing
                     ref: "\(tag)-r\(i % refs)", platform: .ios, visitorId: "v\(i)")
             }
         }
-        // One pass of 60,000 cells: a 15-minute part over `CubePart.mergeBytes`.
-        _ = try await store.database.ingest([IngestWork(events: clicks("big", count: 60_000, refs: 60_000), quarantine: [])])
-        try store.database.rollups.rollUpAll(batch: 100_000)
+        // One pass of 60,000 cells of two clicks each: a 15-minute part over `CubePart.mergeBytes`.
+        _ = try await store.database.ingest([IngestWork(events: clicks("big", count: 120_000, refs: 60_000), quarantine: [])])
+        try store.database.rollups.rollUpAll(batch: 200_000)
         func parts() async throws -> [(id: Int64, bytes: Int)] {
             try await store.database.events.pool.read { db in
                 try Row.fetchAll(db, sql: "SELECT id, length(entries) FROM agg.cube_parts WHERE grain = ?1 ORDER BY id", arguments: [RollupGrain.quarterHour.rawValue])
@@ -145,6 +145,6 @@ import Testing
         // Grouped by ref, so every cell of every part is read: nothing lost, nothing twice.
         let byRef = try await store.database.stats.statsCounts(
             StatsQuery(fromMs: start, toMs: start + 900_000, filters: StatsFilters(platform: .ios)), grouping: .dimension(.ref), withVisitors: false)
-        #expect(byRef.values.reduce(0) { $0 + $1.people.clicks } == 60_000 + 10 * (CubePart.mergeAt + 2))
+        #expect(byRef.values.reduce(0) { $0 + $1.people.clicks } == 120_000 + 10 * (CubePart.mergeAt + 2))
     }
 }
