@@ -54,9 +54,11 @@ private struct KeyedHMAC: @unchecked Sendable {
     }
 }
 
-/// The 64-bit key under which an event id is indexed for deduplication: the first 8 bytes of
-/// SHA-256 of the id. Not secret and stable forever; equal keys are always confirmed by
-/// comparing the ids themselves, so a collision can cost a lookup but never an event.
+/// The key under which an event id is indexed for deduplication: the first 6 bytes of SHA-256
+/// of the id, as a signed 48-bit integer (SQLite stores it in 6 bytes). Not secret and stable
+/// (the id index's migration 0003 made the 8-byte keys of before into these); equal keys are
+/// always confirmed by comparing the ids themselves, so a collision can cost a lookup but
+/// never an event.
 public enum EventIdKey {
     public static func of(_ id: String) -> Int64 {
         var id = id
@@ -69,7 +71,8 @@ public enum EventIdKey {
         return digest.withUnsafeBytes { raw in
             var value: UInt64 = 0
             for i in 0..<8 { value = value << 8 | UInt64(raw[i]) }
-            return Int64(bitPattern: value)
+            // The first 6 bytes, sign-extended (`>>` of the 8-byte key of before, as in SQL).
+            return Int64(bitPattern: value) >> 16
         }
     }
 }

@@ -157,7 +157,13 @@ public final class AttributionStore: Sendable {
     public func attributeAllInBulk() throws -> Int {
         try queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: 262_144)) }
         defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: cacheKiB)) } }
-        return try attributeAll(batch: 200_000)
+        let total = try attributeAll(batch: 200_000)
+        // A replay's rounds are few (each prunes for a moment): the command leaves no row before
+        // the fingerprint index's span behind.
+        try queue.inDatabase { db in
+            while fingerprintPruneDue.load(ordering: .relaxed) { try pruneFingerprintClicks(db) }
+        }
+        return total
     }
 
     /// Attributes, if the follower has not yet, the events up to `count` past `seq` (a rollup
@@ -248,7 +254,7 @@ public final class AttributionStore: Sendable {
             }
             // The emptied file would otherwise keep every page of the old answers as free space.
             // Only space is at stake: a vacuum that fails leaves the pages free for the replay.
-            do { try db.execute(sql: queries.attribution.vacuum) } catch {
+            do { try db.execute(sql: queries.connection.vacuum) } catch {
                 logger.notice("the emptied attribution file keeps its free pages", metadata: ["error": "\(error)"])
             }
         }
@@ -350,7 +356,9 @@ public final class AttributionStore: Sendable {
                     if recent.outgoing != nil {
                         guard try moveSlices(&recent, db) else { return processed }
                     }
-                    if recent.outgoing == nil { try pruneFingerprintClicks(db) }
+                    // Beside a move too: it writes rows after the memory horizon, this deletes
+                    // rows before the span, a week and more before it.
+                    try pruneFingerprintClicks(db)
                 }
                 keep(recent)
             }
@@ -437,6 +445,7 @@ public final class AttributionStore: Sendable {
     /// batch), the WAL checkpointed between them as between a move's slices. No lookup reads
     /// those rows (before the span they are read from the raw events), so they may go at any
     /// pace; the pages they free are used again by the clicks moved to disk next.
+    /// `attributeAllInBulk` runs it to the end.
     func pruneFingerprintClicks(_ db: Database) throws {
         guard fingerprintPruneDue.load(ordering: .relaxed) else { return }
         let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
@@ -451,6 +460,7 @@ public final class AttributionStore: Sendable {
                 deleted = db.changesCount
                 return .commit
             }
+            logger.debug("fingerprint clicks before the index's span deleted", metadata: ["rows": "\(deleted)", "before_hour": "\(hour)"])
             if deleted < Self.fingerprintPruneBatch { return fingerprintPruneDue.store(false, ordering: .relaxed) }
             try checkpointBetweenSlices(db)
             if ContinuousClock.now >= deadline { return }
@@ -707,12 +717,7 @@ extension HotStatement {
     /// The fingerprint of a row of `event_rows`, from its `ip_hash` and `platform` columns; nil
     /// without a hash.
     func storedFingerprint(hash: Int32, platform: Int32) -> Fingerprint? {
-        storedFingerprint(hash: hash, platform: Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform))))
-    }
-
-    /// The fingerprint of a row's `ip_hash` column on a platform known beforehand; nil without
-    /// a hash.
-    func storedFingerprint(hash: Int32, platform: Platform) -> Fingerprint? {
+        let platform = Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform)))
         if columnIsBlob(hash), let bytes = blob(hash), bytes.count >= 8 {
             // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
             return Fingerprint(ipKey: Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))), platform: platform)
@@ -733,7 +738,9 @@ struct AttributionSourceEvent {
 /// The disk half of the click indexes: the clicks before the memory horizon, and the links of
 /// matched clicks, read from the events by seq.
 struct DiskClicks {
-    let newestByRef, byFingerprint, rawByFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
+    let newestByRef, byFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
+    /// The clicks before the fingerprint index's span, read from the raw events an hour at a time.
+    let rawHours: RawClickHours
     /// The start of the on-disk fingerprint index's span (see
     /// `AttributionStore.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
     let fingerprintFromMs: Int64
@@ -743,7 +750,7 @@ struct DiskClicks {
         self.fingerprintFromMs = fingerprintFromMs
         newestByRef = try statement(queries.newestRefClick)
         byFingerprint = try statement(queries.fingerprintClicks)
-        rawByFingerprint = try statement(queries.rawFingerprintClicks)
+        rawHours = RawClickHours(read: try statement(queries.rawClicksOfHour))
         insertRef = try statement(queries.insertRefClick)
         insertFingerprint = try statement(queries.insertFingerprintClick)
         setHorizon = try statement(queries.setHorizon)
@@ -770,7 +777,7 @@ struct DiskClicks {
             found = try indexedClicks(with: fingerprint, from: max(fromMs, fingerprintFromMs), through: throughMs)
         }
         if fromMs < fingerprintFromMs {
-            found += try rawClicks(with: fingerprint, from: fromMs, through: min(throughMs, fingerprintFromMs - 1), storedBefore: storedBefore)
+            found += try rawHours.clicks(with: fingerprint, from: fromMs, through: min(throughMs, fingerprintFromMs - 1), storedBefore: storedBefore)
         }
         return found
     }
@@ -789,24 +796,6 @@ struct DiskClicks {
             try s.bind(5, throughMs)
             while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: s.text(2))) }
             hour -= 1
-        }
-        return found
-    }
-
-    /// The raw events' non-bot clicks with this fingerprint in [fromMs, throughMs] stored
-    /// before seq `storedBefore`, newest first: the same clicks the index would hold there.
-    private func rawClicks(
-        with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64, storedBefore: Int64
-    ) throws -> [RecentClicks.FingerprintMatch] {
-        var found: [RecentClicks.FingerprintMatch] = []
-        let s = rawByFingerprint
-        try s.bind(1, fromMs)
-        try s.bind(2, throughMs)
-        try s.bind(3, Int64(fingerprint.platform.code))
-        try s.bind(4, storedBefore)
-        while try s.step() {
-            guard s.storedFingerprint(hash: 2, platform: fingerprint.platform) == fingerprint else { continue }
-            found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: osMajorMinor(s.text(3))))
         }
         return found
     }

@@ -257,7 +257,7 @@ public final class RollupStore: Sendable {
             }
             // The emptied file would otherwise keep every page of the old rollups as free space.
             // Only space is at stake: a vacuum that fails leaves the pages free for the recount.
-            do { try db.execute(sql: queries.rollup.vacuum) } catch {
+            do { try db.execute(sql: queries.connection.vacuum) } catch {
                 logger.notice("the emptied rollup file keeps its free pages", metadata: ["error": "\(error)"])
             }
         }

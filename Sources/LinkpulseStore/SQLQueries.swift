@@ -87,8 +87,7 @@ struct SQLQueries: Sendable {
                 setHorizon: try text("attribution/set_horizon.sql"),
                 rawHorizon: try text("attribution/raw_horizon.sql"),
                 setFingerprintFrom: try text("attribution/set_fingerprint_from.sql"),
-                rawFingerprintClicks: try text("attribution/raw_fingerprint_clicks.sql"),
-                vacuum: try text("attribution/vacuum.sql")),
+                rawClicksOfHour: try text("attribution/raw_clicks_of_hour.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
@@ -99,7 +98,6 @@ struct SQLQueries: Sendable {
                 clickDimensions: try text("rollup/click_dimensions.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
-                vacuum: try text("rollup/vacuum.sql"),
                 upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
                 cubeBlock: try text("rollup/cube_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
@@ -222,13 +220,11 @@ struct AttributionQueries: Sendable {
     let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
     /// The on-disk fingerprint index's span (`0004_fingerprint_horizon.sql`): its start moved,
     /// and the lookups before it, in the raw events.
-    let setFingerprintFrom, rawFingerprintClicks: String
-    /// Run after `reset`, outside a transaction: gives the emptied file's pages back.
-    let vacuum: String
+    let setFingerprintFrom, rawClicksOfHour: String
 
     var preparable: [String] {
         [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, setFingerprintFrom, rawFingerprintClicks]
+         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, setFingerprintFrom, rawClicksOfHour]
     }
 }
 
@@ -249,8 +245,6 @@ struct RetentionQueries: Sendable {
 /// database and the id index attached).
 struct RollupQueries: Sendable {
     let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, progress: String
-    /// Run after `reset`, outside a transaction: gives the emptied file's pages back.
-    let vacuum: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
     /// `deleteDimensionDayParts` has two statements and runs with `execute`).
@@ -336,6 +330,8 @@ public enum StoreError: Error, CustomStringConvertible {
 struct ConnectionQueries: Sendable {
     let wal, attach, durabilityFull, durabilityNormal, durabilityOff, journalSizeLimit, noAutocheckpoint: String
     let autoVacuumIncremental, checkpointPassive: String
+    /// A file rewritten without its free pages, and how many it has (`vacuum`, `page_counts`).
+    let vacuum, pageCounts: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
     static func load() throws -> ConnectionQueries {
@@ -346,6 +342,7 @@ struct ConnectionQueries: Sendable {
             journalSizeLimit: try text("journal_size_limit"),
             noAutocheckpoint: try text("no_autocheckpoint"),
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
+            vacuum: try text("vacuum"), pageCounts: try text("page_counts"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }
 

@@ -29,19 +29,23 @@ public enum WriteSlices {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
-    /// Slice `slice` (from 0) of `slices` equal shares of all 64-bit keys, in key order: the
-    /// ranges are contiguous and together cover every key. For keys spread evenly (hashes, as
-    /// the id index's are), each range holds about the same share of a table's rows, so it can
-    /// be cut without reading them.
+    /// Slice `slice` (from 0) of `slices` equal shares of the id index's keys (`EventIdKey`:
+    /// 48-bit, signed), in key order: the ranges are contiguous and together cover every 64-bit
+    /// key (the first reaches down to `Int64.min`, the last up to `Int64.max`). For keys spread
+    /// evenly (hashes, as the id index's are), each range holds about the same share of a
+    /// table's rows, so it can be cut without reading them.
     static func keyRange(_ slice: Int, of slices: Int) -> ClosedRange<Int64> {
         precondition(slices > 0 && (0..<slices).contains(slice))
-        let share = UInt64.max / UInt64(slices)
-        // Unsigned positions map onto signed keys in the same order by flipping the top bit.
-        func key(_ position: UInt64) -> Int64 { Int64(bitPattern: position ^ (1 << 63)) }
-        let low = UInt64(slice) * share
-        let high = slice == slices - 1 ? UInt64.max : UInt64(slice + 1) * share - 1
-        return key(low)...key(high)
+        let span = Int64(1) << keyBits
+        // Positions 0..<span are the keys -span/2 ..< span/2, in order.
+        func start(_ slice: Int) -> Int64 { span / Int64(slices) * Int64(slice) - span / 2 }
+        let low = slice == 0 ? Int64.min : start(slice)
+        let high = slice == slices - 1 ? Int64.max : start(slice + 1) - 1
+        return low...high
     }
+
+    /// How many bits the keys `keyRange` cuts have (`EventIdKey`).
+    static let keyBits: Int64 = 48
 
     /// The rows of slice `slice` (from 0) of `slices`, out of `count` rows: equal shares, in order.
     static func range(_ slice: Int, of slices: Int, count: Int) -> Range<Int> {

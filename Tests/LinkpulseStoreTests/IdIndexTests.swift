@@ -319,6 +319,33 @@ final class TemporaryStore {
         #expect(try await store.ingest(ids + ["k600"]) == 1)
     }
 
+    /// An id index of 8-byte keys (before its migration 0003) is made one of 6-byte keys at
+    /// open, both levels: every id is still found, so none is stored twice.
+    @Test func eightByteKeysOfBeforeBecomeSixByteKeys() async throws {
+        let store = try TemporaryStore(idFoldMinimum: 200)
+        let ids = (0..<600).map { "old\($0)" }
+        try await store.ingest(ids)
+        try store.database.events.mergeIdIndex(maxCount: 400)
+        _ = try store.database.events.mergeIdIndexStep(maxCount: 1_000_000, slices: 1)
+        let levels = store.database.events.idIndexLevels
+        #expect(levels.main > 0 && levels.recent > 0, "\(levels)")
+        // What the build before left: the first 8 bytes of SHA-256, whose top 6 are today's key.
+        try await store.database.events.pool.write { db in
+            for table in ["ids.event_ids", "ids.recent_event_ids"] {
+                try db.execute(sql: "UPDATE \(table) SET id_key = (id_key << 16) | 0xbeef")
+            }
+            try db.execute(sql: "DELETE FROM ids.grdb_migrations WHERE identifier LIKE '0003%'")
+        }
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids WHERE id_key & 0xffff = 0xbeef") == 600)
+        try store.reopen()
+        let keys = try await store.database.events.pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT i.id_key FROM events e JOIN ids.indexed_ids i ON i.seq = e.seq ORDER BY e.seq")
+        }
+        #expect(keys == ids.map(EventIdKey.of))
+        #expect(store.database.events.idIndexLevels == levels)
+        #expect(try await store.ingest(ids + ["new"]) == 1)
+    }
+
     @Test func keyRangesCoverEveryKeyInOrder() {
         for slices in [1, 2, 3, 7, 64] {
             let ranges = (0..<slices).map { WriteSlices.keyRange($0, of: slices) }
@@ -329,7 +356,7 @@ final class TemporaryStore {
             var rng = SystemRandomNumberGenerator()
             var counts = [Int](repeating: 0, count: slices)
             for _ in 0..<64_000 {
-                let key = Int64.random(in: .min ... .max, using: &rng)
+                let key = Int64.random(in: .min ... .max, using: &rng) >> 16  // an id key's 48 bits
                 counts[ranges.firstIndex { $0.contains(key) }!] += 1
             }
             #expect(counts.allSatisfy { abs($0 - 64_000 / slices) < 64_000 / slices / 5 + 100 }, "\(counts)")
