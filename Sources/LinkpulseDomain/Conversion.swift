@@ -14,6 +14,24 @@ public enum MatchType: String, Sendable, CaseIterable, Codable {
     /// The match type of an event attribution does not look at (a bot's): `ref` when it names
     /// its own link, else `organic`. The one place this rule lives.
     public static func unattributed(ref: String?) -> MatchType { ref == nil ? .organic : .ref }
+
+    /// The small code it is stored as (`attribution.match_type` of the attribution file): the
+    /// most frequent first, since SQLite stores 0 and 1 in no byte at all.
+    public var code: Int {
+        switch self {
+        case .ref: 0
+        case .clickId: 1
+        case .organic: 2
+        case .fingerprint: 3
+        case .installReferrer: 4
+        }
+    }
+
+    /// The match type stored under `code`, nil for an unknown code.
+    public init?(code: Int) {
+        guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = match
+    }
 }
 
 /// The campaign dimensions an event is counted under.

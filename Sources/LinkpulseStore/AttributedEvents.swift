@@ -268,7 +268,7 @@ extension AttributionStore {
             seq: seq, kind: CompactEvent.kind(code: s.int64(0)), isBot: s.int64(1) != 0, isResolve: !s.isNull(2),
             own: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
             url: s.text(7), properties: s.text(8),
-            match: s.text(10).flatMap(MatchType.init(rawValue:)), click: click,
+            match: s.matchType(10), click: click,
             candidates: s.isNull(12) ? nil : Int(s.int64(12)), firstResolveSeq: s.isNull(21) ? nil : s.int64(21))
         return (event, s.int64(9))
     }

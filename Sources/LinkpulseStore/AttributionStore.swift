@@ -714,6 +714,12 @@ public final class AttributionStore: Sendable {
 }
 
 extension HotStatement {
+    /// A match type in its stored form (`MatchType.code`); nil for NULL (no attribution) or an
+    /// unknown code.
+    func matchType(_ column: Int32) -> MatchType? {
+        isNull(column) ? nil : MatchType(code: Int(int64(column)))
+    }
+
     /// The fingerprint of a row of `event_rows`, from its `ip_hash` and `platform` columns; nil
     /// without a hash.
     func storedFingerprint(hash: Int32, platform: Int32) -> Fingerprint? {
@@ -917,7 +923,7 @@ struct AttributionRound {
         clicks.storedBefore = e.seq
         let attribution = try attributor.attribute(e, in: &clicks)
         try insertAttribution.bind(1, e.seq)
-        try insertAttribution.bind(2, attribution.match.rawValue)
+        try insertAttribution.bind(2, Int64(attribution.match.code))
         try insertAttribution.bind(3, attribution.clickSeq)
         try insertAttribution.bind(4, attribution.match == .fingerprint ? Int64(attribution.candidates) : nil)
         try insertAttribution.run()

@@ -102,6 +102,10 @@ public struct RawEventPage: Sendable {
             return true
         case .eventId, .deviceId, .clickId, .matchedClickId:
             return s.withStoredId(column.rawValue) { bytes.append(contentsOf: $0) } != nil
+        case .matchType:
+            guard let match = s.matchType(column.rawValue) else { return false }
+            bytes.append(contentsOf: match.rawValue.utf8)
+            return true
         case .visitorId:
             return s.withStoredVisitor(visitor: column.rawValue, device: RawEventColumn.deviceId.rawValue) { bytes.append(contentsOf: $0) } != nil
         default:

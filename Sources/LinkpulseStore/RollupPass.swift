@@ -66,7 +66,7 @@ struct RollupCount {
             let kind = CompactEvent.kind(code: read.int64(1))
             let isBot = read.int64(11) != 0
             let own = ownLink(read)
-            let match = read.text(12).flatMap(MatchType.init(rawValue:))
+            let match = read.matchType(12)
             let click = read.isNull(13) ? nil : try clickTuple(seq: read.int64(13))
             let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click)
             let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7)))

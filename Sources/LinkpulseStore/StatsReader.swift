@@ -183,7 +183,7 @@ public final class StatsReader: Sendable {
                 isBot: s.int64(3) != 0, deferred: s.int64(4) == 1,
                 visitorHash: s.withStoredVisitor(visitor: 5, device: 6) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
                 own: LinkDimensions(ref: s.text(7), campaign: s.text(8), source: s.text(9), medium: s.text(10)),
-                match: s.text(11).flatMap(MatchType.init(rawValue:)), click: click)
+                match: s.matchType(11), click: click)
             plan.addRaw(resolved, occurredAtMs: s.int64(0), wanted: wanted, into: &groups)
         }
     }

@@ -89,7 +89,7 @@ import Testing
             return try Row.fetchAll(db, sql: """
                 SELECT e.event_id, a.match_type, c.event_id FROM attribution a JOIN ev.events e ON e.seq = a.seq
                 LEFT JOIN ev.events c ON c.seq = a.matched_click_seq ORDER BY a.seq
-                """).map { "\($0[0] as String) \($0[1] as String) \(($0[2] as String?) ?? "∅")" }
+                """).map { "\($0[0] as String) \(MatchType(code: $0[1])!.rawValue) \(($0[2] as String?) ?? "∅")" }
         }
         let idsBySeq = Dictionary(uniqueKeysWithValues: try await store.events.events(afterSeq: 0, limit: 100_000).map { ($0.seq, $0.event.id) })
         let postgresAnswers = try await store.attributions(afterSeq: 0, limit: 100_000).map {

@@ -144,7 +144,7 @@ import Testing
                 index.add(
                     KnownClick(seq: row[0], occurredAtMs: row[3], dimensions: dimensions, osVersion: osMajorMinor(row[11])),
                     id: row[1], fingerprint: fingerprint, isBot: isBot)
-                #expect((row[13] as String?) == nil)
+                #expect((row[13] as Int?) == nil)
                 continue
             }
             let subject = AttributionSubject(
@@ -152,9 +152,9 @@ import Testing
                 clickIdSource: (row[15] as String?).flatMap(ClickIdSource.init(rawValue:)), fingerprint: fingerprint, osVersion: row[11], isBot: isBot)
             let replayed = try attributor.attribute(subject, in: &index)
             if isBot {
-                #expect((row[13] as String?) == nil)
+                #expect((row[13] as Int?) == nil)
             } else {
-                #expect((row[13] as String?) == replayed.match.rawValue, "event \(row[1] as String)")
+                #expect((row[13] as Int?) == replayed.match.code, "event \(row[1] as String)")
                 #expect((row[14] as Int64?) == replayed.clickSeq, "event \(row[1] as String)")
                 #expect((row[16] as Int?) == (replayed.match == .fingerprint ? replayed.candidates : nil), "event \(row[1] as String)")
                 if replayed.match == .fingerprint, replayed.candidates > 1 { severalCandidates = true }
@@ -164,6 +164,31 @@ import Testing
         // The traffic exercised every rule, and fingerprint matches with several clicks to choose from.
         #expect(matched == Set(MatchType.allCases.map(\.rawValue)))
         #expect(severalCandidates)
+    }
+
+    /// An attribution file whose answers name their match type in text (before its migration
+    /// 0005) has them as codes after the next open: the same answers, in every reader.
+    @Test func matchTypesStoredAsTextBecomeCodes() async throws {
+        let store = try TemporaryStore()
+        _ = try await store.database.ingest([IngestWork(events: Self.traffic(seed: 11, count: 1_500), quarantine: [])])
+        try store.database.attribution.attributeAll()
+        let coded = try Self.storedAnswers(store)
+        try await store.database.events.pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE attr.attribution_text (seq INTEGER PRIMARY KEY, match_type TEXT NOT NULL, matched_click_seq INTEGER, candidates INTEGER);
+                INSERT INTO attr.attribution_text SELECT seq, CASE match_type WHEN 0 THEN 'ref' WHEN 1 THEN 'click_id' WHEN 2 THEN 'organic'
+                    WHEN 3 THEN 'fingerprint' WHEN 4 THEN 'install_referrer' END, matched_click_seq, candidates FROM attr.attribution;
+                DROP TABLE attr.attribution;
+                ALTER TABLE attr.attribution_text RENAME TO attribution;
+                DELETE FROM attr.grdb_migrations WHERE identifier LIKE '0005%';
+                """)
+        }
+        #expect(try store.count("SELECT count(*) FROM attr.attribution WHERE typeof(match_type) = 'text'") > 500)
+        try store.reopen()
+        #expect(try store.count("SELECT count(*) FROM attr.attribution WHERE typeof(match_type) != 'integer'") == 0)
+        #expect(try Self.storedAnswers(store) == coded)
+        let names = try await store.database.events.pool.read { db in try Int.fetchAll(db, sql: "SELECT DISTINCT match_type FROM attr.attribution ORDER BY 1") }
+        #expect(names == MatchType.allCases.map(\.code).sorted())
     }
 
     /// Apps waiting for their answers get them from the round that attributed them (no read of
@@ -190,7 +215,7 @@ import Testing
                 let row = try Row.fetchOne(
                     db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
                     arguments: [id])
-                return (row?[0], row?[1])
+                return ((row?[0] as Int?).flatMap { MatchType(code: $0)?.rawValue }, row?[1])
             }
         }
         func seq(_ id: String) throws -> Int64 {
@@ -243,7 +268,7 @@ import Testing
                 let row = try Row.fetchOne(
                     db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
                     arguments: [id])
-                return (row?[0], row?[1])
+                return ((row?[0] as Int?).flatMap { MatchType(code: $0)?.rawValue }, row?[1])
             }
         }
         func seq(_ id: String) throws -> Int64 {
