@@ -159,9 +159,11 @@ public final class AttributionStore: Sendable {
         defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: cacheKiB)) } }
         let total = try attributeAll(batch: 200_000)
         // A replay's rounds are few (each prunes for a moment): the command leaves no row before
-        // the fingerprint index's span behind.
+        // the fingerprint index's span behind, nor their pages (in a file its reset made able to
+        // give them back; the daemon's follower leaves them for the clicks it moves to disk next).
         try queue.inDatabase { db in
             while fingerprintPruneDue.load(ordering: .relaxed) { try pruneFingerprintClicks(db) }
+            try db.execute(sql: queries.connection.incrementalVacuum(pages: 0))
         }
         return total
     }
@@ -254,7 +256,12 @@ public final class AttributionStore: Sendable {
             }
             // The emptied file would otherwise keep every page of the old answers as free space.
             // Only space is at stake: a vacuum that fails leaves the pages free for the replay.
-            do { try db.execute(sql: queries.connection.vacuum) } catch {
+            // The vacuum makes the file one that can give pages back later too (the fingerprint
+            // index's rows before its span, see `attributeAllInBulk`).
+            do {
+                try db.execute(sql: queries.connection.autoVacuumIncremental)
+                try db.execute(sql: queries.connection.vacuum)
+            } catch {
                 logger.notice("the emptied attribution file keeps its free pages", metadata: ["error": "\(error)"])
             }
         }

@@ -292,6 +292,12 @@ import Testing
         #expect(try answer("i2").match == "fingerprint")
         #expect(try answer("i2").clickSeq == (try seq("k")))
         #expect(try answer("i3").clickSeq == (try seq("c10")))
+        // A command's replay gives the pages of what it pruned back (the file's first reset made
+        // it able to).
+        _ = try await store.database.events.store([IngestWork(events: (241...4_240).map { event("c\($0)", .click, minute: Int64($0), address: $0) }, quarantine: [])])
+        try attribution.attributeAllInBulk()
+        #expect(try store.count("PRAGMA attr.auto_vacuum") == 2)
+        #expect(try store.count("PRAGMA attr.freelist_count") == 0)
     }
 
     /// While apps are being answered (an urgent round waits for the connection, or one has just
