@@ -210,17 +210,8 @@ import Testing
             // Stored without waking the follower: the test runs the rounds.
             _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
         }
-        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) {
-            try store.database.events.pool.read { db in
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
-                    arguments: [id])
-                return ((row?[0] as Int?).flatMap { MatchType(code: $0)?.rawValue }, row?[1])
-            }
-        }
-        func seq(_ id: String) throws -> Int64 {
-            Int64(try store.count("SELECT seq FROM events WHERE event_id = '\(id)'"))
-        }
+        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) { try store.answer(id) }
+        func seq(_ id: String) throws -> Int64 { try store.seq(of: id) }
         try await storeOnly((1...10).map { event("c\($0)", .click, minute: Double($0)) })
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(attribution.moveInProgress, "ten clicks past a memory of eight: a move began, one slice written")
@@ -263,17 +254,8 @@ import Testing
                 id: id, kind: kind, occurredAtMs: start + minute * 60_000, receivedAtMs: start, platform: .ios,
                 ipHash: String(format: "%016llx", address) + String(repeating: "0", count: 16), visitorId: "v-\(id)")
         }
-        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) {
-            try store.database.events.pool.read { db in
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
-                    arguments: [id])
-                return ((row?[0] as Int?).flatMap { MatchType(code: $0)?.rawValue }, row?[1])
-            }
-        }
-        func seq(_ id: String) throws -> Int64 {
-            Int64(try store.count("SELECT seq FROM events WHERE event_id = '\(id)'"))
-        }
+        func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) { try store.answer(id) }
+        func seq(_ id: String) throws -> Int64 { try store.seq(of: id) }
         // Four hours of clicks, a minute apart, each from its own address: memory keeps eight
         // entries, and the index none before the horizon.
         _ = try await store.database.events.store([IngestWork(events: (1...240).map { event("c\($0)", .click, minute: Int64($0), address: $0) }, quarantine: [])])
@@ -696,6 +678,21 @@ extension TemporaryStore {
                 platform: .ios, visitorId: "v\($0)")
         }
         _ = try await database.events.store([IngestWork(events: events, quarantine: [])])
+    }
+
+    /// The stored answer of the event with this id: its match type's name and matched click.
+    fileprivate func answer(_ id: String) throws -> (match: String?, clickSeq: Int64?) {
+        try database.events.pool.read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT a.match_type, a.matched_click_seq FROM events e JOIN attr.attribution a ON a.seq = e.seq WHERE e.event_id = ?",
+                arguments: [id])
+            return ((row?[0] as Int?).flatMap { MatchType(code: $0)?.rawValue }, row?[1])
+        }
+    }
+
+    /// The seq of the event with this id.
+    fileprivate func seq(of id: String) throws -> Int64 {
+        Int64(try count("SELECT seq FROM events WHERE event_id = '\(id)'"))
     }
 
     /// Where the memory half of the click indexes begins, as the attribution file records it.

@@ -167,20 +167,24 @@ import Testing
         #expect(countBytes([0: 5, 1: 2]) == 3)  // events beside a count past 1
     }
 
-    /// Parts of format 2 (every one of the ten lanes written) are still read.
-    @Test func partsOfTheTenLaneFormatAreStillRead() {
-        let key = CubeKey(tuple: 4, platform: .ios, isBot: true)
+    /// A part of an older format by hand: one entry of `key`, its lanes each a varint.
+    static func part(format: UInt64, key: CubeKey, lanes: [UInt64]) -> [UInt8] {
         var entry: [UInt8] = []
-        for lane in 0..<10 { CubePart.appendVarint(UInt64(lane * 3), to: &entry) }
+        for lane in lanes { CubePart.appendVarint(lane, to: &entry) }
         entry.append(0)  // no visitors
         var group: [UInt8] = []
         CubePart.appendVarint(key.packed, to: &group)
         CubePart.appendVarint(UInt64(entry.count), to: &group)
         group += entry
         var bytes: [UInt8] = []
-        for n in [2, 1, 1, UInt64(key.tuple), UInt64(group.count)] { CubePart.appendVarint(n, to: &bytes) }  // format, count, groups, index
-        bytes += group
-        let read = Self.read(bytes)
+        for n in [format, 1, 1, UInt64(key.tuple), UInt64(group.count)] { CubePart.appendVarint(n, to: &bytes) }  // format, count, groups, index
+        return bytes + group
+    }
+
+    /// Parts of format 2 (every one of the ten lanes written) are still read.
+    @Test func partsOfTheTenLaneFormatAreStillRead() {
+        let key = CubeKey(tuple: 4, platform: .ios, isBot: true)
+        let read = Self.read(Self.part(format: 2, key: key, lanes: (0..<10).map { UInt64($0 * 3) }))
         #expect(read.map(\.0) == [key])
         #expect((0..<10).map { read.first?.1[$0] } == (0..<10).map { Int64($0 * 3) })
     }
@@ -189,17 +193,7 @@ import Testing
     /// counts an entry) are still read, with that count 0: no rebuild at the upgrade.
     @Test func partsOfTheNineLaneFormatAreStillRead() {
         let key = CubeKey(tuple: 9, platform: .android, isBot: false)
-        var entry: [UInt8] = []
-        for lane in 0..<9 { CubePart.appendVarint(UInt64(lane + 1), to: &entry) }
-        entry.append(0)  // no visitors
-        var group: [UInt8] = []
-        CubePart.appendVarint(key.packed, to: &group)
-        CubePart.appendVarint(UInt64(entry.count), to: &group)
-        group += entry
-        var bytes: [UInt8] = []
-        for n in [1, 1, 1, UInt64(key.tuple), UInt64(group.count)] { CubePart.appendVarint(n, to: &bytes) }  // format, count, groups, index
-        bytes += group
-        let read = Self.read(bytes)
+        let read = Self.read(Self.part(format: 1, key: key, lanes: (1...9).map { UInt64($0) }))
         #expect(read.map(\.0) == [key])
         #expect((0..<10).map { read.first?.1[$0] } == [1, 2, 3, 4, 5, 6, 7, 8, 9, 0])
         #expect(read.first.map { ConversionCounts(vector: $0.1).installsInstallReferrer } == 0)
