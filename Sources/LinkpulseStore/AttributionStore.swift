@@ -427,8 +427,10 @@ public final class AttributionStore: Sendable {
             try db.cachedStatement(sql: queries.attribution.lock).execute()
             let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
             guard state?[1] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
-            for row in left.late { try disk.store(row) }
-            try disk.moveHorizon(to: left.horizonMs)
+            // Late rows before the fingerprint index's span are left to the raw events.
+            let finishing = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
+            for row in left.late { try finishing.store(row) }
+            try finishing.moveHorizon(to: left.horizonMs)
             // The fingerprint index's span follows the horizon; its rows before go between rounds.
             let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(fingerprintClicksKeptMs)
             if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[5] ?? Int64.min {
