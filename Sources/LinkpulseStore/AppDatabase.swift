@@ -109,7 +109,7 @@ public final class AppDatabase: IngestStore {
         }
         let idIndex = try DatabaseQueue(path: idIndexPath, configuration: idConfig)
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
-        Self.compactIfMostlyFree(idIndex, connection, logger: logger)
+        Self.compactIfLargelyFree(idIndex, connection, logger: logger)
 
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
@@ -117,6 +117,7 @@ public final class AppDatabase: IngestStore {
             checkpointsElsewhere: true, archive: queries.archive.table)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
+        Self.compactIfLargelyFree(attributionQueue, connection, logger: logger)
         let attributionCheckpointer = try DatabaseQueue(
             path: attributionPath,
             configuration: Self.derivedFileConfiguration(cacheKiB: 256, attachedKiB: nil, attaching: [], connection, checkpointsElsewhere: true))
@@ -322,21 +323,22 @@ public final class AppDatabase: IngestStore {
         try migrator.migrate(writer)
     }
 
-    /// Vacuums a file at open when more than half of its pages are free (a migration that copied
-    /// its tables, such as the id index's 0003): derived files are not made with incremental
-    /// vacuum, so those pages would otherwise stay in the file until rows filled them again.
-    /// Only space is at stake: a vacuum that fails (another process has the file open and
-    /// busy) is tried again at the next open.
-    static func compactIfMostlyFree(_ queue: DatabaseQueue, _ connection: ConnectionQueries, logger: Logger) {
+    /// Vacuums a file at open when more than a quarter of its pages (and over 4 MiB) are free:
+    /// after a migration that copied its tables (the id index's 0003, the attribution file's
+    /// 0005), or retention's deletes. Derived files are not made with incremental vacuum (the
+    /// attribution file becomes one at its first reset), so those pages would otherwise stay
+    /// in the file until rows filled them again. Only space is at stake: a vacuum that fails
+    /// (another process has the file open and busy) is tried again at the next open.
+    static func compactIfLargelyFree(_ queue: DatabaseQueue, _ connection: ConnectionQueries, logger: Logger) {
         do {
             try queue.inDatabase { db in
                 guard let row = try Row.fetchOne(db, sql: connection.pageCounts), let free: Int = row[0], let pages: Int = row[1],
-                      free > 1_024, free * 2 > pages else { return }
+                      free > 1_024, free * 4 > pages else { return }
                 try db.execute(sql: connection.vacuum)
-                logger.notice("vacuumed a file mostly free", metadata: ["file": "\(queue.path)", "free_pages": "\(free)", "pages": "\(pages)"])
+                logger.notice("vacuumed a file with many free pages", metadata: ["file": "\(queue.path)", "free_pages": "\(free)", "pages": "\(pages)"])
             }
         } catch {
-            logger.notice("a file mostly free keeps its free pages until the next start", metadata: ["file": "\(queue.path)", "error": "\(error)"])
+            logger.notice("a file with many free pages keeps them until the next start", metadata: ["file": "\(queue.path)", "error": "\(error)"])
         }
     }
 

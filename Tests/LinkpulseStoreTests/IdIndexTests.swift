@@ -346,6 +346,31 @@ final class TemporaryStore {
         #expect(try await store.ingest(ids + ["new"]) == 1)
     }
 
+    /// A file with more than a quarter of its pages free is vacuumed at open; one with fewer
+    /// is left as it is.
+    @Test func aFileWithManyFreePagesIsVacuumed() throws {
+        let path = FileManager.default.temporaryDirectory.appending(path: "linkpulse-free-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let queue = try DatabaseQueue(path: path)
+        let connection = try ConnectionQueries.load()
+        func pages() throws -> (free: Int, all: Int) {
+            try queue.read { db in (try Int.fetchOne(db, sql: "PRAGMA freelist_count")!, try Int.fetchOne(db, sql: "PRAGMA page_count")!) }
+        }
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB)")
+            for i in 0..<4_000 { try db.execute(sql: "INSERT INTO t (id, b) VALUES (?, zeroblob(8000))", arguments: [i]) }
+            try db.execute(sql: "DELETE FROM t WHERE id < 600")
+        }
+        let few = try pages()
+        #expect(few.free > 1_024 && few.free * 4 < few.all, "\(few)")
+        AppDatabase.compactIfLargelyFree(queue, connection, logger: Logger(label: "test"))
+        #expect(try pages() == few)
+        try queue.write { db in try db.execute(sql: "DELETE FROM t WHERE id < 3000") }
+        AppDatabase.compactIfLargelyFree(queue, connection, logger: Logger(label: "test"))
+        let after = try pages()
+        #expect(after.free == 0 && after.all < few.all * 2 / 3, "\(after)")
+    }
+
     @Test func keyRangesCoverEveryKeyInOrder() {
         for slices in [1, 2, 3, 7, 64] {
             let ranges = (0..<slices).map { WriteSlices.keyRange($0, of: slices) }

@@ -1,7 +1,8 @@
 -- The match type as a small code instead of its name (MatchType.code: 0 ref, 1 click_id,
 -- 2 organic, 3 fingerprint, 4 install_referrer): SQLite stores 0 and 1 in no byte and the others
 -- in one, against 3 to 16 bytes of text, for each of the answers (about half the events). The
--- table is copied, since a TEXT column would turn the codes back into text.
+-- table is copied, since a TEXT column would turn the codes back into text; the old table's
+-- pages are given back when the file is opened next (AppDatabase.compactIfLargelyFree).
 CREATE TABLE attribution_coded (
     seq               INTEGER PRIMARY KEY,
     match_type        INTEGER NOT NULL,      -- MatchType.code

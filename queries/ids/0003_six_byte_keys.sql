@@ -3,7 +3,7 @@
 -- ids themselves; with 48 bits, a lookup at a billion ids finds another id's key about once in
 -- 280,000. Both levels are copied in key order with the key shifted (an arithmetic shift keeps
 -- the order, so each copy appends), and the view over them is made again. The file's pages
--- freed here are given back when it is opened next (AppDatabase.compactIfMostlyFree).
+-- freed here are given back when it is opened next (AppDatabase.compactIfLargelyFree).
 DROP VIEW indexed_ids;
 
 CREATE TABLE event_ids_48 (
