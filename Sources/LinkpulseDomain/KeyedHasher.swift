@@ -60,6 +60,9 @@ private struct KeyedHMAC: @unchecked Sendable {
 /// always confirmed by comparing the ids themselves, so a collision can cost a lookup but
 /// never an event.
 public enum EventIdKey {
+    /// How many bits a key has (the range of keys is -2^47 ..< 2^47).
+    public static let bits = 48
+
     public static func of(_ id: String) -> Int64 {
         var id = id
         return id.withUTF8 { of(utf8: $0) }
@@ -72,7 +75,7 @@ public enum EventIdKey {
             var value: UInt64 = 0
             for i in 0..<8 { value = value << 8 | UInt64(raw[i]) }
             // The first 6 bytes, sign-extended (`>>` of the 8-byte key of before, as in SQL).
-            return Int64(bitPattern: value) >> 16
+            return Int64(bitPattern: value) >> (64 - bits)
         }
     }
 }

@@ -47,11 +47,15 @@ extension AttributionStore {
     /// Drops the on-disk fingerprint index's hours before `horizonMs`, `batch` rows a
     /// transaction.
     func dropFingerprintClicks(before horizonMs: Int64, batch: Int) throws {
-        let sql = queries.retention.deleteOldFingerprintClicks
-        let hour = TimeGrain.floor(horizonMs, TimeGrain.hourMs) / TimeGrain.hourMs
-        while try queue.inDatabase({ db -> Int in
-            try db.execute(sql: sql, arguments: [hour, batch])
-            return db.changesCount
-        }) == batch {}
+        while try queue.inDatabase({ db in try deleteFingerprintClicks(db, before: horizonMs, batch: batch) }) == batch {}
+    }
+
+    /// One batch of `dropFingerprintClicks` (and of `pruneFingerprintClicks`): at most `batch`
+    /// rows of the on-disk fingerprint index's hours before the one of `ms`, oldest first, on
+    /// `db`. Returns how many went.
+    func deleteFingerprintClicks(_ db: Database, before ms: Int64, batch: Int) throws -> Int {
+        let hour = TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs
+        try db.cachedStatement(sql: queries.retention.deleteOldFingerprintClicks).execute(arguments: [hour, batch])
+        return db.changesCount
     }
 }

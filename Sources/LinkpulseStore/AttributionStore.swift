@@ -402,7 +402,8 @@ public final class AttributionStore: Sendable {
     /// horizon only, refs only when memory has none), and a move written again after a
     /// failure ignores the rows already there.
     func moveSlices(_ recent: inout RecentClicks, _ db: Database) throws -> Bool {
-        let disk = try DiskClicks(db: db, queries: queries.attribution)
+        // Slices write clicks from the memory horizon on: all within the fingerprint span.
+        let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: .min)
         let deadline = ContinuousClock.now + moveSliceBudget
         while let move = recent.outgoing, move.slicesDone < move.slices {
             if movePutOff(recent) {
@@ -460,16 +461,14 @@ public final class AttributionStore: Sendable {
         let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
         let spanStart: Int64 = state?[5] ?? Int64.min
         guard spanStart > Int64.min else { return fingerprintPruneDue.store(false, ordering: .relaxed) }
-        let hour = TimeGrain.floor(spanStart, TimeGrain.hourMs) / TimeGrain.hourMs
         let deadline = ContinuousClock.now + moveSliceBudget
         while true {
             var deleted = 0
             try db.inTransaction(.deferred) {
-                try db.cachedStatement(sql: queries.retention.deleteOldFingerprintClicks).execute(arguments: [hour, Self.fingerprintPruneBatch])
-                deleted = db.changesCount
+                deleted = try deleteFingerprintClicks(db, before: spanStart, batch: Self.fingerprintPruneBatch)
                 return .commit
             }
-            logger.debug("fingerprint clicks before the index's span deleted", metadata: ["rows": "\(deleted)", "before_hour": "\(hour)"])
+            logger.debug("fingerprint clicks before the index's span deleted", metadata: ["rows": "\(deleted)", "before_ms": "\(spanStart)"])
             if deleted < Self.fingerprintPruneBatch { return fingerprintPruneDue.store(false, ordering: .relaxed) }
             try checkpointBetweenSlices(db)
             if ContinuousClock.now >= deadline { return }
@@ -760,7 +759,7 @@ struct DiskClicks {
     /// `AttributionStore.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
     let fingerprintFromMs: Int64
 
-    init(db: Database, queries: AttributionQueries, fingerprintFromMs: Int64 = .min) throws {
+    init(db: Database, queries: AttributionQueries, fingerprintFromMs: Int64) throws {
         func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
         self.fingerprintFromMs = fingerprintFromMs
         newestByRef = try statement(queries.newestRefClick)

@@ -31,11 +31,11 @@ extension EventStore {
     /// for a database made before incremental auto-vacuum, whose free pages are reused instead).
     @discardableResult
     public func releaseFreePages(reserveBytes: Int = freePageReserveBytes, step: Int = 2_048) throws -> Int {
-        let sql = queries.retention.freelist
+        let sql = queries.connection.pageCounts
         var released = 0
         while true {
             let row = try pool.read { db in try Row.fetchOne(db, sql: sql) }
-            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[1] ?? 4096, row?[2] ?? 0)
+            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[2] ?? 4096, row?[3] ?? 0)
             let surplus = free - reserveBytes / max(pageSize, 512)
             guard mode == 2, surplus > 0 else { return released }
             let pages = min(surplus, step)

@@ -60,7 +60,6 @@ struct SQLQueries: Sendable {
                 expiredEvents: try text("retention/expired_events.sql"),
                 clickStillMatched: try text("retention/click_still_matched.sql"),
                 deleteEvent: try text("retention/delete_event.sql"),
-                freelist: try text("retention/freelist.sql"),
                 attributionByClick: try text("retention/attribution_by_click.sql"),
                 deleteAttribution: try text("retention/delete_attribution.sql"),
                 deleteRefClick: try text("retention/delete_ref_click.sql"),
@@ -232,11 +231,11 @@ struct AttributionQueries: Sendable {
 /// readers, the derived files attached) and those of the attribution file (run on the
 /// follower's connection, between its rounds).
 struct RetentionQueries: Sendable {
-    let rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist: String
+    let rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent: String
     let attributionByClick, deleteAttribution, deleteRefClick, deleteOldFingerprintClicks: String
 
     /// The statements of the events database, compiled at start-up.
-    var ofEvents: [String] { [rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent, freelist] }
+    var ofEvents: [String] { [rawHorizon, anyBefore, setRawHorizon, watermarks, expiredEvents, clickStillMatched, deleteEvent] }
     /// The statements of the attribution file compiled at start-up (the index is made once).
     var ofAttribution: [String] { [deleteAttribution, deleteRefClick, deleteOldFingerprintClicks] }
 }
@@ -330,7 +329,8 @@ public enum StoreError: Error, CustomStringConvertible {
 struct ConnectionQueries: Sendable {
     let wal, attach, durabilityFull, durabilityNormal, durabilityOff, journalSizeLimit, noAutocheckpoint: String
     let autoVacuumIncremental, checkpointPassive: String
-    /// A file rewritten without its free pages, and how many it has (`vacuum`, `page_counts`).
+    /// A file rewritten without its free pages; how many it has, of how many, their size and its
+    /// auto_vacuum mode (`vacuum`, `page_counts`).
     let vacuum, pageCounts: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 

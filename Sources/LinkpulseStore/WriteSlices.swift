@@ -1,4 +1,5 @@
 import Foundation
+import LinkpulseDomain
 
 /// How a large write of sorted rows into a file is cut into slices, each a key range in a
 /// transaction of its own, so that the file's WAL holds at most about `maxBytes` of it before a
@@ -36,16 +37,13 @@ public enum WriteSlices {
     /// table's rows, so it can be cut without reading them.
     static func keyRange(_ slice: Int, of slices: Int) -> ClosedRange<Int64> {
         precondition(slices > 0 && (0..<slices).contains(slice))
-        let span = Int64(1) << keyBits
+        let span = Int64(1) << EventIdKey.bits
         // Positions 0..<span are the keys -span/2 ..< span/2, in order.
         func start(_ slice: Int) -> Int64 { span / Int64(slices) * Int64(slice) - span / 2 }
         let low = slice == 0 ? Int64.min : start(slice)
         let high = slice == slices - 1 ? Int64.max : start(slice + 1) - 1
         return low...high
     }
-
-    /// How many bits the keys `keyRange` cuts have (`EventIdKey`).
-    static let keyBits: Int64 = 48
 
     /// The rows of slice `slice` (from 0) of `slices`, out of `count` rows: equal shares, in order.
     static func range(_ slice: Int, of slices: Int, count: Int) -> Range<Int> {
