@@ -52,7 +52,7 @@ public protocol ClickLookup {
 }
 
 /// Where the `click_id` of an install or open came from: what the app read it from.
-public enum ClickIdSource: String, Sendable, CaseIterable {
+public enum ClickIdSource: String, Sendable, CaseIterable, StoredAsCode {
     /// Android's Play Install Referrer (`lp_click` in the `install_referrer` string).
     case installReferrer = "install_referrer"
     /// What the landing page wrote to the iOS pasteboard.
@@ -73,12 +73,6 @@ public enum ClickIdSource: String, Sendable, CaseIterable {
         case .appLink: 3
         case .other: 4
         }
-    }
-
-    /// The source stored under `code`, nil for none or an unknown code.
-    public init?(code: Int) {
-        guard let source = Self.allCases.first(where: { $0.code == code }) else { return nil }
-        self = source
     }
 }
 

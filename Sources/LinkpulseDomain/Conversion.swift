@@ -1,5 +1,5 @@
 /// How an install, open or fallback was tied to a click (stored with the event by the rollup job).
-public enum MatchType: String, Sendable, CaseIterable, Codable {
+public enum MatchType: String, Sendable, CaseIterable, Codable, StoredAsCode {
     /// The click's id came back through the store's install referrer (Android): certain.
     case installReferrer = "install_referrer"
     /// The event named the click's id: certain.
@@ -26,11 +26,19 @@ public enum MatchType: String, Sendable, CaseIterable, Codable {
         case .installReferrer: 4
         }
     }
+}
 
-    /// The match type stored under `code`, nil for an unknown code.
+/// A case the store keeps as a small integer code instead of its name.
+public protocol StoredAsCode: CaseIterable {
+    /// The code it is stored as.
+    var code: Int { get }
+}
+
+extension StoredAsCode {
+    /// The case stored under `code`, nil for an unknown code.
     public init?(code: Int) {
-        guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
-        self = match
+        guard let found = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = found
     }
 }
 
