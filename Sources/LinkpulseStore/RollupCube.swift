@@ -264,6 +264,11 @@ enum CubePart {
     /// (clicks, fallbacks, opens, deferred opens, installs by install referrer) first, so that
     /// most headers take one byte.
     static let headerLanes = [1, 2, 7, 8, 9, 4, 5, 3, 6]
+    /// `headerLanes` a nibble each (bit b's lane in bits 4b…4b+3), for the reader's loop: a
+    /// constant, where the array is a global read through a lazy initializer.
+    static let headerLaneNibbles: UInt64 = 0x6_3549_8721
+
+    @inline(__always) static func headerLane(bit: Int) -> Int { Int(truncatingIfNeeded: headerLaneNibbles >> UInt64(4 * bit) & 0xF) }
 
     /// A part of cells with their visitors.
     static func serialize(_ cells: [(key: CubeKey, counts: ConversionCounts)]) -> [UInt8] {
@@ -483,12 +488,19 @@ enum CubePart {
     }
 
     /// Calls `body` with every entry of a stored part: its key, its counts and its sketch's bytes
-    /// (empty when it has none). With `wants`, a group whose tuple ids lie in a range
-    /// (first, last) it answers false for is skipped unread, and with `wantsTuple` every entry
-    /// whose tuple it answers false for. A malformed part is read as far as it is well-formed
-    /// (a torn group is left out whole); a part of another format reads as empty.
-    static func forEach(
-        in bytes: UnsafeRawBufferPointer, wants: ((Int, Int) -> Bool)? = nil, wantsTuple: ((Int) -> Bool)? = nil,
+    /// (empty when it has none).
+    static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void) {
+        forEach(in: bytes, selecting: EveryTuple(), body)
+    }
+
+    /// Calls `body` with the entries of a stored part whose tuples `selection` wants: a group
+    /// whose tuple ids lie in a range it wants none of is skipped unread, and so is every
+    /// entry of a tuple it does not want. A malformed part is read as far as it is
+    /// well-formed (a torn group is left out whole); a part of another format reads as empty.
+    /// Generic rather than a closure, so the test per entry is inlined into the loop (a closure
+    /// there cost a retain and a release an entry).
+    static func forEach<Selection: CubeTupleSelection>(
+        in bytes: UnsafeRawBufferPointer, selecting selection: Selection,
         _ body: (CubeKey, CountsVector, UnsafeRawBufferPointer) -> Void
     ) {
         var offset = 0
@@ -512,7 +524,7 @@ enum CubePart {
                 last = first + Int(d)
             }
             guard data <= bytes.count else { return }
-            if let wants, !wants(first, last) { continue }
+            if !selection.wantsGroup(first: first, last: last) { continue }
             let group = UnsafeRawBufferPointer(rebasing: bytes[groupStart..<data])
             var at = 0
             var key: UInt64 = 0
@@ -521,7 +533,7 @@ enum CubePart {
                 key &+= delta
                 let end = at + Int(size)
                 defer { at = end }
-                if let wantsTuple, !wantsTuple(Int(key >> 16)) { continue }
+                if !selection.wants(tuple: Int(key >> 16)) { continue }
                 guard let (v, sketch) = readCounts(group, &at, layout: layout, end: end) else { return }
                 body(CubeKey(packed: key), v, sketch)
             }
@@ -544,7 +556,7 @@ enum CubePart {
         case .nonZeroLanes:
             guard let header = readVarint(group, &at) else { return nil }
             var mask = header >> 2
-            guard mask >> UInt64(headerLanes.count) == 0 else { return nil }
+            guard mask >> 9 == 0 else { return nil }  // nine lanes
             let derived = header & 2 != 0, ones = header & 1 != 0
             if !derived {
                 guard let n = readVarint(group, &at) else { return nil }
@@ -552,7 +564,7 @@ enum CubePart {
             }
             var kinds: Int64 = 0
             while mask != 0 {
-                let lane = headerLanes[mask.trailingZeroBitCount]
+                let lane = headerLane(bit: mask.trailingZeroBitCount)
                 mask &= mask - 1
                 var n: Int64 = 1
                 if !ones {
@@ -595,6 +607,20 @@ enum CubePart {
         }
         return nil
     }
+}
+
+/// Which tuples a read of cube parts wants (`CubePart.forEach(in:selecting:_:)`).
+protocol CubeTupleSelection {
+    /// Whether any tuple id in [first, last] is wanted (`last` is `Int.max` for a part's last group).
+    func wantsGroup(first: Int, last: Int) -> Bool
+    /// Whether the entries of this tuple id are wanted.
+    func wants(tuple: Int) -> Bool
+}
+
+/// Every tuple of a part.
+struct EveryTuple: CubeTupleSelection {
+    @inline(__always) func wantsGroup(first: Int, last: Int) -> Bool { true }
+    @inline(__always) func wants(tuple: Int) -> Bool { true }
 }
 
 /// Blocks of whole UTC days at power-of-two sizes, for breakdowns over long ranges.

@@ -419,34 +419,57 @@ struct CubeReader {
 
     /// Adds the cells of one stored part or block whose bucket starts at `bucket`.
     mutating func add(_ bytes: UnsafeRawBufferPointer, bucket: Int64, visitors withVisitors: Bool) {
-        var bucketSlot: Int32 = -1
+        guard let admitted, let admittedBefore else {
+            return add(bytes, bucket: bucket, visitors: withVisitors, selecting: EveryTuple())
+        }
+        admitted.withUnsafeBufferPointer { admitted in
+            admittedBefore.withUnsafeBufferPointer { before in
+                add(bytes, bucket: bucket, visitors: withVisitors, selecting: AdmittedTuples(admitted: admitted, before: before))
+            }
+        }
+    }
+
+    private mutating func add<Selection: CubeTupleSelection>(
+        _ bytes: UnsafeRawBufferPointer, bucket: Int64, visitors withVisitors: Bool, selecting selection: Selection
+    ) {
+        let tupleCount = tupleCount, platformFilter = platformFilter
+        let bucketSlot: Int32
         switch plan.grouping {
         case .none: bucketSlot = slot(.all)
         case .buckets: bucketSlot = slot(plan.bucket(containing: bucket))
-        case .dimension: break
+        case .dimension(let dimension):
+            CubePart.forEach(in: bytes, selecting: selection) { key, counts, sketch in
+                let tuple = key.tuple
+                guard tuple < tupleCount else { return }
+                if let platformFilter, key.platformCode != platformFilter { return }
+                let target = dimension == .platform ? platformSlot(key.platformCode) : tupleSlot(tuple, dimension)
+                guard target >= 0 else { return }
+                add(counts, sketch: withVisitors ? sketch : UnsafeRawBufferPointer(start: nil, count: 0), isBot: key.isBot, to: Int(target))
+            }
+            return
         }
-        var wants: ((Int, Int) -> Bool)?
-        var wantsTuple: ((Int) -> Bool)?
-        if let before = admittedBefore, let admitted {
-            let n = before.count - 1
-            wants = { first, last in first < n && before[min(last, n - 1) + 1] > before[first] }
-            wantsTuple = { $0 < n && admitted[$0] }
-        }
-        CubePart.forEach(in: bytes, wants: wants, wantsTuple: wantsTuple) { key, counts, sketch in
-            let tuple = key.tuple
-            guard tuple < tupleCount else { return }
+        // One group for the whole part: summed in locals, added once.
+        var people = CountsVector(), bots = CountsVector()
+        var peopleVisitors = VisitorSketch(), botVisitors = VisitorSketch()
+        CubePart.forEach(in: bytes, selecting: selection) { key, counts, sketch in
+            guard key.tuple < tupleCount else { return }
             if let platformFilter, key.platformCode != platformFilter { return }
-            if let admitted, !admitted[tuple] { return }
-            var target = bucketSlot
-            if case .dimension(let dimension) = plan.grouping {
-                target = dimension == .platform ? platformSlot(key.platformCode) : tupleSlot(tuple, dimension)
-            }
-            guard target >= 0 else { return }
-            let i = Int(target)
-            if key.isBot { bots[i] &+= counts } else { people[i] &+= counts }
+            if key.isBot { bots &+= counts } else { people &+= counts }
             if withVisitors && !sketch.isEmpty {
-                if key.isBot { botVisitors[i].merge(serialized: sketch) } else { peopleVisitors[i].merge(serialized: sketch) }
+                if key.isBot { botVisitors.merge(serialized: sketch) } else { peopleVisitors.merge(serialized: sketch) }
             }
+        }
+        let i = Int(bucketSlot)
+        self.people[i] &+= people
+        self.bots[i] &+= bots
+        self.peopleVisitors[i].merge(peopleVisitors)
+        self.botVisitors[i].merge(botVisitors)
+    }
+
+    private mutating func add(_ counts: CountsVector, sketch: UnsafeRawBufferPointer, isBot: Bool, to i: Int) {
+        if isBot { bots[i] &+= counts } else { people[i] &+= counts }
+        if !sketch.isEmpty {
+            if isBot { botVisitors[i].merge(serialized: sketch) } else { peopleVisitors[i].merge(serialized: sketch) }
         }
     }
 
@@ -485,6 +508,21 @@ struct CubeReader {
             groups[key, default: CountsByAudience()].add(counts)
         }
     }
+}
+
+/// The tuples a cube read wants, as `CubeReader` decided them once per tuple id.
+struct AdmittedTuples: CubeTupleSelection {
+    /// Per tuple id: whether it is wanted.
+    let admitted: UnsafeBufferPointer<Bool>
+    /// Per tuple id: how many tuples before it are wanted (one more element than `admitted`).
+    let before: UnsafeBufferPointer<Int32>
+
+    @inline(__always) func wantsGroup(first: Int, last: Int) -> Bool {
+        let n = admitted.count
+        return first < n && before[min(last, n - 1) + 1] > before[first]
+    }
+
+    @inline(__always) func wants(tuple: Int) -> Bool { tuple < admitted.count && admitted[tuple] }
 }
 
 /// Which rollups and raw ranges answer a stats query.

@@ -207,15 +207,36 @@ import Testing
         let bytes = CubePart.serialize(vectors: cells)
         #expect(Self.read(bytes).map(\.0.tuple) == Array(1...100))
         var seen: [Int] = []
-        var asked: [ClosedRange<Int>] = []
+        let selection = OneTupleAsked(tuple: 70)
         bytes.withUnsafeBytes { raw in
-            CubePart.forEach(in: raw, wants: { first, last in
-                asked.append(first...min(last, 1_000))
-                return (first...last).contains(70)
-            }) { key, _, _ in seen.append(key.tuple) }
+            CubePart.forEach(in: raw, selecting: selection) { key, _, _ in seen.append(key.tuple) }
         }
-        #expect(asked.count == 4, "one question per group of \(CubePart.groupSize)")
-        #expect(seen == Array(65...96))
+        #expect(selection.groupsAsked.count == 4, "one question per group of \(CubePart.groupSize)")
+        #expect(selection.tuplesAsked == Array(65...96), "only the entries of the group that holds it")
+        #expect(seen == [70])
+    }
+
+    @Test func headerLaneNibblesHoldTheHeaderLanes() {
+        #expect((0..<CubePart.headerLanes.count).map { CubePart.headerLane(bit: $0) } == CubePart.headerLanes)
+    }
+}
+
+/// Wants one tuple, and records what a read asked it.
+private final class OneTupleAsked: CubeTupleSelection {
+    let tuple: Int
+    var groupsAsked: [ClosedRange<Int>] = []
+    var tuplesAsked: [Int] = []
+
+    init(tuple: Int) { self.tuple = tuple }
+
+    func wantsGroup(first: Int, last: Int) -> Bool {
+        groupsAsked.append(first...min(last, 1_000))
+        return (first...last).contains(tuple)
+    }
+
+    func wants(tuple: Int) -> Bool {
+        tuplesAsked.append(tuple)
+        return tuple == self.tuple
     }
 }
 
