@@ -23,7 +23,8 @@ final class RawClickHours {
     private var hours: [Int64: [Fingerprint: [Click]]] = [:]
     /// The hours held, in the order they were read (the first goes first).
     private var readOrder: [Int64] = []
-    private var held = 0
+    /// How many clicks the hours held have.
+    private(set) var held = 0
     let maxClicks: Int
     /// Reads one hour's clicks (`raw_clicks_of_hour.sql`).
     private let read: HotStatement

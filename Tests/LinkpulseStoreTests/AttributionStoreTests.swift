@@ -282,6 +282,49 @@ import Testing
         #expect(try store.count("PRAGMA attr.freelist_count") == 0)
     }
 
+    /// The hours of raw clicks read for lookups before the fingerprint span stay within their
+    /// bound (the hours read first go first, and are read again when asked for), and a bounded
+    /// reader answers as one that keeps everything.
+    @Test func rawClickHoursKeepToTheirBoundAndAnswerAsAnUnboundedOne() async throws {
+        let store = try TemporaryStore()
+        let start: Int64 = 1_795_000_000_000 / TimeGrain.hourMs * TimeGrain.hourMs
+        let addresses = 3
+        func ipHash(_ address: Int) -> String { String(format: "%016llx", address) + String(repeating: "0", count: 16) }
+        // Six hours, four clicks an hour from each of three addresses, and a bot's click.
+        var events: [IngestEvent] = []
+        for minute in stride(from: 0, to: 360, by: 5) {
+            let address = minute / 5 % addresses
+            events.append(IngestEvent(
+                id: "c\(minute)", kind: .click, occurredAtMs: start + Int64(minute) * 60_000, receivedAtMs: start,
+                platform: .ios, ipHash: ipHash(address), visitorId: "v\(minute)"))
+        }
+        var bot = events[0]
+        bot.id = "bot"
+        bot.botReason = "test"
+        events.append(bot)
+        _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
+        let sql = store.database.attribution.queries.attribution.rawClicksOfHour
+        try store.database.attribution.queue.inDatabase { db in
+            let bounded = RawClickHours(read: HotStatement(try db.makeStatement(sql: sql), in: db), maxClicks: 20)
+            let everything = RawClickHours(read: HotStatement(try db.makeStatement(sql: sql), in: db), maxClicks: .max)
+            var random = SystemRandomNumberGenerator()
+            var lookups = 0
+            for _ in 0..<200 {
+                let fingerprint = Fingerprint(ipHash: ipHash(Int.random(in: 0..<addresses, using: &random)), platform: .ios)!
+                let from = start + Int64.random(in: -60...360, using: &random) * 60_000
+                let through = from + Int64.random(in: 0...150, using: &random) * 60_000
+                let storedBefore = Int64.random(in: 1...80, using: &random)
+                let found = try bounded.clicks(with: fingerprint, from: from, through: through, storedBefore: storedBefore)
+                #expect(found == (try everything.clicks(with: fingerprint, from: from, through: through, storedBefore: storedBefore)))
+                #expect(found.allSatisfy { $0.seq < storedBefore && $0.ms >= from && $0.ms <= through })
+                #expect(bounded.held <= 20, "an hour holds 12 clicks: the bound holds one of them")
+                lookups += found.isEmpty ? 0 : 1
+            }
+            #expect(lookups > 20, "most lookups find clicks")
+            #expect(everything.held == 72, "every hour read, the bot's click left out")
+        }
+    }
+
     /// While apps are being answered (an urgent round waits for the connection, or one has just
     /// ended), the follower neither begins a move of clicks to disk nor writes its next slice,
     /// and stops rather than spin; once memory is half as full again as its capacity, the move
