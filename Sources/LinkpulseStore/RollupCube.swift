@@ -135,9 +135,9 @@ final class LinkTuples: Sendable {
         /// value ids, one comparison per filter and tuple, no string compared per tuple.
         func admitted(by filters: StatsFilters, wanted: (dimension: StatsDimension, values: Set<String?>)?) -> [Bool] {
             // Per link dimension, the one value id a filter admits (-1: a value no tuple has).
-            let filtered: [(ofTuple: [Int32], id: Int32)] = zip(values, [filters.campaign, filters.ref, filters.source, filters.medium])
+            let filtered: [(ofTuple: NarrowIds, id: Int32)] = zip(values, [filters.campaign, filters.ref, filters.source, filters.medium])
                 .compactMap { values, filter in filter.map { (values.ofTuple, values.id(of: $0) ?? -1) } }
-            var byValue: (ofTuple: [Int32], wanted: [Bool])?
+            var byValue: (ofTuple: NarrowIds, wanted: [Bool])?
             if let wanted {
                 let values = values(of: wanted.dimension)
                 byValue = (values.ofTuple, values.byId.map { wanted.values.contains($0) })
@@ -152,8 +152,9 @@ final class LinkTuples: Sendable {
 
     /// The distinct values one link dimension takes among the tuples.
     struct DimensionValues: Sendable {
-        /// Per tuple id, the id of its value (index 0, the unused tuple, has the missing value).
-        private(set) var ofTuple: [Int32] = [0]
+        /// Per tuple id, the id of its value (index 0, the unused tuple, has the missing value),
+        /// each in as few bytes as the largest id needs.
+        private(set) var ofTuple = NarrowIds([0])
         /// Per value id, the value (nil: missing).
         private(set) var byId: [String?] = [nil]
         private var idOf: [String?: Int32] = [nil: 0]
@@ -187,6 +188,82 @@ final class LinkTuples: Sendable {
         return known.withLock { state in
             for (id, tuple) in added where Int(id) == state.count { state.append(tuple) }
             return state
+        }
+    }
+}
+
+/// Ids (0 and up), each stored in one, two or four bytes: as few as the largest id appended so
+/// far needs (all are widened at once when one needs more).
+///
+/// Why: the link tuples keep, per link dimension, the id of each tuple's value. Campaigns,
+/// sources and mediums have a few hundred values at most, refs tens of thousands, and the
+/// tuples can be a million (`ops/bench/events.lua` pairs 10,000 refs with 100 campaigns at
+/// random). In four arrays of `Int32`, grown by doubling, that took 16.8 MB of the daemon's
+/// memory at 720,000 tuples, the largest single item of its heap under load; in one and two
+/// bytes, about a third of that.
+struct NarrowIds: Sendable, Equatable {
+    private enum Storage: Sendable, Equatable {
+        case bytes([UInt8])
+        case halves([UInt16])
+        case words([Int32])
+    }
+
+    private var storage: Storage
+
+    init(_ ids: [Int32] = []) {
+        storage = .bytes([])
+        for id in ids { append(id) }
+    }
+
+    var count: Int {
+        switch storage {
+        case .bytes(let a): a.count
+        case .halves(let a): a.count
+        case .words(let a): a.count
+        }
+    }
+
+    /// How many bytes each id takes.
+    var width: Int {
+        switch storage {
+        case .bytes: 1
+        case .halves: 2
+        case .words: 4
+        }
+    }
+
+    subscript(i: Int) -> Int32 {
+        switch storage {
+        case .bytes(let a): Int32(a[i])
+        case .halves(let a): Int32(a[i])
+        case .words(let a): a[i]
+        }
+    }
+
+    mutating func append(_ id: Int32) {
+        precondition(id >= 0, "ids are not negative")
+        // The array is taken out of `storage` while it changes, so it stays uniquely referenced.
+        switch storage {
+        case .bytes(var a) where id <= UInt8.max:
+            storage = .bytes([])
+            a.append(UInt8(id))
+            storage = .bytes(a)
+        case .bytes(let a) where id <= UInt16.max:
+            var wider = a.map(UInt16.init)
+            wider.append(UInt16(id))
+            storage = .halves(wider)
+        case .bytes(let a):
+            storage = .words(a.map(Int32.init) + [id])
+        case .halves(var a) where id <= UInt16.max:
+            storage = .bytes([])
+            a.append(UInt16(id))
+            storage = .halves(a)
+        case .halves(let a):
+            storage = .words(a.map(Int32.init) + [id])
+        case .words(var a):
+            storage = .bytes([])
+            a.append(id)
+            storage = .words(a)
         }
     }
 }

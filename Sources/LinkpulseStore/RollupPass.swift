@@ -223,7 +223,7 @@ struct PreparedPass: @unchecked Sendable {
 
     /// Per tuple id of this pass, the id of its value of link dimension `dimension`: the
     /// known values' ids, then ids for the values new in this pass; and the value of every id.
-    func values(of dimension: StatsDimension) -> (ofTuple: [Int32], value: (Int32) -> String?) {
+    func values(of dimension: StatsDimension) -> (ofTuple: NarrowIds, value: (Int32) -> String?) {
         let known = tuplesBefore.values(of: dimension)
         var ofTuple = known.ofTuple
         var newValues: [String?] = []

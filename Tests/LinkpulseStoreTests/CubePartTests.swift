@@ -249,3 +249,37 @@ extension Array where Element == [UInt8] {
         return nest(0, [])
     }
 }
+
+@Suite struct NarrowIdsTests {
+    @Test func idsReadBackAsAppendedWhileTheWidthGrows() {
+        var ids = NarrowIds()
+        var appended: [Int32] = []
+        func append(_ id: Int32) {
+            ids.append(id)
+            appended.append(id)
+            #expect((0..<ids.count).map { ids[$0] } == appended)
+        }
+        append(0); append(255)
+        #expect(ids.width == 1)
+        append(256)
+        #expect(ids.width == 2)
+        append(7); append(65_535)
+        #expect(ids.width == 2)
+        append(65_536)
+        #expect(ids.width == 4)
+        append(Int32.max); append(3)
+        #expect(ids.width == 4)
+        #expect(NarrowIds([70_000, 1]).width == 4, "wide from the first id")
+        #expect(NarrowIds(appended) == ids)
+    }
+
+    @Test func aCopyKeepsItsIdsWhenTheOriginalGrows() {
+        var ids = NarrowIds([1, 2, 3])
+        let copy = ids
+        ids.append(300)
+        ids.append(1)
+        #expect(copy.count == 3 && copy.width == 1)
+        #expect((0..<copy.count).map { copy[$0] } == [1, 2, 3])
+        #expect((0..<ids.count).map { ids[$0] } == [1, 2, 3, 300, 1])
+    }
+}
