@@ -454,8 +454,7 @@ struct RollupWriter {
         }
         try insertPart.bind(1, grain.rawValue)
         try insertPart.bind(2, bucket)
-        try insertPart.bind(3, entries)
-        try insertPart.run()
+        try insertPart.run(binding: entries, at: 3)
     }
 
     /// Adds deltas to rows of `rollups` of a grain by platform only, one upsert per row.
@@ -551,8 +550,7 @@ struct RollupWriter {
             }
             try upsertBlock.bind(1, Int64(level))
             try upsertBlock.bind(2, block)
-            try upsertBlock.bind(3, CubePart.serialize(sortedKeys: keys, vectors: vectors))
-            try upsertBlock.run()
+            try upsertBlock.run(binding: CubePart.serialize(sortedKeys: keys, vectors: vectors), at: 3)
         }
     }
 }
