@@ -177,7 +177,11 @@ enum EventArchiveTable {
         var blockEarliest: [Int64] = []
         var nextBlock = 0
         /// The block and row the cursor is on (what `xColumn` reads).
-        var block: EventBlock.Inflated?
+        var block: EventBlock.Inflated? {
+            didSet { unretainedBlock = block.map(Unmanaged.passUnretained) }
+        }
+        /// `block`, which keeps it alive, for `xColumn` to read with no reference count.
+        private(set) var unretainedBlock: Unmanaged<EventBlock.Inflated>?
         var row = 0
         var eof = true
         /// Time order: the blocks read and not yet drained, their rows not yet given, and the
@@ -469,34 +473,40 @@ enum EventArchiveTable {
         module.pointee.xColumn = { base, context, column in
             // Called for every column of every row read: no reference counting on the way.
             UnsafeMutableRawPointer(base!).assumingMemoryBound(to: CursorBox.self).pointee.cursor._withUnsafeGuaranteedRef { cursor in
-                guard let block = cursor.block, column >= 0, Int(column) < block.columnCount else {
+                guard let unretained = cursor.unretainedBlock else {
                     sqlite3_result_null(context)
                     return SQLITE_OK
                 }
-                let cell: EventBlock.Cell
-                do {
-                    cell = try block.cell(row: cursor.row, column: Int(column))
-                } catch {
-                    sqlite3_result_error(context, "event_archive: \(error)", -1)
-                    return SQLITE_CORRUPT
-                }
-                if EventBlock.isNull(cell) {
-                    sqlite3_result_null(context)
-                } else if EventBlock.isInteger(cell) {
-                    sqlite3_result_int64(context, cell.number)
-                } else if EventBlock.isReal(cell) {
-                    sqlite3_result_double(context, Double(bitPattern: UInt64(bitPattern: cell.number)))
-                } else {
-                    block.bytes.withUnsafeBytes { bytes in
-                        let start = bytes.baseAddress! + Int(cell.number)
-                        if EventBlock.isText(cell) {
-                            sqlite3_result_text(context, start.assumingMemoryBound(to: CChar.self), cell.length, EventArchiveTable.transient)
-                        } else {
-                            sqlite3_result_blob(context, start, cell.length, EventArchiveTable.transient)
+                return unretained._withUnsafeGuaranteedRef { block in
+                    guard column >= 0, Int(column) < block.columnCount else {
+                        sqlite3_result_null(context)
+                        return SQLITE_OK
+                    }
+                    let cell: EventBlock.Cell
+                    do {
+                        cell = try block.cell(row: cursor.row, column: Int(column))
+                    } catch {
+                        sqlite3_result_error(context, "event_archive: \(error)", -1)
+                        return SQLITE_CORRUPT
+                    }
+                    if EventBlock.isNull(cell) {
+                        sqlite3_result_null(context)
+                    } else if EventBlock.isInteger(cell) {
+                        sqlite3_result_int64(context, cell.number)
+                    } else if EventBlock.isReal(cell) {
+                        sqlite3_result_double(context, Double(bitPattern: UInt64(bitPattern: cell.number)))
+                    } else {
+                        block.bytes.withUnsafeBytes { bytes in
+                            let start = bytes.baseAddress! + Int(cell.number)
+                            if EventBlock.isText(cell) {
+                                sqlite3_result_text(context, start.assumingMemoryBound(to: CChar.self), cell.length, EventArchiveTable.transient)
+                            } else {
+                                sqlite3_result_blob(context, start, cell.length, EventArchiveTable.transient)
+                            }
                         }
                     }
+                    return SQLITE_OK
                 }
-                return SQLITE_OK
             }
         }
         module.pointee.xRowid = { base, rowid in
