@@ -156,9 +156,7 @@ enum EventBlock {
             if let cells = parsed[column] { return cells[row] }
             let cells = UnsafeMutablePointer<Cell>.allocate(capacity: rowCount)
             do {
-                try parse(column).withUnsafeBufferPointer { read in
-                    if let base = read.baseAddress { cells.initialize(from: base, count: rowCount) }
-                }
+                try parse(column, into: cells)
             } catch {
                 cells.deallocate()
                 throw error
@@ -167,9 +165,10 @@ enum EventBlock {
             return cells[row]
         }
 
-        private func parse(_ c: Int) throws -> [Cell] {
+        /// Parses column `c` into `cells` (room for `rowCount`; `Cell` is trivial, so cells a
+        /// damaged column leaves unwritten need no deinitializing).
+        private func parse(_ c: Int, into cells: UnsafeMutablePointer<Cell>) throws {
             try bytes.withUnsafeBytes { plain in
-                var cells = [Cell](repeating: Cell(tag: 0, number: 0, length: 0), count: rowCount)
                 var p = starts[c]
                 let stop = starts[c + 1]
                 var previous: Int64 = 0
@@ -196,10 +195,9 @@ enum EventBlock {
                         cell.length = Int32(length)
                         p += Int(length)
                     }
-                    cells[r] = cell
+                    (cells + r).initialize(to: cell)
                 }
                 guard p == stop else { throw Corrupt(description: "column \(c) has bytes left over") }
-                return cells
             }
         }
 
