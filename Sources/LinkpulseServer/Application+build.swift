@@ -205,6 +205,7 @@ public func buildApplication(
         TimerService(job: IdIndexJob(events: deps.database.events, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
         TimerService(job: CheckpointJob(database: deps.database), every: .seconds(1), logger: logger),
         TimerService(job: DiskWatchJob(events: deps.database.events, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
+        TimerService(job: MemoryWatchJob(database: deps.database), every: settings.diskWatchInterval, logger: logger),
         TimerService(
             job: RetentionJob(
                 database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,

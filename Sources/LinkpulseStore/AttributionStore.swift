@@ -40,6 +40,8 @@ public final class AttributionStore: Sendable {
     /// The memory half of the click indexes as the last committed round left it (only the
     /// follower's rounds use it, one at a time).
     let recentClicksKept = Mutex<RecentClicks?>(nil)
+    /// The entries of the memory half last kept, for `/metrics` (read without the lock).
+    let recentClickEntriesKept = Atomic<Int>(0)
     /// How far attribution has come, for callers waiting for an answer.
     let progress = AttributionProgress()
     /// How long the attribution rounds (moves of clicks to disk included) have worked in all.
@@ -225,6 +227,7 @@ public final class AttributionStore: Sendable {
 
     /// Keeps a committed round's (or listing's) memory half for the next round.
     private func keep(_ recent: RecentClicks) {
+        recentClickEntriesKept.store(recent.entries, ordering: .relaxed)
         recentClicksKept.withLock { $0 = recent }
         recentClicksListed.store(true, ordering: .relaxed)
     }
@@ -251,6 +254,7 @@ public final class AttributionStore: Sendable {
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.attribution.reset, arguments: ["database_id": databaseId, "window_ms": windowMs])
                 recentClicksKept.withLock { $0 = nil }
+                recentClickEntriesKept.store(0, ordering: .relaxed)
                 progress.restart(at: 0)
                 return .commit
             }
@@ -270,6 +274,13 @@ public final class AttributionStore: Sendable {
     /// Whether a move of clicks from memory to disk has begun and not finished (see
     /// `moveSlices`).
     var moveInProgress: Bool { recentClicksKept.withLock { $0?.outgoing != nil } }
+
+    /// How many click index entries the memory half holds (two a click with a ref and a
+    /// fingerprint), as of the last committed round (0 before it is first listed), and how
+    /// many it keeps before moving about half to disk.
+    public var recentClickEntries: (held: Int, capacity: Int) {
+        (recentClickEntriesKept.load(ordering: .relaxed), recentClickCapacity)
+    }
 
     /// One round over at most `maxEvents` events past the attribution watermark: each event in
     /// seq order, clicks indexed as they come (so later events of the round see them), every

@@ -173,6 +173,9 @@ final class LinkTuples: Sendable {
 
     private let known = Mutex(Known())
 
+    /// How many tuples this process knows (read from the rollup file so far).
+    var knownCount: Int { known.withLock { $0.count - 1 } }
+
     /// Every tuple visible in `db`'s snapshot (and possibly newer ones another reader saw):
     /// reads only the rows added since the last call. `sql` is `queries/rollup/tuples_after.sql`
     /// (or the reader variant naming the attached file).

@@ -59,6 +59,9 @@ public final class RollupStore: Sendable {
     public let passTime = WorkTime()
     /// How long the attribution rounds have worked in all (see `passTime`).
     public var attributionRoundTime: WorkTime { attribution.roundTime }
+    /// How many link tuples (distinct ref, campaign, source and medium) this process keeps in
+    /// memory: every one the rollup file holds that a pass or a stats read has met.
+    public var linkTuplesKnown: Int { linkTuples.knownCount }
     /// Set when the store closes: runs stop between two passes.
     let closing = Mutex(false)
 

@@ -7,7 +7,7 @@
 #   --baseline BIN  also measures another linkpulse binary (e.g. a build of the previous commit)
 #                   the same way in the same run, each on a fresh data directory: an A/B test
 #
-# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS.
+# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS (with its anonymous and file-backed parts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . ops/bench/lib.sh  # bench_paced_seconds
@@ -90,9 +90,10 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 
-# Resident memory of the daemon, sampled every 100 ms (one line a sample, in KiB).
+# Resident memory of the daemon, sampled every 100 ms (one line a sample, in KiB: resident,
+# then its anonymous and file-backed parts).
 ( while kill -0 $LP_PID 2>/dev/null; do
-    awk '/VmRSS/ {print $2}' /proc/$LP_PID/status 2>/dev/null >> "$WORK/rss_kb"
+    awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2} END {if (r) print r, a, f}' /proc/$LP_PID/status 2>/dev/null >> "$WORK/rss_kb"
     sleep 0.1
   done ) &
 SAMPLER_PID=$!
@@ -160,6 +161,7 @@ for name, batch, conns, f in sorted(rows, key=lambda r: (r[1], -r[2], r[0] != "n
 for name in ("linkpulse", "baseline"):
     path = f"{sys.argv[2]}/rss_{name}"
     if os.path.exists(path):
-        kb = int(open(path).read().strip() or 0)
-        print(f"{name} peak RSS under load: {kb / 1024:.1f} MB")
+        kb = [int(x) for x in open(path).read().split()] or [0]
+        parts = f" (anonymous {kb[1] / 1024:.1f} MB, file-backed {kb[2] / 1024:.1f} MB)" if len(kb) == 3 else ""
+        print(f"{name} peak RSS under load: {kb[0] / 1024:.1f} MB{parts}")
 PY

@@ -1,0 +1,62 @@
+import Foundation
+import LinkpulseDomain
+import LinkpulseStore
+import Metrics
+
+/// Every second (with the disk watch): the daemon's memory into `/metrics`, split so that an
+/// operator can tell the daemon's own memory from the pages of its binary and libraries
+/// (see `ProcessMemory`), beside the sizes of what the store keeps in memory and bounds:
+/// - `process_resident_memory_bytes`, `process_virtual_memory_bytes` (Prometheus's standard
+///   names), `process_open_fds`;
+/// - `linkpulse_memory_resident_bytes{kind="anonymous"|"file"|"shared"}`, and
+///   `linkpulse_memory_peak_resident_bytes` (the largest resident set since the start);
+/// - `linkpulse_attribution_recent_click_entries` and `…_capacity`: the memory half of the
+///   click indexes and its bound (`AppDatabase`'s `recentClickEntries`);
+/// - `linkpulse_rollup_link_tuples`: the link tuples known, which grow with the distinct
+///   (ref, campaign, source, medium) the events name;
+/// - `linkpulse_ingest_id_tail_ids`: the ids stored since the last merge into the id index.
+///
+/// The process figures come from `/proc/self`; where there is none (not Linux), those gauges
+/// are not recorded.
+public struct MemoryWatchJob: TimerJob {
+    public let name = "memory-watch"
+    let database: AppDatabase?
+    let resident = Gauge(label: "process_resident_memory_bytes")
+    let virtual = Gauge(label: "process_virtual_memory_bytes")
+    let openFiles = Gauge(label: "process_open_fds")
+    let peakResident = Gauge(label: "linkpulse_memory_peak_resident_bytes")
+    let anonymous = Gauge(label: "linkpulse_memory_resident_bytes", dimensions: [("kind", "anonymous")])
+    let fileBacked = Gauge(label: "linkpulse_memory_resident_bytes", dimensions: [("kind", "file")])
+    let shared = Gauge(label: "linkpulse_memory_resident_bytes", dimensions: [("kind", "shared")])
+    let recentClickEntries = Gauge(label: "linkpulse_attribution_recent_click_entries")
+    let recentClickCapacity = Gauge(label: "linkpulse_attribution_recent_click_capacity")
+    let linkTuples = Gauge(label: "linkpulse_rollup_link_tuples")
+    let idTail = Gauge(label: "linkpulse_ingest_id_tail_ids")
+
+    /// - Parameter database: the SQLite store whose parts are reported; nil reports the
+    ///   process alone (the PostgreSQL daemon).
+    public init(database: AppDatabase?) {
+        self.database = database
+    }
+
+    public func run() throws {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8), let memory = ProcessMemory(status: status) {
+            resident.record(Double(memory.residentBytes))
+            virtual.record(Double(memory.virtualBytes))
+            peakResident.record(Double(memory.peakResidentBytes))
+            anonymous.record(Double(memory.anonymousBytes))
+            fileBacked.record(Double(memory.fileBytes))
+            shared.record(Double(memory.sharedBytes))
+        }
+        if let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            // The listing's own descriptor is among them.
+            openFiles.record(Double(max(descriptors.count - 1, 0)))
+        }
+        guard let database else { return }
+        let entries = database.attribution.recentClickEntries
+        recentClickEntries.record(Double(entries.held))
+        recentClickCapacity.record(Double(entries.capacity))
+        linkTuples.record(Double(database.rollups.linkTuplesKnown))
+        idTail.record(Double(database.events.idTailCount))
+    }
+}
