@@ -98,11 +98,13 @@ done
   done ) &
 SAMPLER_PID=$!
 
+# event_rows, not the events view: the view also reads sealed blocks through the daemon's
+# virtual table, which a plain sqlite3 does not have (a fresh run seals nothing).
 stored() {
   python3 - "$WORK/data/linkpulse.sqlite" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
-print(db.execute("select coalesce(max(seq), 0) from events").fetchone()[0])
+print(db.execute("select coalesce(max(seq), 0) from event_rows").fetchone()[0])
 PY
 }
 
