@@ -11,14 +11,19 @@ import LinkpulseDomain
 /// to `finishMove`, written between attribution rounds; `spill` at once when the memory half is
 /// listed), which touches each page once per batch.
 ///
-/// Only times and seqs are held (a matched click's link is read from the events by seq). By ref,
-/// an entry is 16 bytes in an array per ref: refs are few against clicks, so each has many.
-/// By fingerprint, an entry is 24 bytes in one array shared by every fingerprint, chained newest
-/// first from a head per fingerprint: most fingerprints (an address and a platform) have one to
-/// three clicks, and an array of their own cost a 32-byte header and growth slack besides. A
-/// move hands what leaves to disk straight from these arrays, slice by slice (`outgoingRows`):
-/// it keeps only the order to write them in (a line per ref, 16 bytes a fingerprint's click),
-/// not a copy of every entry with its key.
+/// Only times and seqs are held (a matched click's link is read from the events by seq), once a
+/// click, in a slot of 24 bytes in one array (`slots`) that both indexes point into:
+/// - by fingerprint, a slot is chained newest first from a head per fingerprint: most
+///   fingerprints (an address and a platform) have one to three clicks, and an array of their
+///   own cost a 32-byte header and growth slack besides;
+/// - by ref, an array per ref holds the slots' numbers, 4 bytes each: refs are few against
+///   clicks, so each has many. They held the time and seq again, 16 bytes an entry: 12 of the
+///   30 MB the memory half took after 240 s of batches (docs/PERFORMANCE.md, "Ingest RSS: what
+///   the resident set is made of").
+///
+/// A move hands what leaves to disk straight from these arrays, slice by slice
+/// (`outgoingRows`): it keeps only the order to write them in (a line per ref, 16 bytes a
+/// fingerprint's click), not a copy of every entry with its key.
 ///
 /// Nothing here must be saved: the memory half is exactly the indexed clicks at or after the
 /// horizon, which the events database can list again
@@ -48,11 +53,11 @@ struct RecentClicks {
         var osVersion: String?
     }
 
-    /// A click by fingerprint in `chained`: its time, seq and OS version (an index into
-    /// `osVersions`, -1 when the click did not know it), and the slot of the next older click
-    /// of its fingerprint (-1 for none). A free slot has seq -1, and `older` is then the next
-    /// free slot.
-    private struct ChainedClick {
+    /// A held click in `slots`: its time, seq and OS version (an index into `osVersions`, -1
+    /// when the click did not know it), and the slot of the next older click of its
+    /// fingerprint (-1 for none; `notChained` for a click without a fingerprint, found by ref
+    /// only). A free slot has seq -1, and `older` is then the next free slot.
+    private struct HeldClick {
         var ms: Int64
         var seq: Int64
         var older: Int32
@@ -66,12 +71,15 @@ struct RecentClicks {
     /// Past this many entries (a click by ref and by fingerprint counts twice), `spill` moves
     /// the horizon to keep about half of them.
     let capacity: Int
-    private var byRef: [String: [RefEntry]] = [:]
-    /// The slot in `chained` of each fingerprint's newest click.
+    /// Per ref, the slots of its clicks in (time, seq) order.
+    private var byRef: [String: [Int32]] = [:]
+    /// The slot of each fingerprint's newest click.
     private var newestByFingerprint: [Fingerprint: Int32] = [:]
-    /// Every fingerprint's clicks, each fingerprint's chained newest first by (time, seq).
-    private var chained: [ChainedClick] = []
-    /// The first free slot of `chained` (-1 for none): slots of clicks that left are reused.
+    /// Every held click; each fingerprint's chained newest first by (time, seq).
+    private var slots: [HeldClick] = []
+    /// `HeldClick.older` of a click found by ref only.
+    private static let notChained: Int32 = -2
+    /// The first free slot (-1 for none): slots of clicks that left are reused.
     private var freeSlot: Int32 = -1
     private var osVersions: [String] = []
     private var osIds: [String: Int32] = [:]
@@ -89,12 +97,16 @@ struct RecentClicks {
     mutating func add(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) -> Bool {
         guard ms >= horizonMs else { return false }
         lastSeqAdded = max(lastSeqAdded, seq)
+        guard ref != nil || fingerprint != nil else { return true }
+        let slot = allocate(HeldClick(ms: ms, seq: seq, older: Self.notChained, os: fingerprint == nil ? -1 : osId(osVersion)))
         if let ref {
-            byRef[ref, default: []].insertInTimeOrder(RefEntry(ms: ms, seq: seq))
+            // Clicks of one instant in store order: after every click of its time.
+            let at = byRef[ref].map { firstIndex(in: $0, happenedAfter: ms) } ?? 0
+            byRef[ref, default: []].insert(slot, at: at)
             entries += 1
         }
         if let fingerprint {
-            chain(ChainedClick(ms: ms, seq: seq, older: -1, os: osId(osVersion)), to: fingerprint)
+            chain(slot, to: fingerprint)
             entries += 1
         }
         return true
@@ -104,17 +116,17 @@ struct RecentClicks {
     /// be one on disk then, before the horizon).
     func newest(ref: String, atOrBefore atMs: Int64) -> RefEntry? {
         guard let clicks = byRef[ref] else { return nil }
-        let end = clicks.firstIndex(happenedAfter: atMs)
-        return end > 0 ? clicks[end - 1] : nil
+        let end = firstIndex(in: clicks, happenedAfter: atMs)
+        return end > 0 ? refEntry(clicks[end - 1]) : nil
     }
 
     /// The held clicks with this fingerprint in [fromMs, throughMs], newest first.
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) -> [FingerprintMatch] {
         var found: [FingerprintMatch] = []
         var slot = newestByFingerprint[fingerprint] ?? -1
-        while slot >= 0, chained[Int(slot)].ms > throughMs { slot = chained[Int(slot)].older }
-        while slot >= 0, chained[Int(slot)].ms >= fromMs {
-            let c = chained[Int(slot)]
+        while slot >= 0, slots[Int(slot)].ms > throughMs { slot = slots[Int(slot)].older }
+        while slot >= 0, slots[Int(slot)].ms >= fromMs {
+            let c = slots[Int(slot)]
             found.append(FingerprintMatch(ms: c.ms, seq: c.seq, osVersion: osVersion(c.os)))
             slot = c.older
         }
@@ -188,7 +200,9 @@ struct RecentClicks {
         guard entries > capacity, outgoing == nil else { return false }
         let newHorizon = medianTime()
         var refs: [(ref: String, firstEntry: Int)] = []
-        for (ref, clicks) in byRef where clicks[0].ms < newHorizon { refs.append((ref, clicks.firstIndex(happenedAfter: newHorizon - 1))) }
+        for (ref, clicks) in byRef where slots[Int(clicks[0])].ms < newHorizon {
+            refs.append((ref, firstIndex(in: clicks, happenedAfter: newHorizon - 1)))
+        }
         refs.sort { $0.ref < $1.ref }
         var refEntries = 0
         for i in refs.indices {
@@ -201,11 +215,11 @@ struct RecentClicks {
             var slot = firstSlot(of: newest, before: newHorizon).leaving
             while slot >= 0 {
                 fingerprints.append(OutgoingFingerprint(ipKey: fingerprint.ipKey, slot: slot, platform: fingerprint.platform))
-                slot = chained[Int(slot)].older
+                slot = slots[Int(slot)].older
             }
         }
         fingerprints.sort { a, b in
-            let x = chained[Int(a.slot)], y = chained[Int(b.slot)]
+            let x = slots[Int(a.slot)], y = slots[Int(b.slot)]
             return (TimeGrain.floor(x.ms, TimeGrain.hourMs), a.ipKey, a.platform.code, x.ms, x.seq)
                 < (TimeGrain.floor(y.ms, TimeGrain.hourMs), b.ipKey, b.platform.code, y.ms, y.seq)
         }
@@ -225,14 +239,15 @@ struct RecentClicks {
         var i = move.firstRef(from: refRange.lowerBound)
         while i < move.refs.count, move.refs[i].firstEntry < refRange.upperBound {
             let ref = move.refs[i].ref
-            for entry in byRef[ref] ?? [] {
+            for slot in byRef[ref] ?? [] {
+                let entry = slots[Int(slot)]
                 if entry.ms >= move.horizonMs { break }
                 if entry.seq <= move.beganThroughSeq { try store(DiskRow(seq: entry.seq, ms: entry.ms, ref: ref)) }
             }
             i += 1
         }
         for leaving in move.fingerprints[WriteSlices.range(slice, of: slices, count: move.fingerprints.count)] {
-            let c = chained[Int(leaving.slot)]
+            let c = slots[Int(leaving.slot)]
             try store(DiskRow(seq: c.seq, ms: c.ms, fingerprint: leaving.fingerprint, osVersion: osVersion(c.os)))
         }
     }
@@ -252,7 +267,8 @@ struct RecentClicks {
         // The move's list of what leaves goes first: it is on disk.
         outgoing = nil
         var late: [DiskRow] = []
-        entries -= Self.removeEntries(before: newHorizon, from: &byRef) { ref, entry in
+        // By ref first: a click that has a fingerprint too leaves its slot to the chains below.
+        entries -= removeRefEntries(before: newHorizon) { ref, entry in
             if entry.seq > began { late.append(DiskRow(seq: entry.seq, ms: entry.ms, ref: ref)) }
         }
         late.sort { ($0.ref!, $0.ms, $0.seq) < ($1.ref!, $1.ms, $1.seq) }
@@ -261,10 +277,10 @@ struct RecentClicks {
         for (fingerprint, newest) in newestByFingerprint {
             let (lastKept, leaving) = firstSlot(of: newest, before: newHorizon)
             guard leaving >= 0 else { continue }
-            if lastKept < 0 { emptied.append(fingerprint) } else { chained[Int(lastKept)].older = -1 }
+            if lastKept < 0 { emptied.append(fingerprint) } else { slots[Int(lastKept)].older = -1 }
             var slot = leaving
             while slot >= 0 {
-                let c = chained[Int(slot)]
+                let c = slots[Int(slot)]
                 if c.seq > began { late.append(DiskRow(seq: c.seq, ms: c.ms, fingerprint: fingerprint, osVersion: osVersion(c.os))) }
                 free(slot)
                 entries -= 1
@@ -295,27 +311,42 @@ struct RecentClicks {
             n += 1
             oldest = min(oldest, ms); newest = max(newest, ms)
         }
-        for clicks in byRef.values { for c in clicks { sample(c.ms) } }
-        for c in chained where c.seq >= 0 { sample(c.ms) }
+        for clicks in byRef.values { for slot in clicks { sample(slots[Int(slot)].ms) } }
+        for c in slots where c.seq >= 0 && c.older != Self.notChained { sample(c.ms) }
         times.sort()
         let median = times[times.count / 2]
         if median > oldest { return median }
         return times.first(where: { $0 > median }) ?? (newest + 1)
     }
 
-    /// Puts a click into its fingerprint's chain, after every click of its instant (they were
-    /// stored before it): usually as the newest.
-    private mutating func chain(_ click: ChainedClick, to fingerprint: Fingerprint) {
-        let slot = allocate(click)
-        guard let newest = newestByFingerprint[fingerprint], chained[Int(newest)].ms > click.ms else {
-            chained[Int(slot)].older = newestByFingerprint[fingerprint] ?? -1
+    /// Puts the click in `slot` into its fingerprint's chain, after every click of its instant
+    /// (they were stored before it): usually as the newest.
+    private mutating func chain(_ slot: Int32, to fingerprint: Fingerprint) {
+        let ms = slots[Int(slot)].ms
+        guard let newest = newestByFingerprint[fingerprint], slots[Int(newest)].ms > ms else {
+            slots[Int(slot)].older = newestByFingerprint[fingerprint] ?? -1
             newestByFingerprint[fingerprint] = slot
             return
         }
         var newer = newest
-        while chained[Int(newer)].older >= 0, chained[Int(chained[Int(newer)].older)].ms > click.ms { newer = chained[Int(newer)].older }
-        chained[Int(slot)].older = chained[Int(newer)].older
-        chained[Int(newer)].older = slot
+        while slots[Int(newer)].older >= 0, slots[Int(slots[Int(newer)].older)].ms > ms { newer = slots[Int(newer)].older }
+        slots[Int(slot)].older = slots[Int(newer)].older
+        slots[Int(newer)].older = slot
+    }
+
+    /// The index in `clicks` (slots in time order) of the first click after `ms`.
+    private func firstIndex(in clicks: [Int32], happenedAfter ms: Int64) -> Int {
+        guard let last = clicks.last, slots[Int(last)].ms > ms else { return clicks.count }
+        var low = 0, high = clicks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if slots[Int(clicks[mid])].ms <= ms { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func refEntry(_ slot: Int32) -> RefEntry {
+        RefEntry(ms: slots[Int(slot)].ms, seq: slots[Int(slot)].seq)
     }
 
     /// In the chain from `newest`: the slot of the first click before `horizon` (-1 when none
@@ -323,26 +354,26 @@ struct RecentClicks {
     /// before the horizon).
     private func firstSlot(of newest: Int32, before horizon: Int64) -> (lastKept: Int32, leaving: Int32) {
         var lastKept: Int32 = -1, slot = newest
-        while slot >= 0, chained[Int(slot)].ms >= horizon {
+        while slot >= 0, slots[Int(slot)].ms >= horizon {
             lastKept = slot
-            slot = chained[Int(slot)].older
+            slot = slots[Int(slot)].older
         }
         return (lastKept, slot)
     }
 
-    private mutating func allocate(_ click: ChainedClick) -> Int32 {
+    private mutating func allocate(_ click: HeldClick) -> Int32 {
         guard freeSlot >= 0 else {
-            chained.append(click)
-            return Int32(chained.count - 1)
+            slots.append(click)
+            return Int32(slots.count - 1)
         }
         let slot = freeSlot
-        freeSlot = chained[Int(slot)].older
-        chained[Int(slot)] = click
+        freeSlot = slots[Int(slot)].older
+        slots[Int(slot)] = click
         return slot
     }
 
     private mutating func free(_ slot: Int32) {
-        chained[Int(slot)] = ChainedClick(ms: 0, seq: -1, older: freeSlot, os: -1)
+        slots[Int(slot)] = HeldClick(ms: 0, seq: -1, older: freeSlot, os: -1)
         freeSlot = slot
     }
 
@@ -358,19 +389,21 @@ struct RecentClicks {
     /// The OS version (major.minor) an entry's `os` names, nil when it did not know it.
     private func osVersion(_ id: Int32) -> String? { id < 0 ? nil : osVersions[Int(id)] }
 
-    /// Takes every entry before `horizon` out of each array (in place: no second copy of
-    /// memory), dropping arrays left empty, and shows each one that leaves to `leaving` with
-    /// its key. Returns how many left.
-    private static func removeEntries<Key, Entry: TimeOrdered>(
-        before horizon: Int64, from arrays: inout [Key: [Entry]], leaving: (Key, Entry) -> Void
-    ) -> Int {
+    /// Takes every ref entry before `horizon` out of each ref's array (in place: no second
+    /// copy of memory), dropping arrays left empty, and shows each one that leaves to
+    /// `leaving` with its ref. Frees the slots of the clicks found by ref only; the others are
+    /// still in their fingerprint's chain. Returns how many entries left.
+    private mutating func removeRefEntries(before horizon: Int64, leaving: (String, RefEntry) -> Void) -> Int {
         var removed = 0
-        for key in Array(arrays.keys) {
-            let cut = arrays[key]!.firstIndex(happenedAfter: horizon - 1)
+        for ref in Array(byRef.keys) {
+            let cut = firstIndex(in: byRef[ref]!, happenedAfter: horizon - 1)
             guard cut > 0 else { continue }
             removed += cut
-            for entry in arrays[key]![..<cut] { leaving(key, entry) }
-            if cut == arrays[key]!.count { arrays[key] = nil } else { arrays[key]!.removeFirst(cut) }
+            for slot in byRef[ref]![..<cut] {
+                leaving(ref, refEntry(slot))
+                if slots[Int(slot)].older == Self.notChained { free(slot) }
+            }
+            if cut == byRef[ref]!.count { byRef[ref] = nil } else { byRef[ref]!.removeFirst(cut) }
         }
         return removed
     }

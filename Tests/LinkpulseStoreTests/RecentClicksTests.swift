@@ -157,4 +157,86 @@ import Testing
         #expect(rows.count == 20 && recent.entries == 0 && horizon == 501 && recent.horizonMs == 501)
         #expect(rows.map(\.seq) == Array(1...20))
     }
+
+    /// Thousands of clicks in random order of time (some late, some with only a ref or only a
+    /// fingerprint), moves to disk begun and finished among them, lookups after every step:
+    /// the memory half always answers as a plain list of what it should hold, and what leaves
+    /// is exactly what that list loses, each entry once.
+    @Test func answersAsAListOfWhatItHoldsThroughRandomClicksAndMoves() throws {
+        struct Click { var seq: Int64; var ms: Int64; var ref: String?; var fingerprint: Fingerprint?; var os: String? }
+        var random = SplitMix64(seed: 12)
+        var recent = RecentClicks(horizonMs: 1_000, throughSeq: 0, capacity: 400)
+        var held: [Click] = []
+        var moved: [RecentClicks.DiskRow] = []
+        var seq: Int64 = 0
+        var now: Int64 = 1_000
+        let refs = (0..<12).map { "r\($0)" }
+        let fingerprints = (0..<9).map { Fingerprint(ipKey: Int64($0 / 3), platform: [.ios, .android, .desktop][$0 % 3]) }
+
+        func expectAnswersAsHeld() {
+            #expect(recent.entries == held.reduce(0) { $0 + ($1.ref == nil ? 0 : 1) + ($1.fingerprint == nil ? 0 : 1) })
+            for _ in 0..<8 {
+                let ref = refs.randomElement(using: &random)!
+                let at = Int64.random(in: recent.horizonMs - 50...now + 50, using: &random)
+                let newest = held.filter { $0.ref == ref && $0.ms <= at }.max { ($0.ms, $0.seq) < ($1.ms, $1.seq) }
+                #expect(recent.newest(ref: ref, atOrBefore: at) == newest.map { .init(ms: $0.ms, seq: $0.seq) })
+                let fingerprint = fingerprints.randomElement(using: &random)!
+                let from = Int64.random(in: recent.horizonMs - 50...now, using: &random)
+                let through = from + Int64.random(in: 0...400, using: &random)
+                let found = held.filter { $0.fingerprint == fingerprint && (from...through).contains($0.ms) }
+                    .sorted { ($0.ms, $0.seq) > ($1.ms, $1.seq) }.map { RecentClicks.FingerprintMatch(ms: $0.ms, seq: $0.seq, osVersion: $0.os) }
+                #expect(recent.clicks(with: fingerprint, from: from, through: through) == found)
+            }
+        }
+        func rows(of clicks: [Click]) -> [RecentClicks.DiskRow] {
+            clicks.flatMap { c in
+                (c.ref.map { [RecentClicks.DiskRow(seq: c.seq, ms: c.ms, ref: $0)] } ?? [])
+                    + (c.fingerprint.map { [RecentClicks.DiskRow(seq: c.seq, ms: c.ms, fingerprint: $0, osVersion: c.os)] } ?? [])
+            }
+        }
+        func key(_ row: RecentClicks.DiskRow) -> String { "\(row.seq) \(row.ms) \(row.ref ?? "-") \(row.fingerprint.map { "\($0)" } ?? "-") \(row.osVersion ?? "-")" }
+        func addClicks(_ count: Int) {
+            for _ in 0..<count {
+                seq += 1
+                now += Int64.random(in: 0...3, using: &random)
+                // One in eight arrives late, up to 300 ms; some have no ref or no fingerprint.
+                let ms = Int.random(in: 0..<8, using: &random) == 0 ? now - Int64.random(in: 0...300, using: &random) : now
+                let shape = Int.random(in: 0..<10, using: &random)
+                let click = Click(
+                    seq: seq, ms: ms, ref: shape == 0 ? nil : refs.randomElement(using: &random),
+                    fingerprint: shape == 1 ? nil : fingerprints.randomElement(using: &random),
+                    os: Bool.random(using: &random) ? "1\(Int.random(in: 0...3, using: &random)).0" : nil)
+                let kept = recent.add(seq: click.seq, ms: click.ms, ref: click.ref, fingerprint: click.fingerprint, osVersion: click.os)
+                #expect(kept == (ms >= recent.horizonMs))
+                if kept { held.append(click) }
+            }
+            recent.throughSeq = seq
+        }
+
+        for _ in 0..<40 {
+            addClicks(Int.random(in: 20...120, using: &random))
+            expectAnswersAsHeld()
+            guard recent.beginMove(slices: { _ in Int.random(in: 1...4, using: &random) }), let move = recent.outgoing else { continue }
+            var slicesRows: [RecentClicks.DiskRow] = []
+            for slice in 0..<move.slices {
+                recent.outgoingRows(slice: slice, of: move.slices) { slicesRows.append($0) }
+                recent.sliceMoved()
+                // Clicks keep coming while the move is written; everything is still found.
+                addClicks(Int.random(in: 0...30, using: &random))
+                expectAnswersAsHeld()
+            }
+            let finished = recent.finishMove()
+            let left = try #require(finished)
+            #expect(left.horizonMs == move.horizonMs && recent.horizonMs == move.horizonMs)
+            let leaving = held.filter { $0.ms < move.horizonMs }
+            #expect((slicesRows + left.late).map(key).sorted() == rows(of: leaving).map(key).sorted())
+            #expect(slicesRows.allSatisfy { $0.seq <= move.beganThroughSeq } && left.late.allSatisfy { $0.seq > move.beganThroughSeq })
+            let byRef = slicesRows.filter { $0.ref != nil }.map { ($0.ref!, $0.ms, $0.seq) }
+            #expect(byRef.map { "\($0.0)" } == byRef.map { "\($0.0)" }.sorted(), "the slices' ref rows in the table's key order")
+            moved += slicesRows + left.late
+            held.removeAll { $0.ms < move.horizonMs }
+            expectAnswersAsHeld()
+        }
+        #expect(moved.count > 1_000, "enough moves to mean something: \(moved.count) rows")
+    }
 }
