@@ -408,7 +408,3 @@ struct RecentClicks {
         return removed
     }
 }
-
-extension RecentClicks.RefEntry: TimeOrdered {
-    var timeMs: Int64 { ms }
-}
