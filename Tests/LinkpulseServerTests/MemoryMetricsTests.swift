@@ -26,6 +26,7 @@ import Testing
     @Test func metricsReportTheProcessMemoryAndWhatTheStoreHoldsInIt() async throws {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-memory-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
+        let started = ContinuousClock.now
         let daemon = try DaemonProcess(dataDirectory: data, arguments: ["--rollup-interval", "1s"])
         defer { daemon.kill9() }
         let keys = try LiveHTTP.keys(data)
@@ -50,8 +51,14 @@ import Testing
         #expect(samples["linkpulse_attribution_recent_click_entries"] == 60, "\(samples)")
         #expect(samples["linkpulse_attribution_recent_click_capacity"] == 1_000_000)
         #expect(samples["linkpulse_rollup_link_tuples"] == 15)
-        // Not yet merged into the id index: that waits for 100,000 ids or a minute.
-        #expect(samples["linkpulse_ingest_id_tail_ids"] == 30)
+        // Not yet merged into the id index: that waits for 100,000 ids or for ids a minute old
+        // (on a machine loaded enough for the daemon to be up that long, they may be merged).
+        let tail = samples["linkpulse_ingest_id_tail_ids"]
+        if ContinuousClock.now - started < .seconds(55) {
+            #expect(tail == 30)
+        } else {
+            #expect(tail == 30 || tail == 0, "\(String(describing: tail))")
+        }
 
         let resident = try #require(samples["process_resident_memory_bytes"])
         let anonymous = try #require(samples[#"linkpulse_memory_resident_bytes{kind="anonymous"}"#])
