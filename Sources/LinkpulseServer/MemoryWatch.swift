@@ -3,9 +3,10 @@ import LinkpulseDomain
 import LinkpulseStore
 import Metrics
 
-/// Every second (with the disk watch): the daemon's memory into `/metrics`, split so that an
-/// operator can tell the daemon's own memory from the pages of its binary and libraries
-/// (see `ProcessMemory`), beside the sizes of what the store keeps in memory and bounds:
+/// At the disk watch's interval (`ServerSettings.diskWatchInterval`, a second by default): the
+/// daemon's memory into `/metrics`, split so that an operator can tell the daemon's own memory
+/// from the pages of its binary and libraries (see `ProcessMemory`), beside the sizes of what
+/// the store keeps in memory and bounds:
 /// - `process_resident_memory_bytes`, `process_virtual_memory_bytes` (Prometheus's standard
 ///   names), `process_open_fds`;
 /// - `linkpulse_memory_resident_bytes{kind="anonymous"|"file"|"shared"}`, and

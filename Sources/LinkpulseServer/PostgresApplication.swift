@@ -65,7 +65,7 @@ public func buildPostgresApplication(
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
         TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
         TimerService(job: derivedWork, every: settings.rollupInterval, logger: logger),
-        TimerService(job: MemoryWatchJob(database: nil), every: .seconds(1), logger: logger),
+        TimerService(job: MemoryWatchJob(database: nil), every: settings.diskWatchInterval, logger: logger),
     ]
     if settings.quarantineRetentionDays > 0 {
         services.append(TimerService(
