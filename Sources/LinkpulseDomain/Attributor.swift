@@ -74,6 +74,18 @@ public enum ClickIdSource: String, Sendable, CaseIterable, StoredAsCode {
         case .other: 4
         }
     }
+
+    /// The case stored under `code`, nil for an unknown code.
+    public init?(code: Int) {
+        switch code {
+        case 0: self = .installReferrer
+        case 1: self = .pasteboard
+        case 2: self = .universalLink
+        case 3: self = .appLink
+        case 4: self = .other
+        default: return nil
+        }
+    }
 }
 
 /// One install, open or fallback to attribute: what the rules read of it.

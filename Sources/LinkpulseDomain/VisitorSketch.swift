@@ -223,15 +223,18 @@ extension VisitorSketch {
     /// hashes, no repeats), appended to `bytes`: the bytes `serialized` gives for that sketch,
     /// without building it (rollup passes write hundreds of thousands of small ones).
     public static func appendSerialized(sortedDistinct hashes: UnsafeBufferPointer<UInt64>, to bytes: inout [UInt8]) {
-        if hashes.count > exactLimit {
-            var registers = [UInt8](repeating: 0, count: registerCount)
-            registers.withUnsafeMutableBufferPointer { target in for h in hashes { update(target, h) } }
-            bytes.append(1)
-            bytes.append(contentsOf: registers)
-            return
-        }
+        if hashes.count > exactLimit { return appendSerialized(manyHashes: hashes, to: &bytes) }
         bytes.append(0)
         for h in hashes { withUnsafeBytes(of: h.littleEndian) { bytes.append(contentsOf: $0) } }
+    }
+
+    /// Appends the stored form of the sketch of `hashes` when they hold more than `exactLimit`
+    /// distinct values: registers, which read the hashes in any order, repeats and all.
+    public static func appendSerialized(manyHashes hashes: UnsafeBufferPointer<UInt64>, to bytes: inout [UInt8]) {
+        var registers = [UInt8](repeating: 0, count: registerCount)
+        registers.withUnsafeMutableBufferPointer { target in for h in hashes { update(target, h) } }
+        bytes.append(1)
+        bytes.append(contentsOf: registers)
     }
 
     /// How many bytes `appendSerialized` writes for `count` distinct visitors.

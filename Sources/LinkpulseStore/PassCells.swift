@@ -151,14 +151,20 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
     func visitors() -> CellVisitors { CellVisitors(clicks, cells: keys.count) }
 }
 
-/// The distinct click visitors of each cell of a `CellTable`, sorted: cell `i`'s are
-/// `hashes[starts[i]..<starts[i + 1]]`.
+/// The click visitors of each cell of a `CellTable`: cell `i`'s are
+/// `hashes[starts[i]..<starts[i + 1]]`, sorted and distinct when there are at most
+/// `VisitorSketch.exactLimit` of them (what a sketch keeps exactly), else as they came, repeats
+/// and all (`isMany`): a sketch of so many visitors is registers, which need neither order nor
+/// distinct values. Sorting those cells' hashes only to count them took 12% of a rebuild's
+/// writing thread (docs/PERFORMANCE.md, "Closing figures").
 struct CellVisitors {
     private var hashes: [UInt64]
     private var starts: [Int]
+    private var isMany: [Bool]
 
-    /// Groups the clicks by cell (a counting sort: cells are small and many), then sorts each
-    /// cell's hashes and drops the repeats.
+    /// Groups the clicks by cell (a counting sort: cells are small and many); then each cell's
+    /// hashes are sorted and their repeats dropped, unless counting them finds more distinct
+    /// ones than a sketch keeps exactly.
     init(_ clicks: [CellClick], cells: Int) {
         var starts = [Int](repeating: 0, count: cells + 1)
         for c in clicks { starts[Int(c.cell) + 1] += 1 }
@@ -169,14 +175,24 @@ struct CellVisitors {
             hashes[next[Int(c.cell)]] = c.hash
             next[Int(c.cell)] += 1
         }
+        var isMany = [Bool](repeating: false, count: cells)
+        var seen = DistinctCounter()
         var kept = 0
         hashes.withUnsafeMutableBufferPointer { buffer in
             for cell in 0..<cells {
                 let run = starts[cell]..<starts[cell + 1]
                 starts[cell] = kept
+                // `kept <= run.lowerBound` below: only positions already read are overwritten.
+                if run.count > VisitorSketch.exactLimit && seen.exceedsExactLimit(UnsafeBufferPointer(rebasing: buffer[run])) {
+                    isMany[cell] = true
+                    for i in run {
+                        buffer[kept] = buffer[i]
+                        kept += 1
+                    }
+                    continue
+                }
                 if run.count > 1 { buffer[run].sort() }
                 for i in run where i == run.lowerBound || buffer[i] != buffer[i - 1] {
-                    // `kept <= i`: only positions already read are overwritten.
                     buffer[kept] = buffer[i]
                     kept += 1
                 }
@@ -186,15 +202,23 @@ struct CellVisitors {
         hashes.removeLast(hashes.count - kept)
         self.hashes = hashes
         self.starts = starts
+        self.isMany = isMany
     }
 
-    /// How many distinct visitors cell `i` has.
-    func count(_ i: Int) -> Int { starts[i + 1] - starts[i] }
+    /// How many distinct visitors cell `i` has while a sketch keeps them exactly
+    /// (`VisitorSketch.exactLimit`); `exactLimit + 1` for a cell with more, which is all a
+    /// sketch's stored length depends on.
+    func count(_ i: Int) -> Int { isMany[i] ? VisitorSketch.exactLimit + 1 : starts[i + 1] - starts[i] }
 
     /// Appends cell `i`'s sketch in its stored form (`VisitorSketch.serialized`).
     func appendSketch(_ i: Int, to bytes: inout [UInt8]) {
         hashes.withUnsafeBufferPointer { all in
-            VisitorSketch.appendSerialized(sortedDistinct: UnsafeBufferPointer(rebasing: all[starts[i]..<starts[i + 1]]), to: &bytes)
+            let run = UnsafeBufferPointer(rebasing: all[starts[i]..<starts[i + 1]])
+            if isMany[i] {
+                VisitorSketch.appendSerialized(manyHashes: run, to: &bytes)
+            } else {
+                VisitorSketch.appendSerialized(sortedDistinct: run, to: &bytes)
+            }
         }
     }
 
@@ -205,5 +229,44 @@ struct CellVisitors {
         bytes.reserveCapacity(VisitorSketch.serializedLength(distinct: count(i)))
         appendSketch(i, to: &bytes)
         return bytes
+    }
+}
+
+/// Counts distinct hashes only until there are more than `VisitorSketch.exactLimit`: an
+/// open-addressing set of 2,048 slots (at most half full when it stops), cleared between runs
+/// by the slots it filled.
+struct DistinctCounter {
+    private var slots = [UInt64](repeating: 0, count: 2_048)
+    private var filled: [Int] = []
+    /// Whether the zero hash was met (a free slot holds 0).
+    private var sawZero = false
+
+    /// True when `hashes` holds more than `VisitorSketch.exactLimit` distinct values. Reads
+    /// only as far as it takes to tell.
+    mutating func exceedsExactLimit(_ hashes: UnsafeBufferPointer<UInt64>) -> Bool {
+        defer { clear() }
+        let mask = slots.count - 1
+        var distinct = 0
+        for h in hashes {
+            if h == 0 {
+                if !sawZero { sawZero = true; distinct += 1 }
+            } else {
+                var at = Int(truncatingIfNeeded: h >> 32) & mask
+                while slots[at] != 0 && slots[at] != h { at = (at + 1) & mask }
+                if slots[at] == 0 {
+                    slots[at] = h
+                    filled.append(at)
+                    distinct += 1
+                }
+            }
+            if distinct > VisitorSketch.exactLimit { return true }
+        }
+        return false
+    }
+
+    private mutating func clear() {
+        for at in filled { slots[at] = 0 }
+        filled.removeAll(keepingCapacity: true)
+        sawZero = false
     }
 }

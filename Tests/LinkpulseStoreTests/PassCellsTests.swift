@@ -58,6 +58,39 @@ import Testing
         #expect(VisitorSketch(serialized: visitors.sketch(cells.keys.firstIndex(of: 2)!)!).count > VisitorSketch.exactLimit)
     }
 
+    /// Cells on both sides of what a sketch keeps exactly, with many repeats: more clicks than
+    /// `exactLimit` but no more distinct visitors stays exact; one distinct visitor more is
+    /// registers, the same bytes as a sketch built a visitor at a time. The zero hash counts
+    /// as a visitor like any other.
+    @Test func cellsAroundTheExactLimitSketchAsAVisitorAtATimeDoes() {
+        let limit = VisitorSketch.exactLimit
+        var generator = SystemRandomNumberGenerator()
+        let distinct = (0..<(limit + 1)).map { _ in UInt64.random(in: 1...UInt64.max, using: &generator) }
+        let runs: [Int: [UInt64]] = [
+            0: Array(repeating: Array(distinct.prefix(limit)), count: 5).flatMap { $0 },  // 5,000 clicks, 1,000 visitors
+            1: Array(repeating: distinct, count: 2).flatMap { $0 },  // 1,001 visitors, each twice
+            2: [0, 0] + Array(distinct.prefix(limit - 1)) + Array(distinct.prefix(10)),  // 1,000 with the zero hash
+            3: [0] + Array(distinct.prefix(limit)) + [0],  // 1,001 with the zero hash
+            4: Array(distinct.prefix(3)),
+        ]
+        var cells = PassCells<Name>()
+        var expected: [Int: VisitorSketch] = [:]
+        for (cell, hashes) in runs {
+            for hash in hashes {
+                cells.count(CountedEvent(
+                    kind: .click, platform: .ios, isBot: false, deferred: false, visitorHash: hash,
+                    dimensions: LinkDimensions(), match: nil), in: cells.cell(Name(cell)))
+                expected[cell, default: VisitorSketch()].insert(hash: hash)
+            }
+        }
+        let visitors = cells.visitors()
+        for (i, key) in cells.keys.enumerated() {
+            let sketch = expected[Int(key.name)!]!
+            #expect(visitors.sketch(i) == sketch.serialized, "cell \(key)")
+            #expect(visitors.count(i) == min(Set(runs[Int(key.name)!]!).count, limit + 1), "cell \(key)")
+        }
+    }
+
     @Test func regroupingAddsCellsUpAndLeavesOutWhatItSkips() {
         var cells = PassCells<Name>()
         var everything = ConversionCounts()
