@@ -39,11 +39,12 @@ struct RollupCount {
     /// one's by its own values' number.
     var filledTuples: [UInt64: UInt32] = [:]
     var organicTuples: [Int: UInt32] = [:]
-    let eventsAfter, clickRow: HotStatement
+    let eventsAfter, attributionsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.tuples = tuples
         eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
+        attributionsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.attributionsAfter), in: db)
         clickRow = HotStatement(try db.cachedStatement(sql: queries.rollup.clickDimensions), in: db)
     }
 
@@ -57,6 +58,9 @@ struct RollupCount {
         try read.bind(2, attributed)
         // A pass's cells count in 32 bits (`PassCounts`): never more events than fit.
         try read.bind(3, Int64(min(limit, Self.maxEvents)))
+        var attributions = AttributionsInOrder(attributionsAfter)
+        try attributions.start(after: watermark, through: attributed)
+        defer { attributions.finish() }
         var last: Int64 = 0, count = 0
         firstSeq = watermark + 1
         passClicks.removeAll(keepingCapacity: true)
@@ -66,8 +70,9 @@ struct RollupCount {
             let kind = CompactEvent.kind(code: read.int64(1))
             let isBot = read.int64(11) != 0
             let own = ownLink(read)
-            let match = read.matchType(12)
-            let click = read.isNull(13) ? nil : try clickTuple(seq: read.int64(13))
+            let attribution = try attributions.of(seq)
+            let match = attribution?.match
+            let click = try attribution?.clickSeq.flatMap { try clickTuple(seq: $0) }
             let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click)
             let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7)))
             // A click is counted under its own dimensions: its tuple is what a match fills from.
@@ -552,5 +557,45 @@ struct RollupWriter {
             try upsertBlock.bind(2, block)
             try upsertBlock.run(binding: CubePart.serialize(sortedKeys: keys, vectors: vectors), at: 3)
         }
+    }
+}
+
+/// The attribution rows of a rollup pass's events (`attributions_after.sql`), read in seq order
+/// beside the events (`events_after.sql`), which come in the same order: each event's row, if
+/// it has one, is the next row not yet passed. A join looked each one up in the attribution
+/// table's B-tree instead.
+struct AttributionsInOrder {
+    /// An event's attribution: how it was matched, and its click's seq when it has one.
+    struct Row {
+        var match: MatchType?
+        var clickSeq: Int64?
+    }
+
+    private let rows: HotStatement
+    /// The seq of the row the statement is on (`Int64.max` once it has none left).
+    private var seq: Int64 = .max
+
+    init(_ rows: HotStatement) { self.rows = rows }
+
+    /// Starts reading the rows of the events after `watermark` through `attributed`.
+    mutating func start(after watermark: Int64, through attributed: Int64) throws {
+        rows.finish()
+        try rows.bind(1, watermark)
+        try rows.bind(2, attributed)
+        try advance()
+    }
+
+    /// The row of event `seq`, nil when it has none. Calls come in ascending seq order.
+    mutating func of(_ eventSeq: Int64) throws -> Row? {
+        while seq < eventSeq { try advance() }
+        guard seq == eventSeq else { return nil }
+        return Row(match: rows.matchType(1), clickSeq: rows.isNull(2) ? nil : rows.int64(2))
+    }
+
+    /// Lets the statement go (the pass may stop before its rows end).
+    func finish() { rows.finish() }
+
+    private mutating func advance() throws {
+        seq = try rows.step() ? rows.int64(0) : .max
     }
 }

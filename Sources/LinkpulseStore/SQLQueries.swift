@@ -94,6 +94,7 @@ struct SQLQueries: Sendable {
                 attributionState: try text("rollup/attribution_state.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
                 eventsAfter: try text("rollup/events_after.sql"),
+                attributionsAfter: try text("rollup/attributions_after.sql"),
                 clickDimensions: try text("rollup/click_dimensions.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
@@ -243,7 +244,7 @@ struct RetentionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, progress: String
+    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
     /// `deleteDimensionDayParts` has two statements and runs with `execute`).
@@ -252,7 +253,7 @@ struct RollupQueries: Sendable {
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, clickDimensions, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+        [state, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
          insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }

@@ -1,19 +1,18 @@
 -- events_after: the next events to roll up, in seq order, in their stored compact form (see
--- migrations/0004: type and platform codes, visitor and device id as stored), with the
--- attribution the follower stored for them; only events it has already attributed.
+-- migrations/0004: type and platform codes, visitor and device id as stored); only events the
+-- follower has already attributed. Their attribution is read beside them, in the same seq
+-- order (attributions_after.sql).
 -- Parameters (positional): after (the rollup watermark), through (the attribution watermark),
 -- limit. Idempotent: yes (read-only).
 -- Sealed events (event_archive) are read beside event_rows, as the second arm of a UNION ALL
 -- (a row is in one of them); each arm reads in seq order, and SQLite merges them.
 SELECT e.seq, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.deferred,
-       e.visitor, e.device_id, e.bot, a.match_type, a.matched_click_seq
+       e.visitor, e.device_id, e.bot
 FROM event_rows e
-LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > ?1 AND e.seq <= ?2
 UNION ALL
 SELECT e.seq, e.type, e.occurred_at_ms, e.ref, e.campaign, e.source, e.medium, e.platform, e.deferred,
-       e.visitor, e.device_id, e.bot, a.match_type, a.matched_click_seq
+       e.visitor, e.device_id, e.bot
 FROM event_archive e
-LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > ?1 AND e.seq <= ?2
 ORDER BY 1 LIMIT ?3
