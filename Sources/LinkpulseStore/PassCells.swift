@@ -154,13 +154,12 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
 /// The click visitors of each cell of a `CellTable`: cell `i`'s are
 /// `hashes[starts[i]..<starts[i + 1]]`, sorted and distinct when there are at most
 /// `VisitorSketch.exactLimit` of them (what a sketch keeps exactly), else as they came, repeats
-/// and all (`isMany`): a sketch of so many visitors is registers, which need neither order nor
-/// distinct values. Sorting those cells' hashes only to count them took 12% of a rebuild's
+/// and all, so more than `exactLimit` of them: a sketch of so many visitors is registers, which
+/// need neither order nor distinct values. Sorting those cells' hashes only to count them took 12% of a rebuild's
 /// writing thread (docs/PERFORMANCE.md, "Closing figures").
 struct CellVisitors {
     private var hashes: [UInt64]
     private var starts: [Int]
-    private var isMany: [Bool]
 
     /// Groups the clicks by cell (a counting sort: cells are small and many); then each cell's
     /// hashes are sorted and their repeats dropped, unless counting them finds more distinct
@@ -175,7 +174,6 @@ struct CellVisitors {
             hashes[next[Int(c.cell)]] = c.hash
             next[Int(c.cell)] += 1
         }
-        var isMany = [Bool](repeating: false, count: cells)
         var seen = DistinctCounter()
         var kept = 0
         hashes.withUnsafeMutableBufferPointer { buffer in
@@ -184,7 +182,6 @@ struct CellVisitors {
                 starts[cell] = kept
                 // `kept <= run.lowerBound` below: only positions already read are overwritten.
                 if run.count > VisitorSketch.exactLimit && seen.exceedsExactLimit(UnsafeBufferPointer(rebasing: buffer[run])) {
-                    isMany[cell] = true
                     for i in run {
                         buffer[kept] = buffer[i]
                         kept += 1
@@ -202,19 +199,18 @@ struct CellVisitors {
         hashes.removeLast(hashes.count - kept)
         self.hashes = hashes
         self.starts = starts
-        self.isMany = isMany
     }
 
     /// How many distinct visitors cell `i` has while a sketch keeps them exactly
     /// (`VisitorSketch.exactLimit`); `exactLimit + 1` for a cell with more, which is all a
     /// sketch's stored length depends on.
-    func count(_ i: Int) -> Int { isMany[i] ? VisitorSketch.exactLimit + 1 : starts[i + 1] - starts[i] }
+    func count(_ i: Int) -> Int { min(starts[i + 1] - starts[i], VisitorSketch.exactLimit + 1) }
 
     /// Appends cell `i`'s sketch in its stored form (`VisitorSketch.serialized`).
     func appendSketch(_ i: Int, to bytes: inout [UInt8]) {
         hashes.withUnsafeBufferPointer { all in
             let run = UnsafeBufferPointer(rebasing: all[starts[i]..<starts[i + 1]])
-            if isMany[i] {
+            if run.count > VisitorSketch.exactLimit {
                 VisitorSketch.appendSerialized(manyHashes: run, to: &bytes)
             } else {
                 VisitorSketch.appendSerialized(sortedDistinct: run, to: &bytes)
