@@ -71,6 +71,9 @@ public final class AttributionStore: Sendable {
     let urgentRequests: CoalescedWork
     /// Set when the store closes: rounds stop between two batches.
     let closing = Mutex(false)
+    /// Whether the next slice of a move of clicks to disk waits for the WAL to start over, or
+    /// gave up waiting (see `walHasRoomForSlice`); nil while the WAL has room.
+    let sliceWait = Mutex<SliceWait?>(nil)
     /// How many urgent rounds wait for the attribution connection now (see `movePutOff`).
     let urgentRoundsWaiting = Atomic<Int>(0)
     /// When the last urgent round ended (see `movePutOff`).
@@ -136,6 +139,11 @@ public final class AttributionStore: Sendable {
                 // on: it looks again once apps may have gone quiet.
                 if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return total }
                 Thread.sleep(forTimeInterval: Double(Self.appsQuietFor.nanoseconds) / 1e9)
+                continue
+            }
+            if processed < batch, !urgent, sliceWaitsForWAL {
+                // Looked at again shortly rather than in a run of empty rounds.
+                Thread.sleep(forTimeInterval: Double(Self.sliceRetryAfter.nanoseconds) / 1e9)
                 continue
             }
             if processed < batch && (urgent || !moveInProgress) { return total }
@@ -398,9 +406,9 @@ public final class AttributionStore: Sendable {
     /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
     /// grew by tens of megabytes a move (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
     /// slice covers a part of the key space small enough to rewrite at most `spillSliceBytes`
-    /// of the file, in a transaction of its own, and the WAL is checkpointed after it; once it
-    /// has grown, to its end (`checkpointBetweenSlices`), so the next slice writes over it
-    /// from its start.
+    /// of the file, in a transaction of its own, and the WAL is checkpointed after it; the next
+    /// slice is written only once the WAL has room for it (`walHasRoomForSlice`), which it
+    /// waits for across rounds.
     ///
     /// Why between rounds: a move wrote all its slices at once, 35 at 1.1 GB, and held the
     /// attribution connection for seconds, during which nothing was attributed (the rollup
@@ -421,18 +429,22 @@ public final class AttributionStore: Sendable {
                 moveLeftForApps.store(true, ordering: .relaxed)
                 return true
             }
+            guard try walHasRoomForSlice(db) else { return true }
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 try recent.outgoingRows(slice: move.slicesDone, of: move.slices) { try disk.store($0) }
                 return .commit
             }
-            if move.slices > 1 { try checkpointBetweenSlices(db) }
+            // Copies what it can now; the next slice's `walHasRoomForSlice` sees to the rest.
+            try checkpoint(db)
             recent.sliceMoved()
             if ContinuousClock.now >= deadline, recent.outgoing.map({ $0.slicesDone < $0.slices }) == true { return true }
         }
         // Counts for the log only.
         guard let (byRef, byFingerprint, slices) = recent.outgoing.map({ ($0.refEntries, $0.fingerprints.count, $0.slices) })
         else { return true }
+        // Every slice is written: the next move waits for room afresh.
+        sliceWait.withLock { $0 = nil }
         var moved = false
         var late = 0
         try db.inTransaction(.deferred) {
@@ -519,16 +531,99 @@ public final class AttributionStore: Sendable {
     /// resolves closer together than this count as a flood.
     static let appsQuietFor: Duration = .milliseconds(100)
 
-    /// WAL frames past which a checkpoint between two slices waits to reach the end (16 MiB of
-    /// 4 KiB pages, the checkpoint job's limit too): a slice rewrites at most 32 MiB, so the WAL
-    /// stays within its 64 MiB bound (48–64 MiB at its peak in 10-minute soaks), and the gate
-    /// closes only when the WAL has grown.
+    /// WAL frames past which a checkpoint between two batches of the fingerprint index's pruning
+    /// waits to reach the end (16 MiB of 4 KiB pages, the checkpoint job's limit too).
     static let sliceRestartPages = 4096
 
-    /// Between two slices of a spill, on the follower's connection: a passive checkpoint, and
-    /// when the WAL is past `sliceRestartPages` and the copy fell short, `checkpointToEnd`.
-    /// A checkpoint to the end after every slice closed the gate to the rollup passes at each
-    /// of them (a spill has a slice per 32 MiB of the file, 35 at 1.1 GB), for no smaller WAL.
+    /// WAL frames up to which a slice of a move may add to the WAL rather than wait for it to
+    /// start over: a quarter of a slice's bytes in 4 KiB pages (2,048, 8 MiB, in the daemon).
+    /// A slice is cut to rewrite at most 32 MiB of the file, but its page splits and the rounds
+    /// between it and the next restart add to that: 26 MiB on top of up to 16 MiB of frames
+    /// made a WAL of 56 MiB in a soak, too close to its 64 MiB bound.
+    var sliceRoomPages: Int { spillSliceBytes / 4 / 4096 }
+
+    /// Whether the WAL has room for the next slice of a move of clicks to disk, on the
+    /// follower's connection between rounds: it holds at most `sliceRoomPages` frames, or a
+    /// checkpoint (`restartCheckpoint`) copied all of it back with no reader left on it, so the
+    /// slice's commit writes it over from its start. Otherwise the gate closes, so that derived
+    /// readers let the snapshot keeping the copy short end, and the slice is left to a later
+    /// round (the follower looks again every `sliceRetryAfter` meanwhile), for at most
+    /// `sliceWaitsAtMost`: then it is written all the same, and so are the move's next slices
+    /// until the WAL has room again, and a warning says so.
+    ///
+    /// Why wait rather than block: the slice used to be written after the checkpoint between
+    /// two slices had waited `WALGate.longestWait` for the copy in vain, or had reached the end
+    /// while a rollup pass begun just before kept the WAL from starting over. Either way the
+    /// slice added 32 MiB to a WAL that held the previous one: 67–109 MiB in three soaks
+    /// against the 64 MiB bound. Waiting between rounds holds the clicks on their way out in
+    /// memory a little longer, and attributes meanwhile.
+    func walHasRoomForSlice(_ db: Database) throws -> Bool {
+        let (restarts, pages) = try restartCheckpoint(db)
+        let (wait, gaveUpNow) = sliceWait.withLock { wait in
+            let before = wait
+            if restarts || pages <= sliceRoomPages {
+                wait = nil
+            } else if case .waiting(let since) = wait, ContinuousClock.now - since >= Self.sliceWaitsAtMost {
+                wait = .gaveUp
+            } else if wait == nil {
+                wait = .waiting(since: .now)
+            }
+            return (wait, wait == .gaveUp && before != .gaveUp)
+        }
+        switch wait {
+        case nil:
+            if restarts { gate.restartPrepared() }
+            return true
+        case .waiting:
+            gate.closeForCheckpoint()
+            return false
+        case .gaveUp:
+            if gaveUpNow {
+                gate.restartPrepared()
+                logger.warning("clicks moved to disk add to a WAL that a reader kept from starting over", metadata: [
+                    "wal_pages": "\(pages)", "waited": "\(Self.sliceWaitsAtMost)",
+                ])
+            }
+            return true
+        }
+    }
+
+    /// How long the next slice of a move waits for the WAL to start over (see
+    /// `walHasRoomForSlice`) before it is written all the same: clicks keep arriving meanwhile,
+    /// and memory holds them.
+    static let sliceWaitsAtMost: Duration = .seconds(5)
+
+    /// How often the follower, idle with a slice waiting for the WAL, looks again.
+    static let sliceRetryAfter: Duration = .milliseconds(20)
+
+    /// Whether the next slice of a move waits for the WAL to start over (see
+    /// `walHasRoomForSlice`).
+    var sliceWaitsForWAL: Bool {
+        sliceWait.withLock { if case .waiting = $0 { true } else { false } }
+    }
+
+    /// Where the next slice of a move stands while the WAL has no room for it.
+    enum SliceWait: Equatable {
+        /// It waits for the WAL to start over, since then.
+        case waiting(since: ContinuousClock.Instant)
+        /// It waited `sliceWaitsAtMost`: the move's slices are written without waiting until
+        /// the WAL has room again.
+        case gaveUp
+    }
+
+    /// The WAL checkpointed in RESTART mode with the connection's busy handler off (it waits for
+    /// no one): whether it finished, so the next commit writes the WAL over from its start, and
+    /// the WAL's frames. When a reader's snapshot keeps it short, it copies what it can, as a
+    /// passive one does.
+    func restartCheckpoint(_ db: Database) throws -> (restarts: Bool, walPages: Int) {
+        let row = try db.withBusyWaitOff { try Row.fetchOne(db, sql: queries.connection.checkpointRestart) }
+        checkpointed.withLock { $0 = ContinuousClock.now }
+        return (row?[0] == 0, row?[1] ?? 0)
+    }
+
+    /// Between two batches of the fingerprint index's pruning, on the follower's connection: a
+    /// passive checkpoint, and when the WAL is past `sliceRestartPages` and the copy fell short,
+    /// `checkpointToEnd`.
     func checkpointBetweenSlices(_ db: Database) throws {
         let (pages, done) = try checkpoint(db)
         if pages > Self.sliceRestartPages, done < pages { try checkpointToEnd(db) }

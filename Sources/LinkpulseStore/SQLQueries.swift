@@ -329,7 +329,7 @@ public enum StoreError: Error, CustomStringConvertible {
 /// number the store writes into the text.
 struct ConnectionQueries: Sendable {
     let wal, attach, durabilityFull, durabilityNormal, durabilityOff, journalSizeLimit, noAutocheckpoint: String
-    let autoVacuumIncremental, checkpointPassive: String
+    let autoVacuumIncremental, checkpointPassive, checkpointRestart: String
     /// A file rewritten without its free pages; how many it has, of how many, their size and its
     /// auto_vacuum mode (`vacuum`, `page_counts`).
     let vacuum, pageCounts: String
@@ -343,6 +343,7 @@ struct ConnectionQueries: Sendable {
             journalSizeLimit: try text("journal_size_limit"),
             noAutocheckpoint: try text("no_autocheckpoint"),
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
+            checkpointRestart: try text("checkpoint_restart"),
             vacuum: try text("vacuum"), pageCounts: try text("page_counts"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }

@@ -42,8 +42,9 @@ final class WALGate: @unchecked Sendable {
     }
 
     /// The file's only writer is about to checkpoint to the end itself, between the parts of a
-    /// long write (see `AttributionStore.checkpointToEnd`): derived readers wait before their
-    /// next read, as when the checkpoint job finds the copy short, until `restartPrepared`.
+    /// long write (see `AttributionStore.checkpointToEnd`), or leaves the next part until the
+    /// WAL can start over (`AttributionStore.walHasRoomForSlice`): derived readers wait before
+    /// their next read, as when the checkpoint job finds the copy short, until `restartPrepared`.
     func closeForCheckpoint() {
         condition.lock()
         wanted = true

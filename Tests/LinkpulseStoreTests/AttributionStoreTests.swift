@@ -391,6 +391,60 @@ import Testing
         attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
     }
 
+    /// A move's next slice is not written onto a WAL that a reader's snapshot keeps from
+    /// starting over (a rollup pass counting): it waits, the gate closed to new derived readers,
+    /// while rounds attribute; it goes on once the reader is done; and a reader that holds on
+    /// past `sliceWaitsAtMost` delays it no longer than that.
+    @Test(.timeLimit(.minutes(1))) func slicesOfAMoveWaitForTheWALToStartOverWhileAReaderKeepsIt() async throws {
+        // Eight entries in memory, a slice per entry: a slice has room only in a WAL started over.
+        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let attribution = store.database.attribution
+        func slicesDone() -> Int? { attribution.recentClicksKept.withLock { $0?.outgoing?.slicesDone } }
+        let horizon = { try store.recentClicksHorizon() }
+        let horizonBefore = try horizon()
+        // A round commits and nothing checkpoints it: a reader that begins now reads its frames
+        // from the WAL, so no checkpoint can start the WAL over while it lasts.
+        try await store.storeClicksOfTheirOwnRefs(1...5)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        var readerConfig = Configuration()
+        readerConfig.allowsUnsafeTransactions = true
+        let reader = try DatabaseQueue(path: store.directory.appending(path: AppDatabase.attributionFileName).path, configuration: readerConfig)
+        try reader.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED; SELECT count(*) FROM attribution_state") }
+
+        // Past the memory's capacity: the move begins, its first slice waits, rounds go on.
+        try await store.storeClicksOfTheirOwnRefs(6...12)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(attribution.moveInProgress)
+        #expect(slicesDone() == 0)
+        #expect(attribution.sliceWaitsForWAL)
+        #expect(attribution.gate.restartWanted, "the gate is closed to new derived readers")
+        try await store.storeClicksOfTheirOwnRefs(13...13)
+        _ = try attribution.attributeRound(maxEvents: 100)
+        #expect(slicesDone() == 0)
+        #expect(try attribution.attributedThroughSeq() == 13, "rounds attribute while the slice waits")
+
+        // The reader is done: the WAL starts over and the move is written to its end.
+        try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
+        try attribution.attributeAll()
+        #expect(!attribution.moveInProgress)
+        #expect(!attribution.sliceWaitsForWAL)
+        #expect(!attribution.gate.restartWanted)
+        #expect(try horizon() > horizonBefore)
+
+        // A reader that holds on: the next move waits for it at most `sliceWaitsAtMost`.
+        try reader.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED; SELECT count(*) FROM attribution_state") }
+        try await store.storeClicksOfTheirOwnRefs(14...30)
+        let asked = ContinuousClock.now
+        try attribution.attributeAll(yielding: true)
+        let took = ContinuousClock.now - asked
+        #expect(!attribution.moveInProgress)
+        #expect(took >= AttributionStore.sliceWaitsAtMost && took < AttributionStore.sliceWaitsAtMost * 3, "\(took)")
+        try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
+        for n in [7, 12, 30] {
+            #expect(try store.answer("c\(n)").match == nil, "a click has no answer of its own")
+        }
+    }
+
     /// A move due (memory past its capacity) but not begun because apps were just answered is
     /// begun by the follower itself once they have been quiet, with no commit to wake it.
     @Test(.timeLimit(.minutes(1))) func aMoveDueWhenAFloodEndsIsMadeWithoutAnotherCommit() async throws {
