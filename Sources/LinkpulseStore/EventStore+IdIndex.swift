@@ -209,7 +209,7 @@ extension EventStore {
     func ensureIdFilter() throws {
         try filterPending.withLock { pending in
             guard pending else { return }
-            try rebuildFilter(capacity: Self.filterCapacity(idLevels.withLock { $0 }))
+            try loadOrRebuildFilter(databaseId: try databaseId(), levels: idLevels.withLock { $0 })
             pending = false
         }
     }
@@ -217,6 +217,36 @@ extension EventStore {
     /// The capacity a filter of the index's keys is built with: room for half as many again.
     static func filterCapacity(_ levels: IdIndexLevels) -> Int {
         max(1 << 20, (levels.main + levels.recent) * 3 / 2)
+    }
+
+    /// The id filter as the last clean close saved it (`SavedIdFilter`), when it covers the
+    /// index as it is; otherwise built from every key of the index.
+    func loadOrRebuildFilter(databaseId: String, levels: IdIndexLevels) throws {
+        let covers = SavedIdFilter.Covers(
+            databaseId: databaseId, indexedThrough: indexedThrough.withLock { $0 }, keys: levels.main + levels.recent)
+        if let saved = SavedIdFilter.load(from: savedFilterURL, expecting: covers) {
+            filter.withLock { $0 = saved }
+            logger.info("id filter loaded as saved at the last close", metadata: ["keys": "\(covers.keys)"])
+            return
+        }
+        try rebuildFilter(capacity: Self.filterCapacity(levels))
+    }
+
+    /// Where a clean close saves the id filter (see `SavedIdFilter`).
+    var savedFilterURL: URL { directory.appending(path: SavedIdFilter.fileName) }
+
+    /// At close, once nothing writes to the id index any more: saves the id filter for the next
+    /// open, when it was built. A failure costs only the next open's build.
+    func saveIdFilter() {
+        guard !filterPending.withLock({ $0 }) else { return }
+        do {
+            let covers = SavedIdFilter.Covers(
+                databaseId: try databaseId(), indexedThrough: indexedThrough.withLock { $0 },
+                keys: idLevels.withLock { $0.main + $0.recent })
+            try SavedIdFilter.save(filter.withLock { $0 }, covering: covers, to: savedFilterURL)
+        } catch {
+            logger.warning("id filter not saved: the next start builds it again", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Builds a filter of every key in the on-disk index, sized for `capacity` keys, and swaps
@@ -262,7 +292,7 @@ extension EventStore {
         }
         idLevels.withLock { $0 = levels }
         switch idFilter {
-        case .atOpen: try rebuildFilter(capacity: Self.filterCapacity(levels))
+        case .atOpen: try loadOrRebuildFilter(databaseId: databaseId, levels: levels)
         case .atFirstUse: filterPending.withLock { $0 = true }
         }
         while try maxSeq() - indexedThrough.withLock({ $0 }) > Int64(tailLimit) {

@@ -182,8 +182,10 @@ public final class EventStore: Sendable {
         idMergeUrgentThread.stop()
     }
 
-    /// Truncates the WALs and closes the connections (at shutdown, once nothing else uses them).
+    /// Saves the id filter for the next open (`saveIdFilter`), truncates the WALs and closes the
+    /// connections (at shutdown, once nothing else uses them).
     func close(truncating truncate: String) throws {
+        saveIdFilter()
         _ = try? checkpointer.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
         _ = try? idIndex.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
         try checkpointer.close()

@@ -55,3 +55,16 @@ struct IdFilter: Sendable {
         return (h1, x | 1)
     }
 }
+
+extension IdFilter {
+    /// The filter as words, with what it was sized for and holds, for `SavedIdFilter`.
+    var saved: (capacity: Int, count: Int, bits: [UInt64]) { (capacity, count, bits) }
+
+    /// A filter as `saved` gave it; nil when the words do not fit the capacity.
+    init?(capacity: Int, count: Int, bits: [UInt64]) {
+        guard capacity >= 1 << 16, count >= 0, bits.count == (capacity * Self.bitsPerKey + 63) / 64 else { return nil }
+        self.capacity = capacity
+        self.count = count
+        self.bits = bits
+    }
+}

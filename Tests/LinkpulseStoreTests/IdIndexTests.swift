@@ -468,6 +468,82 @@ final class TemporaryStore {
 }
 
 @Suite struct IdFilterTests {
+    /// A filter saved and loaded back answers as the one saved, only for the index it covers,
+    /// and never from a damaged or cut file; the file is gone once read.
+    @Test func aSavedFilterLoadsOnlyWholeAndForTheIndexItCovers() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-filter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appending(path: SavedIdFilter.fileName)
+        var filter = IdFilter(capacity: 200_000)
+        var rng = SystemRandomNumberGenerator()
+        let keys = (0..<50_000).map { _ in Int64.random(in: .min ... .max, using: &rng) }
+        for key in keys { filter.insert(key) }
+        let covers = SavedIdFilter.Covers(databaseId: "5f0c3c8e-1b7a-4a53-9a55-1f1e0c2b3a4d", indexedThrough: 81_234, keys: 50_000)
+
+        try SavedIdFilter.save(filter, covering: covers, to: url)
+        let loaded = try #require(SavedIdFilter.load(from: url, expecting: covers))
+        #expect(loaded.saved == filter.saved)
+        #expect(keys.allSatisfy { loaded.mayContain($0) })
+        #expect(!FileManager.default.fileExists(atPath: url.path), "read once")
+        #expect(SavedIdFilter.load(from: url, expecting: covers) == nil, "no file")
+
+        // Another index: another installation, watermark or number of keys.
+        for other in [
+            SavedIdFilter.Covers(databaseId: "another", indexedThrough: 81_234, keys: 50_000),
+            SavedIdFilter.Covers(databaseId: covers.databaseId, indexedThrough: 81_235, keys: 50_000),
+            SavedIdFilter.Covers(databaseId: covers.databaseId, indexedThrough: 81_234, keys: 50_001),
+        ] {
+            try SavedIdFilter.save(filter, covering: covers, to: url)
+            #expect(SavedIdFilter.load(from: url, expecting: other) == nil, "\(other)")
+        }
+
+        // A word of the filter changed, the checksum changed, or the file cut short.
+        let whole = try { try SavedIdFilter.save(filter, covering: covers, to: url); return try Data(contentsOf: url) }()
+        for damage in [whole.count / 2, whole.count - 1, 8] {
+            var bytes = whole
+            bytes[damage] ^= 0x10
+            try bytes.write(to: url)
+            #expect(SavedIdFilter.load(from: url, expecting: covers) == nil, "byte \(damage) changed")
+        }
+        for length in [0, 40, whole.count - 8, whole.count - 1] {
+            try whole.prefix(length).write(to: url)
+            #expect(SavedIdFilter.load(from: url, expecting: covers) == nil, "cut at \(length)")
+        }
+        try (whole + [0]).write(to: url)
+        #expect(SavedIdFilter.load(from: url, expecting: covers) == nil, "a byte past the end")
+    }
+
+    /// A clean close saves the id filter and the next open loads it instead of building it; one
+    /// saved before the index took more ids is not loaded (it lacks them, and their duplicates
+    /// would be stored again).
+    @Test func aRestartLoadsTheFilterOfTheIndexAsItIsAndNoOther() async throws {
+        let store = try TemporaryStore()
+        let saved = store.directory.appending(path: SavedIdFilter.fileName)
+        let first = (0..<400).map { "f\($0)" }
+        try await store.ingest(first)
+        try store.reopen(tailLimit: 0)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 400)
+        try store.database.close()
+        #expect(FileManager.default.fileExists(atPath: saved.path), "saved at the close")
+        let before = try Data(contentsOf: saved)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 0, logger: store.logger)
+        #expect(!FileManager.default.fileExists(atPath: saved.path), "loaded at the open")
+        #expect(try await store.ingest(first) == 0, "every id found through the loaded filter")
+
+        // More ids go into the index; the filter saved before them is put back in place of the
+        // one the close saves.
+        let second = (0..<400).map { "s\($0)" }
+        try await store.ingest(second)
+        try store.reopen(tailLimit: 0)
+        #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 800)
+        try store.database.close()
+        try before.write(to: saved)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 0, logger: store.logger)
+        #expect(try await store.ingest(second + first) == 0, "the stale filter was not used")
+        #expect(try store.count("SELECT count(*) FROM events") == 800)
+    }
+
     @Test func neverForgetsAKeyAndRarelyImaginesOne() {
         var filter = IdFilter(capacity: 100_000)
         var rng = SystemRandomNumberGenerator()
