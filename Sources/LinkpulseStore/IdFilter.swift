@@ -62,7 +62,9 @@ extension IdFilter {
 
     /// A filter as `saved` gave it; nil when the words do not fit the capacity.
     init?(capacity: Int, count: Int, bits: [UInt64]) {
-        guard capacity >= 1 << 16, count >= 0, bits.count == (capacity * Self.bitsPerKey + 63) / 64 else { return nil }
+        guard capacity >= 1 << 16, capacity <= Int.max / (2 * Self.bitsPerKey), count >= 0,
+              bits.count == (capacity * Self.bitsPerKey + 63) / 64
+        else { return nil }
         self.capacity = capacity
         self.count = count
         self.bits = bits

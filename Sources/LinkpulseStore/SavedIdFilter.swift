@@ -44,7 +44,9 @@ struct SavedIdFilter {
         sum.add(header)
         bits.withUnsafeBytes { sum.add($0) }
         let temporary = url.appendingPathExtension("tmp")
-        FileManager.default.createFile(atPath: temporary.path, contents: nil)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        }
         let file = try FileHandle(forWritingTo: temporary)
         do {
             try file.write(contentsOf: header)
