@@ -559,7 +559,7 @@ public final class AttributionStore: Sendable {
     /// memory a little longer, and attributes meanwhile.
     func walHasRoomForSlice(_ db: Database) throws -> Bool {
         let (restarts, pages) = try restartCheckpoint(db)
-        let (wait, gaveUpNow) = sliceWait.withLock { wait in
+        let (wait, before) = sliceWait.withLock { wait in
             let before = wait
             if restarts || pages <= sliceRoomPages {
                 wait = nil
@@ -568,17 +568,19 @@ public final class AttributionStore: Sendable {
             } else if wait == nil {
                 wait = .waiting(since: .now)
             }
-            return (wait, wait == .gaveUp && before != .gaveUp)
+            return (wait, before)
         }
         switch wait {
         case nil:
-            if restarts { gate.restartPrepared() }
+            // Readers that wait at the gate this slice closed go on at once (a round's commit
+            // may have started the WAL over since).
+            if restarts || before != nil { gate.restartPrepared() }
             return true
         case .waiting:
             gate.closeForCheckpoint()
             return false
         case .gaveUp:
-            if gaveUpNow {
+            if before != .gaveUp {
                 gate.restartPrepared()
                 logger.warning("clicks moved to disk add to a WAL that a reader kept from starting over", metadata: [
                     "wal_pages": "\(pages)", "waited": "\(Self.sliceWaitsAtMost)",
