@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 
 /// The id filter (`IdFilter`) kept in a file beside the id index between a clean close and the
@@ -117,23 +118,19 @@ struct SavedIdFilter {
         }
     }
 
-    /// A 64-bit checksum of the file's bytes (FNV-1a over 8-byte words, the tail byte by byte):
-    /// any damage to the words must make the file unusable, not a filter that misses keys.
+    /// The CRC-32 of the file's bytes (zlib's), fed in parts: any damage to the words must make
+    /// the file unusable, not a filter that misses keys.
     private struct Checksum {
-        private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+        private var crc: UInt = crc32_z(0, nil, 0)
+
+        /// Stored in the file's last 8 bytes.
+        var value: UInt64 { UInt64(crc) }
 
         mutating func add(_ bytes: [UInt8]) { bytes.withUnsafeBytes { add($0) } }
 
         mutating func add(_ bytes: UnsafeRawBufferPointer) {
-            var i = 0
-            while i + 8 <= bytes.count {
-                value = (value ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x0000_0100_0000_01b3
-                i += 8
-            }
-            while i < bytes.count {
-                value = (value ^ UInt64(bytes[i])) &* 0x0000_0100_0000_01b3
-                i += 1
-            }
+            guard let base = bytes.baseAddress else { return }
+            crc = crc32_z(crc, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         }
     }
 }
