@@ -208,7 +208,9 @@ import Testing
             if pacing {
                 // A resolve that arrives while a commit waits ends the wait (and joins it).
                 async let waiting = Self.timedPost(client, Self.clicks("d", 5))
-                try await Task.sleep(for: .milliseconds(150))
+                // Long enough for the commit to reach the pacer on two busy cores (150 ms fell
+                // short once in a full suite), short of the 1 s hold it must cut.
+                try await Task.sleep(for: .milliseconds(400))
                 let during = try await ResolveHTTPTests.resolve(
                     ["id": "install-2", "type": "install", "platform": "android", "ip": "198.51.100.8", "user_agent": SentEvent.personAgent], client)
                 #expect(during.status == .ok, "\(during.text)")
