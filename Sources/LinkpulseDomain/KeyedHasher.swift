@@ -30,7 +30,7 @@ public struct KeyedHasher: Sendable {
 
 /// A keyed HMAC state, copied for each message (the copy is a plain value; the key is never
 /// set up again).
-private struct KeyedHMAC: @unchecked Sendable {
+struct KeyedHMAC: @unchecked Sendable {
     // HMAC is a value type, but swift-crypto does not declare it Sendable; it is never mutated
     // here, only copied.
     let state: HMAC<SHA256>

@@ -50,6 +50,9 @@ public struct ServerSettings: Sendable {
     public var sealInterval: Duration
     /// When the ingest writer waits for the derived work (`--ingest-pacing`).
     public var ingestPacing: IngestPacingLimit
+    /// How often the daemon writes its keys' last uses and looks for keys created or revoked
+    /// elsewhere (another daemon, `linkpulse keys`).
+    public var keyRefreshInterval: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -61,8 +64,9 @@ public struct ServerSettings: Sendable {
         maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
         quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
         rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard,
-        sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10)
+        sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10), keyRefreshInterval: Duration = .seconds(1)
     ) {
+        self.keyRefreshInterval = keyRefreshInterval
         self.sealAge = sealAge
         self.sealInterval = sealInterval
         self.ingestPacing = ingestPacing
@@ -113,6 +117,8 @@ public enum IngestPacingLimit: Sendable, Equatable {
 public struct AppDependencies: Sendable {
     public var database: AppDatabase
     public var secrets: InstallationSecrets
+    /// The keys the daemon accepts (stored ones and those given by flag).
+    public var keys: AccessKeys
     public var queue: IngestQueue
     public var metrics: IngestMetrics
     /// Free disk space as the disk watch last saw it, and the floor ingest keeps.
@@ -123,8 +129,11 @@ public struct AppDependencies: Sendable {
     public var now: @Sendable () -> Int64
     public var logger: Logger
 
+    /// - Parameter configuredKeys: keys given by flag, by kind (used when `keys` is nil, which
+    ///   makes the table over the database's stored keys).
     public init(
-        database: AppDatabase, secrets: InstallationSecrets, queue: IngestQueue = IngestQueue(),
+        database: AppDatabase, secrets: InstallationSecrets, keys: AccessKeys? = nil, configuredKeys: [AccessKind: String] = [:],
+        queue: IngestQueue = IngestQueue(),
         metrics: IngestMetrics = IngestMetrics(), storage: StorageGuard = StorageGuard(),
         prometheus: PrometheusCollectorRegistry? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
@@ -133,6 +142,7 @@ public struct AppDependencies: Sendable {
         self.logger = logger
         self.database = database
         self.secrets = secrets
+        self.keys = keys ?? AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys, now: now)
         self.queue = queue
         self.metrics = metrics
         self.storage = storage
@@ -145,47 +155,73 @@ public struct AppDependencies: Sendable {
 ///
 /// - Parameter pacer: the ingest writer's pacer, when pacing is on: `/v1/admin/rollup` reports it.
 public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer: IngestPacer? = nil) -> Router<LinkpulseRequestContext> {
-    let router = Router(context: LinkpulseRequestContext.self)
     let ingest = IngestController(
         queue: deps.queue,
         validator: EventValidator(hasher: KeyedHasher(secret: deps.secrets.hashSecretBytes)),
-        ingestKey: deps.secrets.ingestKey,
         trustProxy: settings.trustProxy,
         metrics: deps.metrics,
         storage: deps.storage,
         now: deps.now
     )
-    ingest.addRoutes(to: router)
-    SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
     let answers = StoredAttributions(events: deps.database.events, attribution: deps.database.attribution)
-    ResolveController(ingest: ingest, answers: answers, rate: settings.resolveRate, burst: settings.resolveBurst).addRoutes(to: router)
-    AttributionController(
-        answers: answers, readKey: deps.secrets.readKey,
-        wait: .seconds(1)
-    ).addRoutes(to: router)
     let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, now: deps.now)
-    HealthController(events: deps.database.events, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
-        .addRoutes(to: router)
-    AdminController(
-        database: deps.database, readKey: deps.secrets.readKey, rollup: RollupJob(rollups: deps.database.rollups, logger: deps.logger),
-        freshness: freshness
-    ).addRoutes(to: router)
-    QuarantineController(readKey: deps.secrets.readKey) { [events = deps.database.events] in try await events.recentQuarantine(limit: $0) }
-        .addRoutes(to: router)
     let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
-    StatsController(stats: stats, readKey: deps.secrets.readKey).addRoutes(to: router)
-    ExportController(
-        exporter: CSVExporter(stats: stats, reader: deps.database.stats), stats: stats, ledger: deps.database.exportLedger,
-        directory: settings.exportDirectory, readKey: deps.secrets.readKey
-    ).addRoutes(to: router)
-    DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) })
-        .addRoutes(to: router)
-    OpenAPIController().addRoutes(to: router)
-    if let registry = deps.prometheus {
-        MetricsController(registry: registry, refresh: { _ = try? await freshness.read() }).addRoutes(to: router)
+    let routes = DaemonRoutes(
+        ingest: ingest, keys: deps.keys, answers: answers, attributionWait: .seconds(1),
+        stats: stats, exports: CSVExporter(stats: stats, reader: deps.database.stats), exportLedger: deps.database.exportLedger,
+        recentQuarantine: { [events = deps.database.events] in try await events.recentQuarantine(limit: $0) },
+        refreshGauges: { _ = try? await freshness.read() })
+    return routes.router(settings: settings, prometheus: deps.prometheus) { router, gates in
+        HealthController(events: deps.database.events, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
+            .addRoutes(to: router)
+        AdminController(database: deps.database, rollup: RollupJob(rollups: deps.database.rollups, logger: deps.logger), freshness: freshness)
+            .addRoutes(to: router.group().add(middleware: gates.read))
     }
-    router.add(middleware: MethodNotAllowedMiddleware())
-    return router
+}
+
+/// The routes both backends serve alike, each group behind the key middleware of the kind it
+/// needs; a backend adds its own health and admin routes through `router`'s closure.
+struct DaemonRoutes: Sendable {
+    let ingest: IngestController
+    let keys: AccessKeys
+    let answers: any AttributionAnswers
+    let attributionWait: Duration
+    let stats: StatsService
+    let exports: CSVExporter
+    let exportLedger: any ExportRecords
+    let recentQuarantine: @Sendable (Int) async throws -> [QuarantineRecord]
+    /// Brings the gauges read from the store up to date before a `/metrics` scrape.
+    let refreshGauges: @Sendable () async -> Void
+
+    func router(
+        settings: ServerSettings, prometheus: PrometheusCollectorRegistry?,
+        backendRoutes: (Router<LinkpulseRequestContext>, AccessGates) -> Void
+    ) -> Router<LinkpulseRequestContext> {
+        let router = Router(context: LinkpulseRequestContext.self)
+        let gates = AccessGates(keys: keys)
+        // Ingest: public keys that ship inside apps (CORS outside the key check).
+        ingest.addRoutes(to: router, access: gates.ingest)
+        SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router, keys: keys)
+        ResolveController(ingest: ingest, answers: answers, rate: settings.resolveRate, burst: settings.resolveBurst)
+            .addRoutes(to: router, access: gates.ingest)
+        // Read: stats, exports, attributions, the quarantine.
+        let read = router.group().add(middleware: gates.read)
+        AttributionController(answers: answers, wait: attributionWait).addRoutes(to: read)
+        QuarantineController(recent: recentQuarantine).addRoutes(to: read)
+        StatsController(stats: stats).addRoutes(to: read)
+        ExportController(exporter: exports, stats: stats, ledger: exportLedger, directory: settings.exportDirectory).addRoutes(to: read)
+        // Admin: the keys; and the key a request carries, for any kind.
+        KeysController(keys: keys).addRoutes(admin: router.group().add(middleware: gates.admin), anyKey: router.group().add(middleware: gates.anyKey))
+        backendRoutes(router, gates)
+        // Public: the dashboard's files, the API's description, metrics for a scraper.
+        DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
+        OpenAPIController().addRoutes(to: router)
+        if let prometheus {
+            MetricsController(registry: prometheus, refresh: refreshGauges).addRoutes(to: router)
+        }
+        router.add(middleware: MethodNotAllowedMiddleware())
+        return router
+    }
 }
 
 /// The whole daemon: HTTP plus its background services (the ingest writer, the id index job).
@@ -214,6 +250,7 @@ public func buildApplication(
             every: settings.retentionInterval, logger: logger),
         TimerService(job: RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
         TimerService(job: SealJob(database: deps.database, age: settings.sealAge, now: deps.now, logger: logger), every: settings.sealInterval, logger: logger),
+        TimerService(job: AsyncTickJob.accessKeys(deps.keys, logger: logger), every: settings.keyRefreshInterval, logger: logger),
     ]
     if let pacer {
         services.append(TimerService(
@@ -311,11 +348,10 @@ struct HealthController: Sendable {
     }
 }
 
-/// Operator endpoints, behind the read key. `GET /v1/admin/quarantine?limit=N` lists the
+/// Operator endpoints, behind a read key middleware. `GET /v1/admin/quarantine?limit=N` lists the
 /// newest rejected events with their reasons and (scrubbed) raw text.
 struct AdminController: Sendable {
     let database: AppDatabase
-    let readKey: String
     let rollup: RollupJob
     let freshness: RollupFreshness
 
@@ -323,10 +359,9 @@ struct AdminController: Sendable {
         var processed: Int
     }
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         // Runs a rollup pass now, off the cooperative threads, and answers when it is done.
         router.post("v1/admin/rollup") { request, _ -> Response in
-            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let job = rollup
             do {
                 let processed = try await job.runNow()
@@ -337,17 +372,15 @@ struct AdminController: Sendable {
         }
         // How far the stats are behind the stored events (also in /metrics).
         router.get("v1/admin/rollup") { request, _ -> Response in
-            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             guard let status = try? await freshness.read() else { return .databaseUnavailable }
             return .json(status, status: .ok)
         }
     }
 }
 
-/// `GET /v1/admin/quarantine?limit=N` (read key): the newest rejected events with their reasons
+/// `GET /v1/admin/quarantine?limit=N` (behind a read key middleware): the newest rejected events with their reasons
 /// and (scrubbed) raw text, from whichever store `recent` reads.
 struct QuarantineController: Sendable {
-    let readKey: String
     /// The newest quarantined events, newest first, at most the given number.
     let recent: @Sendable (Int) async throws -> [QuarantineRecord]
 
@@ -355,9 +388,8 @@ struct QuarantineController: Sendable {
         var events: [QuarantineRecord]
     }
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.get("v1/admin/quarantine") { request, _ -> Response in
-            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             let limitText = request.uri.queryParameters["limit"].map(String.init) ?? "100"
             guard let limit = Int(limitText), (1...1000).contains(limit) else {
                 return .error(.badRequest, code: "invalid_parameter", message: "`limit` must be a whole number from 1 to 1000.")
@@ -382,18 +414,6 @@ extension Response {
         .error(.badRequest, code: "invalid_parameter", message: error.message, parameter: error.parameter)
     }
 
-    /// The ingest endpoints' answer to a missing or wrong ingest key.
-    static var unauthorizedIngest: Response {
-        .error(
-            .unauthorized, code: "unauthorized",
-            message: "Missing or wrong ingest key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
-    }
-
-    static var unauthorizedRead: Response {
-        .error(
-            .unauthorized, code: "unauthorized",
-            message: "Missing or wrong read key. Send it as `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY` or `?key=KEY`.")
-    }
 }
 
 /// `GET /metrics`: Prometheus text exposition of every metric (no refs or campaigns as labels).

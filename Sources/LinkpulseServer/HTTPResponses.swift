@@ -9,6 +9,8 @@ struct ErrorResponse: Codable, Equatable {
         var message: String
         /// The query parameter at fault, for `invalid_parameter` (absent otherwise).
         var parameter: String? = nil
+        /// The body field at fault, for `invalid_field` (absent otherwise).
+        var field: String? = nil
     }
     var error: Detail
 }
@@ -26,14 +28,16 @@ extension Response {
 
     /// A request-level JSON error.
     static func error(
-        _ status: HTTPResponse.Status, code: String, message: String, parameter: String? = nil, headers: HTTPFields = [:]
+        _ status: HTTPResponse.Status, code: String, message: String, parameter: String? = nil, field: String? = nil, headers: HTTPFields = [:]
     ) -> Response {
-        .json(ErrorResponse(error: .init(code: code, message: message, parameter: parameter)), status: status, headers: headers)
+        .json(ErrorResponse(error: .init(code: code, message: message, parameter: parameter, field: field)), status: status, headers: headers)
     }
 }
 
-/// Where a request presented an access key: `Authorization: Bearer KEY`, `X-Linkpulse-Key: KEY`
-/// or `?key=KEY` (for `navigator.sendBeacon`, which cannot set headers), in that order.
+/// Where a request presented an access key: `Authorization: Bearer KEY`, the user name of
+/// `Authorization: Basic …` (Segment's SDKs send their write key so; the password is ignored),
+/// `X-Linkpulse-Key: KEY` or `?key=KEY` (for `navigator.sendBeacon`, which cannot set
+/// headers), in that order.
 enum AccessKey {
     static let headerName = HTTPField.Name("X-Linkpulse-Key")!
 
@@ -43,15 +47,14 @@ enum AccessKey {
             if parts.count == 2, parts[0].lowercased() == "bearer" {
                 return String(parts[1].drop { $0 == " " })
             }
+            if parts.count == 2, parts[0].lowercased() == "basic",
+               let decoded = Data(base64Encoded: String(parts[1].trimmingCharacters(in: .whitespaces))) {
+                let user = String(decoding: decoded, as: UTF8.self).prefix { $0 != ":" }
+                if !user.isEmpty { return String(user) }
+            }
         }
         if let key = request.headers[headerName] { return key }
         return request.uri.queryParameters["key"].map(String.init)
-    }
-
-    /// Whether the request carries `expected`, compared in constant time.
-    static func check(_ request: Request, expected: String) -> Bool {
-        guard let presented = presented(in: request) else { return false }
-        return constantTimeEquals(presented, expected)
     }
 }
 

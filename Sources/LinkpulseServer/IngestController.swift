@@ -51,13 +51,12 @@ struct StoreFailure: Error {
     }
 }
 
-/// `POST /v1/events`: authenticates with the ingest key, reads the body (gzip/deflate, JSON,
+/// `POST /v1/events` (behind an ingest key middleware): reads the body (gzip/deflate, JSON,
 /// array, `{"batch":[…]}`, NDJSON), validates each event on its own, hands valid and rejected
 /// events to the writer, and answers only once they are committed.
 struct IngestController: Sendable {
     let queue: IngestQueue
     let validator: EventValidator
-    let ingestKey: String
     let trustProxy: Bool
     let metrics: IngestMetrics
     /// Refuses work while the data directory's filesystem is short of space.
@@ -65,8 +64,9 @@ struct IngestController: Sendable {
     /// The current time in UTC milliseconds (a parameter so tests can pin it).
     let now: @Sendable () -> Int64
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
-        let group = router.group("v1/events").add(middleware: IngestCORSMiddleware())
+    /// The routes, CORS outside the key check (a refusal carries the CORS header too).
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>, access: AccessKeyMiddleware) {
+        let group = router.group("v1/events").add(middleware: IngestCORSMiddleware()).add(middleware: access)
         group.post(use: ingest)
         // Answered by the middleware; the route makes the path match for OPTIONS.
         group.on("", method: .options) { _, _ in Response(status: .noContent) }
@@ -74,7 +74,6 @@ struct IngestController: Sendable {
 
     @Sendable func ingest(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = now()
-        guard AccessKey.check(request, expected: ingestKey) else { return .unauthorizedIngest }
         let forwardedFor = forwardedAddresses(request)
         let facts = RequestFacts(
             receivedAtMs: receivedAt,

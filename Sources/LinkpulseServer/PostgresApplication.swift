@@ -22,32 +22,25 @@ import ServiceLifecycle
 /// the scheduled exports, into that daemon's
 /// `--export-dir`, and raw-event retention (`--retention-days`, between its rounds).
 public func buildPostgresApplication(
-    store: PostgresStore, secrets: InstallationSecrets, settings: ServerSettings,
+    store: PostgresStore, secrets: InstallationSecrets, keys: AccessKeys, settings: ServerSettings,
     queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,
     now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
     logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = Router(context: LinkpulseRequestContext.self)
     let ingest = IngestController(
-        queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes)), ingestKey: secrets.ingestKey,
+        queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes)),
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
-    ingest.addRoutes(to: router)
-    SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router)
-    ResolveController(ingest: ingest, answers: store, rate: settings.resolveRate, burst: settings.resolveBurst).addRoutes(to: router)
     let progress = DerivedFreshness(store: store, now: now)
-    PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
-    StatsController(stats: stats, readKey: secrets.readKey).addRoutes(to: router)
     let exporter = CSVExporter(stats: stats, reader: store.stats)
-    ExportController(exporter: exporter, stats: stats, ledger: store.exportLedger, directory: settings.exportDirectory, readKey: secrets.readKey)
-        .addRoutes(to: router)
-    AttributionController(answers: store, readKey: secrets.readKey, wait: .seconds(2)).addRoutes(to: router)
-    PostgresAdminController(store: store, freshness: progress, readKey: secrets.readKey).addRoutes(to: router)
-    QuarantineController(readKey: secrets.readKey) { [events = store.events] in try await events.recentQuarantine(limit: $0) }.addRoutes(to: router)
-    DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
-    OpenAPIController().addRoutes(to: router)
-    if let prometheus { MetricsController(registry: prometheus, refresh: { _ = try? await progress.read() }).addRoutes(to: router) }
-    router.add(middleware: MethodNotAllowedMiddleware())
+    let routes = DaemonRoutes(
+        ingest: ingest, keys: keys, answers: store, attributionWait: .seconds(2), stats: stats, exports: exporter,
+        exportLedger: store.exportLedger, recentQuarantine: { [events = store.events] in try await events.recentQuarantine(limit: $0) },
+        refreshGauges: { _ = try? await progress.read() })
+    let router = routes.router(settings: settings, prometheus: prometheus) { router, gates in
+        PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)
+        PostgresAdminController(store: store, freshness: progress).addRoutes(to: router.group().add(middleware: gates.read))
+    }
     if settings.rawEventRetention.deletes {
         // Never past a period a scheduled raw-event export has still to write.
         let eventJobs = settings.exportJobs.filter(\.exportsRawEvents).map(\.name)
@@ -66,6 +59,7 @@ public func buildPostgresApplication(
         TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
         TimerService(job: derivedWork, every: settings.rollupInterval, logger: logger),
         TimerService(job: MemoryWatchJob(database: nil), every: settings.diskWatchInterval, logger: logger),
+        TimerService(job: AsyncTickJob.accessKeys(keys, logger: logger), every: settings.keyRefreshInterval, logger: logger),
     ]
     if settings.quarantineRetentionDays > 0 {
         services.append(TimerService(
@@ -99,41 +93,33 @@ public func buildPostgresApplication(
 }
 
 extension InstallationSecrets {
-    /// The installation's keys and hashing secret as the PostgreSQL database holds them: the
-    /// first daemon to start stores the ones it generated, every later one takes those. Keys
-    /// given by flag or environment take precedence for this daemon and are not stored.
-    public static func loadOrCreate(store: PostgresStore, ingestKey: String?, readKey: String?, logger: Logger) async throws -> InstallationSecrets {
-        let generated = InstallationSecrets(
-            ingestKey: "lpi_" + randomHex(bytes: 16), readKey: "lpr_" + randomHex(bytes: 16), hashSecret: randomHex(bytes: 32))
-        let proposed = generated.storedValues
-        guard var stored = InstallationSecrets(storedValues: try await store.installationValues(proposing: proposed)) else {
+    /// The installation's hashing secret as the PostgreSQL database holds it: the first daemon
+    /// to start stores the one it generated, every later one takes it. Access keys an older
+    /// version kept there in clear come back in `keptInClear` (see `AccessKeys.prepare`, and
+    /// `PostgresStore.forgetInstallationValues` for their removal).
+    public static func loadOrCreate(store: PostgresStore, logger: Logger) async throws -> InstallationSecrets {
+        let proposed = InstallationSecrets(hashSecret: randomHex(bytes: 32))
+        guard let stored = InstallationSecrets(storedValues: try await store.installationValues(proposing: proposed.storedValues)) else {
             throw CocoaError(.coderValueNotFound)
         }
-        if stored == generated {
-            logger.notice(
-                "generated access keys; they are kept in the database",
-                metadata: [
-                    "ingest_key": .string(ingestKey == nil ? stored.ingestKey : "(given)"),
-                    "read_key": .string(readKey == nil ? stored.readKey : "(given)"),
-                ])
-        }
-        if let ingestKey, !ingestKey.isEmpty { stored.ingestKey = ingestKey }
-        if let readKey, !readKey.isEmpty { stored.readKey = readKey }
-        return stored
+        if stored.hashSecret == proposed.hashSecret { logger.info("generated the installation's hashing secret; it is kept in the database") }
+        let clear = try await store.installationValues(matching: Set(clearKeyNames.values))
+        return InstallationSecrets(hashSecret: stored.hashSecret, keptInClear: clearKeyNames.compactMapValues { clear[$0] })
     }
 
-    /// The keys and the secret as the PostgreSQL store keeps them (`lp_installation`), under
-    /// the names `secrets.json` gives them.
+    /// The installation values under which older versions kept the generated keys in clear.
+    public static let clearKeyNames: [AccessKind: String] = [.ingest: CodingKeys.ingestKey.rawValue, .read: CodingKeys.readKey.rawValue]
+
+    /// The hashing secret as the PostgreSQL store keeps it (`lp_installation`), under the name
+    /// `secrets.json` gives it.
     public var storedValues: [String: String] {
-        [CodingKeys.ingestKey.rawValue: ingestKey, CodingKeys.readKey.rawValue: readKey, CodingKeys.hashSecret.rawValue: hashSecret]
+        [CodingKeys.hashSecret.rawValue: hashSecret]
     }
 
-    /// The secrets `storedValues` gave, or nil when one is missing.
+    /// The secrets `storedValues` gave, or nil when the hashing secret is missing.
     public init?(storedValues values: [String: String]) {
-        guard let ingest = values[CodingKeys.ingestKey.rawValue], let read = values[CodingKeys.readKey.rawValue],
-              let secret = values[CodingKeys.hashSecret.rawValue]
-        else { return nil }
-        self.init(ingestKey: ingest, readKey: read, hashSecret: secret)
+        guard let secret = values[CodingKeys.hashSecret.rawValue] else { return nil }
+        self.init(hashSecret: secret)
     }
 }
 
@@ -207,11 +193,9 @@ struct PostgresHealthController: Sendable {
 struct PostgresAdminController: Sendable {
     let store: PostgresStore
     let freshness: DerivedFreshness
-    let readKey: String
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.post("v1/admin/rollup") { request, _ -> Response in
-            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             do {
                 let waiting = try await store.countStored(timeout: .seconds(60))
                 return .json(AdminController.RollupResponse(processed: Int(waiting)), status: .ok)
@@ -220,61 +204,9 @@ struct PostgresAdminController: Sendable {
             }
         }
         router.get("v1/admin/rollup") { request, _ -> Response in
-            guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
             guard let status = try? await freshness.read() else { return .databaseUnavailable }
             return .json(status, status: .ok)
         }
-    }
-}
-
-/// A timer job whose work is `async` (the PostgreSQL store's): each tick starts it unless the
-/// previous run is still going; `nudge` starts it now, or once more right after the run under
-/// way; `finish` waits for the one under way.
-struct AsyncTickJob: TimerJob {
-    let name: String
-    let work: @Sendable () async -> Void
-    private let running = MutexBox<(task: Task<Void, Never>?, again: Bool)>((nil, false))
-
-    init(name: String, work: @escaping @Sendable () async -> Void) {
-        self.name = name
-        self.work = work
-    }
-
-    func run() throws {
-        start(again: false)
-    }
-
-    /// Runs the work now, or right after the run under way when there is one (a run asked for
-    /// while one goes may have come too late for it: an event it had already read past).
-    func nudge() {
-        start(again: true)
-    }
-
-    private func start(again: Bool) {
-        running.update { state in
-            guard state.task == nil else {
-                state.again = state.again || again
-                return
-            }
-            state.task = Task { [work, running] in
-                while true {
-                    await work()
-                    let more = running.update { state -> Bool in
-                        guard state.again else {
-                            state.task = nil
-                            return false
-                        }
-                        state.again = false
-                        return true
-                    }
-                    if !more { return }
-                }
-            }
-        }
-    }
-
-    func finish() async {
-        await running.value.task?.value
     }
 }
 

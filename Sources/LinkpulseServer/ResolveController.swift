@@ -31,8 +31,8 @@ struct ResolveController: Sendable {
         self.attributionWait = attributionWait
     }
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
-        let group = router.group("v1/resolve").add(middleware: IngestCORSMiddleware())
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>, access: AccessKeyMiddleware) {
+        let group = router.group("v1/resolve").add(middleware: IngestCORSMiddleware()).add(middleware: access)
         group.post(use: resolve)
         // Answered by the middleware; the route makes the path match for OPTIONS.
         group.on("", method: .options) { _, _ in Response(status: .noContent) }
@@ -57,7 +57,6 @@ struct ResolveController: Sendable {
 
     @Sendable func resolve(_ request: Request, context: LinkpulseRequestContext) async -> Response {
         let receivedAt = ingest.now()
-        guard AccessKey.check(request, expected: ingest.ingestKey) else { return .unauthorizedIngest }
         let forwardedFor = ingest.forwardedAddresses(request)
         let client = ingest.clientIP(context: context, forwardedFor: forwardedFor)
         var wait: Int?
@@ -180,7 +179,6 @@ struct ResolveMetrics: Sendable {
 struct AttributionController: Sendable {
     /// The SQLite store's answers or the PostgreSQL store's.
     let answers: any AttributionAnswers
-    let readKey: String
     let wait: Duration
 
     /// The answer, with what only the read key may see: the matched click's whole `properties`.
@@ -201,12 +199,11 @@ struct AttributionController: Sendable {
         }
     }
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.get("v1/attributions/:id") { request, context in await read(request, context: context) }
     }
 
     func read(_ request: Request, context: LinkpulseRequestContext) async -> Response {
-        guard AccessKey.check(request, expected: readKey) else { return .unauthorizedRead }
         guard let id = context.parameters.get("id"), !id.isEmpty else {
             return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
         }

@@ -9,7 +9,7 @@ import NIOCore
 /// or RudderStack's) at Linkpulse: `POST /v1/batch`, `/v1/track`, `/v1/screen`, `/v1/page`,
 /// `/v1/identify`, `/v1/group`, `/v1/alias`, and the short paths the client SDKs post to.
 ///
-/// Authenticates with the write key (the ingest key) as HTTP Basic user name, as `writeKey` in
+/// Authenticates with the write key (an ingest key) as HTTP Basic user name, as `writeKey` in
 /// the body, or any way `/v1/events` accepts; maps link events through `SegmentMapping` and
 /// validates, quarantines and stores them exactly like `/v1/events`; accepts and counts every
 /// other message without storing it. Answers as the SDKs expect: `200 {"success":true}` once
@@ -31,19 +31,27 @@ struct SegmentController: Sendable {
     /// (`/v1/t`, `/v1/s`, `/v1/p`, `/v1/i`, `/v1/g`, `/v1/a`).
     static func paths(of type: SegmentMessageType) -> [String] { [type.rawValue, String(type.rawValue.prefix(1))] }
 
-    func addRoutes(to router: Router<LinkpulseRequestContext>) {
-        let group = router.group("v1").add(middleware: IngestCORSMiddleware())
+    /// The key check of these routes: an ingest key in the headers or query, else the body's
+    /// `writeKey` (checked by `handle` once the body is read), refused in Segment's shape.
+    static func gate(_ keys: AccessKeys) -> AccessKeyMiddleware {
+        AccessKeyMiddleware(keys: keys, needed: .ingest, keyMayBeInBody: true, refuse: { refusal, needed in Self.refusal(refusal, needed: needed) })
+    }
+
+    func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>, keys: AccessKeys) {
+        let gate = Self.gate(keys)
+        let group = router.group("v1").add(middleware: IngestCORSMiddleware()).add(middleware: gate)
         let endpoints = Self.batchPaths.map { ($0, SegmentMessageType?.none) }
             + SegmentMessageType.allCases.flatMap { type in Self.paths(of: type).map { ($0, Optional(type)) } }
         for (path, type) in endpoints {
-            group.post(RouterPath(path)) { request, context in await handle(request, context: context, endpoint: type) }
+            group.post(RouterPath(path)) { request, context in await handle(request, context: context, endpoint: type, gate: gate) }
             // Answered by the middleware; the route makes the path match for OPTIONS.
             group.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) }
         }
     }
 
     /// One request: `endpoint` is the type a single-message endpoint implies, nil for `/v1/batch`.
-    func handle(_ request: Request, context: LinkpulseRequestContext, endpoint: SegmentMessageType?) async -> Response {
+    /// `context.access` is set when the key came in the headers; else `gate` checks the body's.
+    func handle(_ request: Request, context: LinkpulseRequestContext, endpoint: SegmentMessageType?, gate: AccessKeyMiddleware) async -> Response {
         let receivedAt = ingest.now()
         var request = request
         let body: [UInt8]
@@ -51,7 +59,7 @@ struct SegmentController: Sendable {
         case .bytes(let bytes): body = bytes
         case .refused(let refusal):
             // Kept only from a sender whose key is in its headers (the body cannot be read for one).
-            if headerKeyMatches(request) {
+            if context.access != nil {
                 let forwardedFor = ingest.forwardedAddresses(request)
                 let facts = RequestFacts(
                     receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor), userAgent: nil)
@@ -63,10 +71,9 @@ struct SegmentController: Sendable {
         defer { ingest.queue.leave(bytes: body.count) }
         let (framing, read) = SegmentBody.read(body)
         let envelope = read?.envelope
-        guard headerKeyMatches(request) || envelope?.writeKey.map({ constantTimeEquals($0, ingest.ingestKey) }) == true else {
-            return Self.error(
-                .unauthorized, code: "unauthorized",
-                message: "Missing or wrong write key. Configure the SDK with the Linkpulse ingest key as its write key (HTTP Basic user name, empty password).")
+        if context.access == nil {
+            guard let writeKey = envelope?.writeKey else { return Self.refusal(.missing, needed: .ingest) }
+            if case .failure(let refusal) = gate.check(writeKey) { return Self.refusal(refusal, needed: .ingest) }
         }
 
         let forwardedFor = ingest.forwardedAddresses(request)
@@ -146,22 +153,17 @@ struct SegmentController: Sendable {
             body: .init(byteBuffer: ByteBuffer(string: #"{"success":true}"#)))
     }
 
-    /// The user name of `Authorization: Basic …` (Segment's write key; the password is empty).
-    /// Whether the request's headers carry the ingest key: as HTTP Basic user name (what the
-    /// SDKs send) or as `/v1/events` takes it.
-    func headerKeyMatches(_ request: Request) -> Bool {
-        Self.writeKey(in: request).map { constantTimeEquals($0, ingest.ingestKey) } == true
-            || AccessKey.check(request, expected: ingest.ingestKey)
-    }
-
-    static func writeKey(in request: Request) -> String? {
-        guard let authorization = request.headers[.authorization] else { return nil }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "basic",
-              let decoded = Data(base64Encoded: String(parts[1].trimmingCharacters(in: .whitespaces)))
-        else { return nil }
-        let credentials = String(decoding: decoded, as: UTF8.self)
-        return String(credentials.prefix { $0 != ":" })
+    /// A refused key in Segment's shape: the SDKs' own words for a missing or wrong write key,
+    /// the standard message for a key of another kind.
+    static func refusal(_ refusal: AccessRefusal, needed: AccessKind?) -> Response {
+        switch refusal {
+        case .missing, .unknown:
+            Self.error(
+                .unauthorized, code: "unauthorized",
+                message: "Missing, wrong or revoked write key. Configure the SDK with a Linkpulse ingest key as its write key (HTTP Basic user name, empty password).")
+        case .wrongKind:
+            Self.error(.forbidden, code: "forbidden", message: refusal.message(needed: needed))
+        }
     }
 
     /// A request-level error the SDKs can read (`code` and `message` at the top, as Segment

@@ -59,6 +59,71 @@ public struct TimerService: Service {
     }
 }
 
+/// A timer job whose work is `async` (the PostgreSQL store's, the access keys' refresh): each tick starts it unless the
+/// previous run is still going; `nudge` starts it now, or once more right after the run under
+/// way; `finish` waits for the one under way.
+struct AsyncTickJob: TimerJob {
+    let name: String
+    let work: @Sendable () async -> Void
+    private let running = MutexBox<(task: Task<Void, Never>?, again: Bool)>((nil, false))
+
+    init(name: String, work: @escaping @Sendable () async -> Void) {
+        self.name = name
+        self.work = work
+    }
+
+    func run() throws {
+        start(again: false)
+    }
+
+    /// Runs the work now, or right after the run under way when there is one (a run asked for
+    /// while one goes may have come too late for it: an event it had already read past).
+    func nudge() {
+        start(again: true)
+    }
+
+    private func start(again: Bool) {
+        running.update { state in
+            guard state.task == nil else {
+                state.again = state.again || again
+                return
+            }
+            state.task = Task { [work, running] in
+                while true {
+                    await work()
+                    let more = running.update { state -> Bool in
+                        guard state.again else {
+                            state.task = nil
+                            return false
+                        }
+                        state.again = false
+                        return true
+                    }
+                    if !more { return }
+                }
+            }
+        }
+    }
+
+    func finish() async {
+        await running.value.task?.value
+    }
+}
+
+extension AsyncTickJob {
+    /// Every `keyRefreshInterval` (1 s): the keys' last uses written, and the keys reloaded when
+    /// another daemon or `linkpulse keys` created or revoked one.
+    static func accessKeys(_ keys: AccessKeys, logger: Logger) -> AsyncTickJob {
+        AsyncTickJob(name: "access-keys") {
+            do {
+                try await keys.refresh()
+            } catch {
+                logger.warning("could not refresh the access keys; the ones loaded last stay in force", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
+
 /// A value behind a lock, for small bits of state shared with timer handlers.
 final class MutexBox<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>

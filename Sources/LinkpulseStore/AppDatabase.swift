@@ -29,7 +29,8 @@ public enum Durability: String, Sendable, CaseIterable {
 /// - `rollups` (`RollupStore`): the conversion counts (`linkpulse-rollups.sqlite`), written
 ///   by the rollup job;
 /// - `stats` (`StatsReader`): the reads behind every stats answer and raw-event export;
-/// - `exportLedger` (`ExportLedger`): the scheduled export periods done and files kept.
+/// - `exportLedger` (`ExportLedger`): the scheduled export periods done and files kept;
+/// - `accessKeys` (`AccessKeyLedger`): the access keys, as keyed hashes.
 ///
 /// Data flows one way: events → attribution → rollups → stats. This type opens the files in
 /// order, runs their migrations, ties each derived file to the events database (recomputing
@@ -56,6 +57,8 @@ public final class AppDatabase: IngestStore {
     public let stats: StatsReader
     /// Which scheduled export periods are done and which files are in place.
     public let exportLedger: ExportLedger
+    /// The access keys (their keyed hashes) an operator created.
+    public let accessKeys: AccessKeyLedger
     let queries: SQLQueries
     let logger: Logger
 
@@ -177,6 +180,7 @@ public final class AppDatabase: IngestStore {
         rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
         exportLedger = ExportLedger(pool: pool, queries: queries.export)
+        accessKeys = AccessKeyLedger(pool: pool, queries: queries.keys)
         try events.prepare(tailLimit: tailLimit, idFilter: idFilter)
         try attribution.prepareAttribution()
         try rollups.prepareRollups()

@@ -12,7 +12,7 @@ import Synchronization
 public final class EventStore: Sendable {
     /// The data directory the files live in.
     public let directory: URL
-    /// The events database: one writer (ingest, retention, the export ledger) and readers.
+    /// The events database: one writer (ingest, retention, the export ledger, the access keys) and readers.
     /// Its connections attach the id index ("ids"), the attribution ("attr") and the rollups
     /// ("agg"), so that the readers of answers join them in one snapshot.
     let pool: DatabasePool

@@ -30,6 +30,8 @@ struct SQLQueries: Sendable {
     let installation: InstallationQueries
     let export: ExportQueries
     let archive: ArchiveQueries
+    /// The access keys (`keys/`).
+    let keys: KeyQueries
 
     /// Migrations of the events database, in order: (name, SQL).
     let migrations: [(name: String, sql: String)]
@@ -157,6 +159,9 @@ struct SQLQueries: Sendable {
                 claim: try text("archive/claim.sql"),
                 blockOfSeq: try text("archive/block_of_seq.sql"),
                 deleteBlock: try text("archive/delete_block.sql")),
+            keys: KeyQueries(
+                list: try text("keys/list.sql"), version: try text("keys/version.sql"), byId: try text("keys/by_id.sql"),
+                insert: try text("keys/insert.sql"), revoke: try text("keys/revoke.sql"), recordUse: try text("keys/record_use.sql")),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"),
@@ -192,7 +197,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + installation.all + retention.ofEvents + [rollup.progress] {
+                    + export.all + keys.all + installation.all + retention.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -296,6 +301,13 @@ struct ExportQueries: Sendable {
     let eventsInTime, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile: String
 
     var all: [String] { [eventsInTime, eventsTail, jobLastPeriod, recordJobPeriod, insertFile, files, deleteFile] }
+}
+
+/// The access keys' statements (`keys/`), on the events database.
+struct KeyQueries: Sendable {
+    let list, version, byId, insert, revoke, recordUse: String
+
+    var all: [String] { [list, version, byId, insert, revoke, recordUse] }
 }
 
 /// Failures of the store that are not SQLite errors.

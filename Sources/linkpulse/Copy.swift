@@ -13,7 +13,7 @@ struct Copy: AsyncParsableCommand {
             --batch events: stopped, it goes on where it stopped when run again; run again after \
             the SQLite daemon stored more, it copies only those. The keys and the hashing secret \
             go first, so visitor ids stay the same: copy into a database no daemon has started on \
-            yet (one that holds other keys is refused). Then the copied events are attributed, \
+            yet (one that holds another hashing secret is refused). Then the copied events are attributed, \
             unless a daemon on the database already does that work. The export history (which \
             periods each scheduled job finished, which files it keeps) is copied too, so the jobs \
             go on after the last period they wrote: copy the export directory's files to the \
@@ -51,12 +51,14 @@ struct Copy: AsyncParsableCommand {
             try await Self.adoptKeys(secrets, into: store)
             let start = ContinuousClock.now
             let summary = try await InstallationCopy.copy(from: source, to: store, batch: batch, logger: logger)
+            // Keys an older version kept in clear in secrets.json, stored as keyed hashes here too.
+            try await AccessKeys(store: store.accessKeys, hashSecret: secrets.hashSecretBytes).adopt(secrets.keptInClear)
             var attributed = 0
             while case .led(let count, let counted) = try await store.derived.tick(), count + counted > 0 { attributed += count }
             print("""
                 copied \(summary.events) events into \(location) (through seq \(summary.throughSeq); \(summary.duplicates) were there \
                 already), \(summary.quarantined) quarantined, the records of \(summary.exportJobs) export jobs and \(summary.exportFiles) \
-                export files, and the keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
+                export files, and \(summary.accessKeys) stored keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
                 """)
         } catch {
             await store.close()
@@ -65,13 +67,13 @@ struct Copy: AsyncParsableCommand {
         await store.close()
     }
 
-    /// Stores the installation's keys and hashing secret in the database, or fails when it holds
-    /// others (its visitor ids would not match the copied events').
+    /// Stores the installation's hashing secret in the database, or fails when it holds another
+    /// (its visitor ids would not match the copied events', nor its keys' hashes).
     static func adoptKeys(_ secrets: InstallationSecrets, into store: PostgresStore) async throws {
         let stored = try await store.installationValues(proposing: secrets.storedValues)
         guard stored == secrets.storedValues else {
             throw ValidationError(
-                "\(store.location) already holds other keys or another hashing secret (a daemon started on it before the copy?): copy into a new, empty database.")
+                "\(store.location) already holds another hashing secret (a daemon started on it before the copy?): copy into a new, empty database.")
         }
     }
 }

@@ -39,7 +39,7 @@ struct Generate: AsyncParsableCommand {
 
     func run() async throws {
         let logger = storage.bootstrapLogging()
-        let secrets = try InstallationSecrets.loadOrCreate(directory: storage.dataURL, ingestKey: nil, readKey: nil, logger: logger)
+        let secrets = try InstallationSecrets.loadOrCreate(directory: storage.dataURL, logger: logger)
         let database = try AppDatabase(directory: storage.dataURL, pageCaches: .command, logger: logger)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let start = ContinuousClock.now

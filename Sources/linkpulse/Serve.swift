@@ -22,11 +22,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (LINKPULSE_PORT).")
     var port: Int = Environment.int("port") ?? 8080
 
-    @Option(help: "Ingest key; generated and kept in the data directory when not given (LINKPULSE_INGEST_KEY).")
+    @Option(help: "An ingest key this daemon accepts besides the stored ones (`linkpulse keys`); never stored (LINKPULSE_INGEST_KEY).")
     var ingestKey: String? = Environment.string("ingest-key")
 
-    @Option(help: "Read key; generated and kept in the data directory when not given (LINKPULSE_READ_KEY).")
+    @Option(help: "A read key this daemon accepts besides the stored ones; never stored (LINKPULSE_READ_KEY).")
     var readKey: String? = Environment.string("read-key")
+
+    @Option(help: "An admin key this daemon accepts besides the stored ones; never stored (LINKPULSE_ADMIN_KEY).")
+    var adminKey: String? = Environment.string("admin-key")
+
+    /// The keys given by flag, by kind.
+    var configuredKeys: [AccessKind: String] {
+        [.ingest: ingestKey, .read: readKey, .admin: adminKey].compactMapValues { $0.flatMap { $0.isEmpty ? nil : $0 } }
+    }
 
     @Option(help: "full: an acknowledged event survives power loss; normal: survives a crash of the process but maybe not of the machine (LINKPULSE_DURABILITY).")
     var durability: String = Environment.string("durability") ?? "full"
@@ -201,8 +209,7 @@ struct Serve: AsyncParsableCommand {
         let dataURL = demo ? storage.dataURL.appending(path: "demo") : storage.dataURL
         let claim = try DataDirectoryLock(directory: dataURL)
         defer { withExtendedLifetime(claim) {} }
-        let secrets = try InstallationSecrets.loadOrCreate(
-            directory: dataURL, ingestKey: ingestKey, readKey: readKey, logger: logger)
+        let secrets = try InstallationSecrets.loadOrCreate(directory: dataURL, logger: logger)
         let durability = Durability(rawValue: durability) ?? .full
         let database = try await AppDatabase.open(
             directory: dataURL, durability: durability, attributionWindowMs: attribution.windowMs, logger: logger)
@@ -210,9 +217,15 @@ struct Serve: AsyncParsableCommand {
             "database open",
             metadata: ["data_dir": "\(dataURL.path)", "durability": "\(durability.rawValue)"])
         if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, logger: logger) }
+        let keys = AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys)
+        try await keys.prepare(
+            keptInClear: secrets.keptInClear, forgetClearCopies: { try InstallationSecrets(hashSecret: secrets.hashSecret).save(directory: dataURL) },
+            logger: logger)
+        // The demo's dashboard link signs in with a read key made for it at each start.
+        let demoKey: String? = if demo { try await DemoData.dashboardKey(keys) } else { nil }
 
         let deps = AppDependencies(
-            database: database, secrets: secrets, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
+            database: database, secrets: InstallationSecrets(hashSecret: secrets.hashSecret), keys: keys, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
             storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard), prometheus: registry,
             logger: logger)
         let settings = try serverSettings(dataURL: dataURL, defaultRollupMs: 10_000)
@@ -226,11 +239,9 @@ struct Serve: AsyncParsableCommand {
                 "jobs": "\(settings.exportJobs.map(\.name).joined(separator: ","))", "dir": "\(settings.exportDirectory.path)",
             ])
         }
-        let readKey = secrets.readKey
         let host = self.host
-        let demo = self.demo
         let app = buildApplication(deps, settings: settings, logger: logger) { port in
-            guard demo else { return }
+            guard let readKey = demoKey else { return }
             let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             print("\nLinkpulse demo is running. Open the dashboard (the link signs you in):\n  http://\(shown):\(port)/dashboard/#key=\(readKey)\n")
             fflush(nil)  // all streams: stdout is fully buffered when redirected
@@ -274,11 +285,15 @@ extension Serve {
         let store = try await PostgresStore.open(
             location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000), attributionWindowMs: attribution.windowMs)
         do {
-            let secrets = try await InstallationSecrets.loadOrCreate(store: store, ingestKey: ingestKey, readKey: readKey, logger: logger)
+            let secrets = try await InstallationSecrets.loadOrCreate(store: store, logger: logger)
             logger.info("database open", metadata: ["database": "\(location)"])
+            let keys = AccessKeys(store: store.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys)
+            try await keys.prepare(
+                keptInClear: secrets.keptInClear,
+                forgetClearCopies: { try await store.forgetInstallationValues(Array(InstallationSecrets.clearKeyNames.values)) }, logger: logger)
             let settings = try serverSettings(dataURL: storage.dataURL, defaultRollupMs: 1_000)
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
-            try await buildPostgresApplication(store: store, secrets: secrets, settings: settings, queue: queue, prometheus: registry, logger: logger)
+            try await buildPostgresApplication(store: store, secrets: secrets, keys: keys, settings: settings, queue: queue, prometheus: registry, logger: logger)
                 .runService()
         } catch {
             await store.close()
@@ -308,6 +323,16 @@ enum DemoData {
         try await database.rollups.rollUpNow()
         print("Done in \(ContinuousClock.now - start).")
         fflush(nil)  // all streams: stdout is fully buffered when redirected
+    }
+
+    /// The key the demo's dashboard link carries: a read key made at this start, the one of the
+    /// start before revoked (the link is printed, so each start shows a new one).
+    static func dashboardKey(_ keys: AccessKeys) async throws -> String {
+        let name = "demo dashboard"
+        for old in try await keys.list() where old.name == name && old.revokedAtMs == nil {
+            _ = try await keys.revoke(id: old.id)
+        }
+        return try await keys.create(kind: .read, name: name).secret
     }
 }
 

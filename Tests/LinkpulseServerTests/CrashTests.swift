@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LinkpulseDomain
 import GRDB
 import LinkpulseStore
 import NIOCore
@@ -128,9 +129,9 @@ final class CurrentServer: Sendable {
     @Test func sigtermFinishesInFlightRequestsAndExitsZero() async throws {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-term-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
+        let key = try LiveHTTP.createKey(.ingest, in: data)
         let daemon = try DaemonProcess(data: data)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let key = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))["ingest_key"]!
         // Eight clients post one event after another; SIGTERM lands while requests are in flight,
         // once the daemon has acknowledged some (a loaded machine may take a while to get there).
         let firstAcks = AckCount()

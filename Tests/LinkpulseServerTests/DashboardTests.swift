@@ -173,14 +173,23 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             // Signed out: the sign-in form; a wrong key gets a message, not a blank page.
             try await browser.navigate("\(base)/dashboard/?range=7d&tz=UTC")
             try await browser.wait(for: "document.body.dataset.state === 'sign-in'")
-            try await browser.type("#key", TestInstallation.ingestKey)
+            try await browser.type("#key", "lpr_no_such_key")
             try await browser.click("#sign-in-form button[type=submit]")
             try await browser.wait(for: "!document.getElementById('sign-in-error').hidden")
             let message = try await browser.script("return document.getElementById('sign-in-error').textContent;") as? String ?? ""
-            #expect(message.contains("not accepted"))
+            #expect(message.contains("not accepted"), "\(message)")
+            // An ingest key is known, but may not read stats: the form says so.
+            try await browser.type("#key", TestInstallation.ingestKey)
+            try await browser.click("#sign-in-form button[type=submit]")
+            try await browser.wait(for: "document.getElementById('sign-in-error').textContent.includes('ingest key')")
+            #expect(try await browser.script("return document.body.dataset.state;") as? String == "sign-in")
             try await browser.type("#key", TestInstallation.readKey)
             try await browser.click("#sign-in-form button[type=submit]")
             var generation = try await Self.waitForRender(browser, after: 0)
+            // The header says which kind of key is signed in, and what it may do.
+            let badge = try await browser.script("const b = document.getElementById('key-kind'); return [b.hidden, b.textContent, b.title];") as? [Any] ?? []
+            #expect(badge.first as? Bool == false && (badge[1] as? String)?.hasPrefix("Read key") == true, "\(badge)")
+            #expect((badge.last as? String)?.contains("read stats") == true, "\(badge)")
 
             // Tiles and table equal the API.
             let summary = try await Self.api(client, "stats/summary", "", now: now)
@@ -263,7 +272,7 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             // Nothing in the console (no errors, no CSP violations, no warnings) but the network
             // log of the refused key's 401.
             let problems = try await browser.consoleEntries().filter { $0.level == "SEVERE" || $0.level == "WARNING" }
-            let refusedKey = "/v1/stats/summary?from=\(today)&to=\(today)&tz=UTC - Failed to load resource: the server responded with a status of 401"
+            let refusedKey = "/v1/key? - Failed to load resource: the server responded with a status of 401"
             #expect(!problems.filter { $0.message.contains(refusedKey) }.isEmpty)  // Chromium logs it once or twice
             #expect(problems.filter { !$0.message.contains(refusedKey) }.isEmpty, "\(problems)")
 

@@ -92,9 +92,8 @@ import Testing
         }
         let body = "[\(events.joined(separator: ","))]"
         #expect(body.utf8.count > 900_000 && body.utf8.count < IngestLimits.maxBodyBytes)
+        let key = try LiveHTTP.createKey(.ingest, in: installation.directory)
         let daemon = try DaemonProcess(dataDirectory: installation.directory)
-        let key = try JSONDecoder().decode(
-            [String: String].self, from: Data(contentsOf: installation.directory.appending(path: "secrets.json")))["ingest_key"]!
         // One connection for both requests: the second is read on the connection the first used.
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 1)
@@ -207,12 +206,17 @@ import Testing
             let query = try await client.execute(uri: "/v1/events?key=\(TestInstallation.ingestKey)", method: .post, body: body)
             #expect(query.status == .accepted)
 
-            for headers: HTTPFields in [[:], [.authorization: "Bearer wrong"], [.authorization: "Bearer \(TestInstallation.readKey)"], [.authorization: TestInstallation.ingestKey]] {
+            for headers: HTTPFields in [[:], [.authorization: "Bearer wrong"], [.authorization: TestInstallation.ingestKey]] {
                 let refused = try await client.execute(uri: "/v1/events", method: .post, headers: headers, body: body)
                 #expect(refused.status == .unauthorized)
                 #expect(refused.headers[.accessControlAllowOrigin] == "*")
                 #expect(try refused.decode(ErrorAnswer.self).error.code == "unauthorized")
             }
+            // A read key is known but of the wrong kind: 403, with CORS too.
+            let readKey = try await client.execute(uri: "/v1/events", method: .post, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: body)
+            #expect(readKey.status == .forbidden)
+            #expect(readKey.headers[.accessControlAllowOrigin] == "*")
+            #expect(try readKey.decode(ErrorAnswer.self).error.code == "forbidden")
         }
         #expect(try installation.count("SELECT count(*) FROM events") == 3)
         #expect(try installation.count("SELECT count(*) FROM quarantine") == 0)
@@ -272,7 +276,7 @@ import Testing
 
             _ = try await client.postEvents(#"[{"type":"teleport","ip":"203.0.113.7"}]"#)
             let refused = try await client.execute(uri: "/v1/admin/quarantine", method: .get, headers: [.authorization: "Bearer \(TestInstallation.ingestKey)"])
-            #expect(refused.status == .unauthorized)
+            #expect(refused.status == .forbidden)
             let listed = try await client.execute(uri: "/v1/admin/quarantine?limit=5", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"])
             #expect(listed.status == .ok)
             let text = String(buffer: listed.body)

@@ -27,9 +27,9 @@ import Testing
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-memory-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         let started = ContinuousClock.now
+        let keys = try LiveHTTP.keys(data)
         let daemon = try DaemonProcess(dataDirectory: data, arguments: ["--rollup-interval", "1s"])
         defer { daemon.kill9() }
-        let keys = try LiveHTTP.keys(data)
         let http = HTTPClient.shared
 
         // 30 clicks from 30 addresses, each with a ref (two index entries a click), over

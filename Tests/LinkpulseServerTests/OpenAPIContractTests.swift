@@ -5,7 +5,7 @@ import Testing
 
 /// The OpenAPI document against the real daemon: schemathesis (from PyPI, installed by
 /// `ops/install-deps.sh test`) generates requests for every operation from the document the
-/// daemon serves at `/openapi.json`, with both keys, and checks every answer against it.
+/// daemon serves at `/openapi.json`, with a key of each kind, and checks every answer against it.
 @Suite(.serialized) struct OpenAPIContractTests {
     static var repository: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -17,9 +17,9 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appending(path: "linkpulse-openapi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (ingestKey, readKey) = ("lpi_contract_ingest", "lpr_contract_read")
+        let (ingestKey, readKey, adminKey) = ("lpi_contract_ingest", "lpr_contract_read", "lpa_contract_admin")
         let daemon = try DaemonProcess(
-            dataDirectory: folder.appending(path: "data"), arguments: ["--ingest-key", ingestKey, "--read-key", readKey],
+            dataDirectory: folder.appending(path: "data"), arguments: ["--ingest-key", ingestKey, "--read-key", readKey, "--admin-key", adminKey],
             environment: ["LINKPULSE_LOG_LEVEL": "notice"])
         defer { daemon.kill9() }  // a failed expectation must not leave it running
         // The document the daemon serves is docs/openapi.yaml, read by a YAML parser of its own.
@@ -32,6 +32,8 @@ import Testing
             bearer = "\(ingestKey)"
             [auth.openapi.readKey]
             bearer = "\(readKey)"
+            [auth.openapi.adminKey]
+            bearer = "\(adminKey)"
             [auth.openapi.segmentWriteKey]
             username = "\(ingestKey)"
             password = ""

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import TestSupport
 import GRDB
+import LinkpulseDomain
 import LinkpulseStore
 import NIOCore
 import NIOHTTP1
@@ -31,10 +32,21 @@ enum LiveHTTP {
         return LiveAnswer(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"), body: String(buffer: bytes))
     }
 
-    /// The installation's keys, as the daemon wrote them into its data directory.
+    /// An ingest and a read key made with `linkpulse keys create` in the installation under
+    /// `directory` (before its daemon starts, so the daemon loads them at once).
     static func keys(_ directory: URL) throws -> (ingest: String, read: String) {
-        let secrets = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: directory.appending(path: "secrets.json")))
-        return (secrets["ingest_key"]!, secrets["read_key"]!)
+        (try createKey(.ingest, in: directory), try createKey(.read, in: directory))
+    }
+
+    /// A key of `kind` made with `linkpulse keys create` under `directory` (or `--database`
+    /// when `database` is given): the last line it prints.
+    static func createKey(_ kind: AccessKind, in directory: URL, database: String? = nil, name: String = "test") throws -> String {
+        let target = database.map { ["--database", $0] } ?? ["--data-dir", directory.path]
+        let created = try command(["keys", "create", "--kind", kind.rawValue, "--name", name] + target)
+        guard created.status == 0, let key = created.output.split(separator: "\n").last.map(String.init), key.hasPrefix(kind.prefix) else {
+            throw DaemonError.didNotStart("keys create failed: \(created.output)")
+        }
+        return key
     }
 
     /// Runs `linkpulse ARGS…` to its end; its exit status and output.
@@ -81,9 +93,9 @@ enum LiveHTTP {
         defer { try? FileManager.default.removeItem(at: root) }
         let (data, restored, file) = (root.appending(path: "data"), root.appending(path: "restored"), root.appending(path: "linkpulse.backup"))
         let http = HTTPClient.shared
+        let keys = try LiveHTTP.keys(data)
         let daemon = try DaemonProcess(data: data)
         defer { daemon.kill9() }  // a failed expectation must not leave it running
-        let keys = try LiveHTTP.keys(data)
 
         // Ingest runs throughout the backup, one batch after the other.
         let acked = Locked<[String]>([])
@@ -123,7 +135,7 @@ enum LiveHTTP {
         let missing = ackedBefore.filter { ids[$0] == nil }
         #expect(missing.isEmpty, "\(missing.count) acknowledged events missing, such as \(missing.prefix(3))")
         #expect(ids.values.allSatisfy { $0 == 1 })
-        #expect(try LiveHTTP.keys(restored) == keys, "the same keys and hashing secret")
+        #expect(try Data(contentsOf: restored.appending(path: "secrets.json")) == Data(contentsOf: data.appending(path: "secrets.json")), "the same hashing secret")
 
         // The restored installation rebuilds its derived state and counts every event once.
         let again = try DaemonProcess(data: restored)
@@ -246,10 +258,10 @@ struct SmallFilesystem {
         defer { filesystem.remove() }
         let data = filesystem.directory.appending(path: "data")
         let http = HTTPClient.shared
+        let keys = try LiveHTTP.keys(data)
         let daemon = try DaemonProcess(
             dataDirectory: data, arguments: ["--min-free-disk", "24MiB"], environment: ["LINKPULSE_LOG_LEVEL": "info"])
         defer { daemon.kill9() }  // a failed expectation must not leave it running
-        let keys = try LiveHTTP.keys(data)
         // About 4 MB above the floor: a few seconds of batches fill it.
         try filesystem.fill(leaving: 28 << 20, name: "filler")
 

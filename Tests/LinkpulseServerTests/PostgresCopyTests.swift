@@ -22,6 +22,13 @@ import Testing
         defer { try? FileManager.default.removeItem(at: data) }
         let generated = try LiveHTTP.command(["generate", "--data-dir", data.path, "--events", "6000", "--days", "3", "--refs", "40", "--seed", "7"])
         #expect(generated.status == 0, "\(generated.output)")
+        // Keys: one in use, one revoked, and one an older version kept in clear in secrets.json.
+        _ = try LiveHTTP.createKey(.ingest, in: data, name: "app")
+        _ = try LiveHTTP.createKey(.read, in: data, name: "old BI")
+        let secretsFile = data.appending(path: "secrets.json")
+        var secrets = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: secretsFile))
+        secrets["ingest_key"] = "lpi_kept_in_clear"
+        try JSONEncoder().encode(secrets).write(to: secretsFile)
         // Two rejected events, as the quarantine keeps them.
         let sqlite = try DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path, configuration: Self.readsEvents)
         try await sqlite.write { db in
@@ -33,6 +40,7 @@ import Testing
             // The export history: a job with one file kept, another whose files retention removed.
             try db.execute(sql: "INSERT INTO export_jobs VALUES ('daily', 1795219200000, 1795305600000, 1795306200000), ('hourly', 1795302000000, 1795305600000, 1795305900000)")
             try db.execute(sql: "INSERT INTO export_files VALUES ('daily_2026-11-20.csv', 'daily', 1795219200000, 1795305600000, '2026-11-20', 12, 345, 1795306200000)")
+            try db.execute(sql: "UPDATE access_keys SET revoked_at_ms = 1795306200000 WHERE name = 'old BI'")
         }
         let (cluster, url, name) = try PostgresDaemonTests.database("copy")
         var logger = Logger(label: "test")
@@ -79,9 +87,15 @@ import Testing
         #expect(try await store.exportLedger.lastExportedPeriod(job: "daily")! == (1_795_219_200_000, 1_795_305_600_000))
         #expect(try await store.exportLedger.lastExportedPeriod(job: "hourly")! == (1_795_302_000_000, 1_795_305_600_000))
 
-        let secrets = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))
-        let keys = try cluster.psql("SELECT key || '=' || value FROM lp_installation WHERE key IN ('ingest_key', 'read_key', 'hash_secret') ORDER BY key", database: name)
-        #expect(keys.split(separator: "\n") == ["hash_secret=\(secrets["hash_secret"]!)", "ingest_key=\(secrets["ingest_key"]!)", "read_key=\(secrets["read_key"]!)"])
+        let values = try cluster.psql("SELECT key || '=' || value FROM lp_installation WHERE key IN ('ingest_key', 'read_key', 'hash_secret') ORDER BY key", database: name)
+        #expect(values.split(separator: "\n") == ["hash_secret=\(secrets["hash_secret"]!)"], "the hashing secret, and no key in clear")
+        let keys = try cluster.psql("SELECT name || '=' || kind || '=' || coalesce(revoked_at_ms::text, '-') FROM lp_access_keys ORDER BY name", database: name)
+        #expect(keys.split(separator: "\n") == ["app=ingest=-", "ingest key of before=ingest=-", "old BI=read=1795306200000"], "the stored keys as they stand")
+        let digests = try await DatabaseQueue(path: data.appending(path: "linkpulse.sqlite").path, configuration: Self.readsEvents).read { db in
+            try String.fetchAll(db, sql: "SELECT digest FROM access_keys ORDER BY name")
+        }
+        let copiedDigests = try cluster.psql("SELECT digest FROM lp_access_keys WHERE name <> 'ingest key of before' ORDER BY name", database: name)
+        #expect(copiedDigests.split(separator: "\n").map(String.init) == digests, "the same hashes: the same secrets work")
 
         // Attribution on PostgreSQL reaches SQLite's answers (compared by event id).
         let sqliteAnswers = try await DatabaseQueue(path: data.appending(path: "linkpulse-attribution.sqlite").path, configuration: Self.readsEvents).read { db in
@@ -101,9 +115,9 @@ import Testing
         // Into a database that holds other keys, a copy is refused before it copies anything.
         let (_, otherURL, _) = try PostgresDaemonTests.database("copy_refused")
         let other = try await PostgresStore.open(try PostgresLocation(url: otherURL), logger: logger, nowMs: 0, connectTimeout: .seconds(180))
-        _ = try await other.installationValues(proposing: ["ingest_key": "lpi_x", "read_key": "lpr_x", "hash_secret": "00"])
+        _ = try await other.installationValues(proposing: ["hash_secret": "00"])
         let refused = try LiveHTTP.command(["copy", "--from", data.path, "--to", otherURL])
-        #expect(refused.status != 0 && refused.output.contains("already holds other keys"), "\(refused.output)")
+        #expect(refused.status != 0 && refused.output.contains("already holds another hashing secret"), "\(refused.output)")
         #expect(try await other.events.events(afterSeq: 0, limit: 1).isEmpty)
         await other.close()
         await store.close()
@@ -118,10 +132,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: data) }
         let generated = try LiveHTTP.command(["generate", "--data-dir", data.path, "--events", "5000", "--days", "3", "--refs", "30", "--seed", "9"])
         #expect(generated.status == 0, "\(generated.output)")
+        // A read key of the SQLite installation, which the copy carries to PostgreSQL.
+        let readKey = try LiveHTTP.keys(data).read
         let (_, url, _) = try PostgresDaemonTests.database("copy_stats")
         let copy = try LiveHTTP.command(["copy", "--from", data.path, "--to", url])
         #expect(copy.status == 0, "\(copy.output)")
-        let readKey = try LiveHTTP.keys(data).read
         let sqlite = try DaemonProcess(dataDirectory: data)
         let (a, b, directories) = try PostgresDaemonTests.twoDaemons(url)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)

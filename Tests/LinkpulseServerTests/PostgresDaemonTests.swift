@@ -38,6 +38,10 @@ import Testing
 
     @Test func theSameIdsSentToTwoDaemonsAtOnceAreStoredOnceUnderOneKeyAndOneVisitorId() async throws {
         let (cluster, url, name) = try Self.database("two_daemons")
+        // Keys made with `linkpulse keys create` on the database, stored once for both daemons.
+        let nowhere = FileManager.default.temporaryDirectory
+        let key = try LiveHTTP.createKey(.ingest, in: nowhere, database: url)
+        let readKey = try LiveHTTP.createKey(.read, in: nowhere, database: url)
         let (a, b, data) = try Self.twoDaemons(url)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         defer {
@@ -45,9 +49,8 @@ import Testing
             _ = b.terminate()
             for directory in data { try? FileManager.default.removeItem(at: directory) }
         }
-        let key = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'ingest_key'", database: name)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(key.hasPrefix("lpi_"), "the first daemon stored its generated key")
+        let storedKeys = try cluster.psql("SELECT count(*) || '|' || count(DISTINCT digest) FROM lp_access_keys", database: name)
+        #expect(storedKeys.trimmingCharacters(in: .whitespacesAndNewlines) == "2|2", "both keys stored once, as hashes")
 
         var accepted = 0
         var duplicates = 0
@@ -78,7 +81,6 @@ import Testing
         // A rejected event, kept in quarantine, is listed by either daemon.
         let rejected = try await LiveHTTP.send(http, "\(a.baseURL)/v1/events", key: key, body: #"{"id":"bad-1","type":"teleport"}"#)
         #expect(rejected.status == 400)
-        let readKey = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'read_key'", database: name).trimmingCharacters(in: .whitespacesAndNewlines)
         let quarantine = try await LiveHTTP.send(http, "\(b.baseURL)/v1/admin/quarantine?limit=5", method: .GET, key: readKey)
         #expect(quarantine.status == 200 && quarantine.body.contains("teleport") && quarantine.body.contains("invalid_value"), "\(quarantine.body)")
 
@@ -129,9 +131,10 @@ import Testing
     /// SIGKILL while events keep coming; the other takes over, and in the end every event is
     /// attributed once, exactly as one replay of all of them decides.
     @Test func whenTheAttributingDaemonIsKilledTheOtherTakesOverAndTheAnswersAreExact() async throws {
-        let (cluster, url, name) = try Self.database("takeover")
+        let (_, url, _) = try Self.database("takeover")
         let key = "lpi_test_takeover"
-        let (a, b, data) = try Self.twoDaemons(url, key: key)
+        let readKey = "lpr_test_takeover"
+        let (a, b, data) = try Self.twoDaemons(url, key: key, extra: ["--read-key", readKey])
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         var logger = Logger(label: "test")
         logger.logLevel = .error
@@ -175,8 +178,6 @@ import Testing
         #expect(DaemonProcess.read(other.logFile).contains("now does the derived work"), "the other daemon took over")
 
         // And the stats count every event once: the rollups of both leaders add up to the events.
-        let readKey = try cluster.psql("SELECT value FROM lp_installation WHERE key = 'read_key'", database: name)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
         let counted = try await LiveHTTP.send(http, "\(other.baseURL)/v1/admin/rollup", method: .POST, key: readKey)
         #expect(counted.status == 200, "\(counted.body)")
         let day: Int64 = 86_400_000

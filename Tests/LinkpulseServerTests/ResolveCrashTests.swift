@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LinkpulseDomain
 import NIOCore
 import Testing
 
@@ -15,8 +16,8 @@ import Testing
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-resolve-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let key = try LiveHTTP.createKey(.ingest, in: data)
         var daemon = try DaemonProcess(data: data)
-        let key = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))["ingest_key"]!
         let agent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36"
         let click = try await Self.post(http, daemon.baseURL + "/v1/events", key: key, #"""
             {"id":"crash-click","type":"click","ref":"k9","campaign":"crash","platform":"android","user_agent":"\#(agent)",

@@ -217,8 +217,9 @@ extension RetentionTests {
         let copy = try AppDatabase(directory: restored, logger: installation.logger)
         defer { try? copy.close() }
         #expect(copy.events.rawHorizonMs == Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
-        var deps = AppDependencies(database: copy, secrets: TestInstallation.secrets, queue: IngestQueue(capacity: 1_000))
-        deps.now = { clock.withLock { $0 } }
+        let deps = AppDependencies(
+            database: copy, secrets: TestInstallation.secrets, configuredKeys: TestInstallation.configuredKeys, queue: IngestQueue(capacity: 1_000),
+            now: { clock.withLock { $0 } })
         try await buildApplication(deps, settings: ServerSettings(port: 0, rollupInterval: .seconds(3600)), logger: installation.logger)
             .test(.router) { client in
                 let answers = try await wholeDayAnswers(client)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LinkpulseDomain
 import TestSupport
 import GRDB
 import LinkpulseStore
@@ -53,10 +54,9 @@ import Testing
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let config = data.appending(path: "segment.json")
         try Data(#"{"link_domains":["go.example.com"]}"#.utf8).write(to: config)
+        let (ingestKey, readKey) = try LiveHTTP.keys(data)
         let daemon = try DaemonProcess(dataDirectory: data, arguments: ["--segment-config", config.path])
         defer { _ = daemon.terminate() }
-        let keys = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: data.appending(path: "secrets.json")))
-        let (ingestKey, readKey) = (keys["ingest_key"]!, keys["read_key"]!)
 
         // Segment's SDK sends everything twice (the same message ids: a retried batch);
         // RudderStack's gzips its batches; a wrong write key is refused, not retried.

@@ -14,13 +14,15 @@ import Testing
         let installation = try TestInstallation()
         defer { installation.remove() }
         try await installation.application().test(.router) { client in
-            for headers: HTTPFields in [[:], [.authorization: "Bearer \(TestInstallation.ingestKey)"]] {
+            // No key: 401; an ingest key (known, of the wrong kind): 403.
+            let cases: [(HTTPFields, HTTPResponse.Status)] = [([:], .unauthorized), ([.authorization: "Bearer \(TestInstallation.ingestKey)"], .forbidden)]
+            for (headers, status) in cases {
                 for path in ["/v1/stats/summary", "/v1/stats/breakdown?by=ref", "/v1/stats/timeseries"] {
                     let response = try await client.execute(uri: path, method: .get, headers: headers, body: nil)
-                    #expect(response.status == .unauthorized)
+                    #expect(response.status == status)
                 }
                 let rollup = try await client.execute(uri: "/v1/admin/rollup", method: .post, headers: headers, body: nil)
-                #expect(rollup.status == .unauthorized)
+                #expect(rollup.status == status)
             }
             let viaQuery = try await client.execute(uri: "/v1/stats/summary?key=\(TestInstallation.readKey)", method: .get, body: nil)
             #expect(viaQuery.status == .ok)

@@ -71,8 +71,10 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 let apps = stores.enumerated().map { index, store in
                     var settings = settings
                     perDaemon?(&settings, index)
+                    let keys = AccessKeys(
+                        store: store.accessKeys, hashSecret: TestInstallation.secrets.hashSecretBytes, configured: TestInstallation.configuredKeys)
                     return buildPostgresApplication(
-                        store: store, secrets: TestInstallation.secrets, settings: settings, queue: IngestQueue(capacity: 50_000),
+                        store: store, secrets: TestInstallation.secrets, keys: keys, settings: settings, queue: IngestQueue(capacity: 50_000),
                         prometheus: nil, now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger)
                 }
                 let store = stores[0]

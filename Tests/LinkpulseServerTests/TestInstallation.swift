@@ -13,8 +13,10 @@ import NIOCore
 struct TestInstallation {
     static let ingestKey = "lpi_test_ingest_key"
     static let readKey = "lpr_test_read_key"
-    static let secrets = InstallationSecrets(
-        ingestKey: ingestKey, readKey: readKey, hashSecret: String(repeating: "ab", count: 32))
+    static let adminKey = "lpa_test_admin_key"
+    /// The keys every test daemon takes, as if given by flag.
+    static let configuredKeys: [AccessKind: String] = [.ingest: ingestKey, .read: readKey, .admin: adminKey]
+    static let secrets = InstallationSecrets(hashSecret: String(repeating: "ab", count: 32))
 
     let directory: URL
     let database: AppDatabase
@@ -31,9 +33,9 @@ struct TestInstallation {
     var hasher: KeyedHasher { KeyedHasher(secret: Self.secrets.hashSecretBytes) }
 
     func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil) -> AppDependencies {
-        var deps = AppDependencies(database: database, secrets: Self.secrets, queue: IngestQueue(capacity: queueCapacity))
-        if let now { deps.now = now }
-        return deps
+        AppDependencies(
+            database: database, secrets: Self.secrets, configuredKeys: Self.configuredKeys, queue: IngestQueue(capacity: queueCapacity),
+            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
     }
 
     /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a

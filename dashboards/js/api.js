@@ -1,4 +1,4 @@
-// The stats API, with the read key as a bearer token. Errors carry the server's message.
+// The API, with the signed-in read or admin key as a bearer token. Errors carry the server's message.
 
 const KEY_STORAGE = 'linkpulse.readKey';
 

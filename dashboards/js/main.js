@@ -32,26 +32,71 @@ function showSignIn(message) {
   document.body.dataset.state = 'sign-in';
 }
 
+/** Why a key cannot sign in, or null when it can (a read or admin key). */
+function refusal(current) {
+  if (current.kind === 'ingest') {
+    return 'That is an ingest key: it sends events but cannot read stats. Sign in with a read or admin key.';
+  }
+  return null;
+}
+
+/** Shows which key is signed in and what it may do, in the header. */
+function showKey(current) {
+  const badge = byId('key-kind');
+  badge.textContent = `${current.kind === 'admin' ? 'Admin' : 'Read'} key · ${current.name}`;
+  badge.title = `This key may ${current.may}.`;
+  badge.hidden = false;
+  document.body.dataset.keyKind = current.kind;
+}
+
 async function signIn(event) {
   event.preventDefault();
   const key = byId('key').value.trim();
   const error = byId('sign-in-error');
+  let current;
   try {
-    await request('stats/summary', { from: todayIn('UTC'), to: todayIn('UTC'), tz: 'UTC' }, key);
+    current = await getJSON('key', {}, key);
   } catch (failure) {
     error.hidden = false;
     error.textContent = failure.status === 401
-      ? 'That key was not accepted. Use the read key (read_key in data/secrets.json), not the ingest key.'
+      ? 'That key was not accepted: it is unknown or revoked. Sign in with a read or admin key (`linkpulse keys create --kind read --name dashboard` makes one).'
       : failure.message;
+    return;
+  }
+  const why = refusal(current);
+  if (why) {
+    error.hidden = false;
+    error.textContent = why;
     return;
   }
   storeKey(key);
   byId('key').value = '';
+  showKey(current);
   showDashboard();
+}
+
+/** At start: checks the stored key and shows what it may do, or asks for another. */
+async function resume() {
+  try {
+    const current = await getJSON('key', {});
+    const why = refusal(current);
+    if (why) throw new ApiError(403, why);
+    showKey(current);
+    showDashboard();
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      forgetKey();
+      showSignIn(error.status === 401 ? 'The stored key is no longer accepted (revoked?). Sign in with a read or admin key.' : error.message);
+      return;
+    }
+    showDashboard();
+  }
 }
 
 function signOut() {
   forgetKey();
+  byId('key-kind').hidden = true;
+  delete document.body.dataset.keyKind;
   showSignIn();
 }
 
@@ -167,9 +212,9 @@ async function load() {
     markRendered();
   } catch (error) {
     if (current !== generation) return;
-    if (error instanceof ApiError && error.status === 401) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
       forgetKey();
-      showSignIn('The stored key is no longer accepted. Sign in with the read key.');
+      showSignIn('The stored key is no longer accepted (revoked?). Sign in with a read or admin key.');
       return;
     }
     setStatus('error', error.message, true);
@@ -316,7 +361,7 @@ function start() {
   chart = new Chart(byId('chart'), byId('legend'));
   setUpControls();
   history.replaceState(null, '', formatState(state));
-  if (storedKey()) showDashboard(); else showSignIn();
+  if (storedKey()) resume(); else showSignIn();
 }
 
 start();

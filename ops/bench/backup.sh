@@ -38,7 +38,6 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
   $BIN generate --data-dir "$DATA" --events "$EVENTS" --days 90 --refs 10000 --campaigns 100 >/dev/null
 fi
 bench_serve $PORT --rollup-interval 10s
-INGEST_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
 STORED=$(bench_stored_events "$DATA/linkpulse.sqlite")
 echo "== installation: $STORED events, events database $(du -m "$DATA/linkpulse.sqlite" | cut -f1) MB"
 
@@ -66,11 +65,11 @@ T=$(now)
 $BIN restore "$WORK/linkpulse.backup" --data-dir "$WORK/restored" > /dev/null
 echo "   restore: $(since "$T") s"
 T=$(now)
-$BIN serve --data-dir "$WORK/restored" --port $PORT --log-level warning --rollup-interval 10s &
+$BIN serve --data-dir "$WORK/restored" --port $PORT --log-level warning --rollup-interval 10s --read-key "$READ_KEY" &
 LP_PID=$!
 for _ in $(seq 6000); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 echo "   restored daemon answering after $(since "$T") s (the id index rebuilt)"
-RK=$(python3 -c "import json;print(json.load(open('$WORK/restored/secrets.json'))['read_key'])")
+RK=$READ_KEY
 while true; do
   STATUS=$(curl -sf "http://127.0.0.1:$PORT/v1/admin/rollup" -H "Authorization: Bearer $RK" || echo '{}')
   python3 -c "import json,sys; s=json.loads(sys.argv[1] or '{}'); sys.exit(0 if s.get('backlog_events') == 0 and s.get('stored_through_seq', 0) > 0 else 1)" "$STATUS" && break

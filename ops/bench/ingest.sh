@@ -90,6 +90,19 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 
+# The key the load sends: a stored key made beside the running daemon when the build has them
+# (`linkpulse keys`: a request's key is then looked up and its use noted, as in production),
+# else the flag's key (builds from before stored keys).
+RUN_KEY=$KEY
+if "$BIN" keys --help >/dev/null 2>&1; then
+  RUN_KEY=$("$BIN" keys create --kind ingest --name bench --data-dir "$WORK/data" --log-level warning | tail -1)
+  for _ in $(seq 1 100); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RUN_KEY" "http://127.0.0.1:$LP_PORT/v1/key")" = 200 ] && break
+    sleep 0.05
+  done
+fi
+echo "$NAME: the load sends $([ "$RUN_KEY" = "$KEY" ] && echo "the --ingest-key flag's key" || echo "a stored key (linkpulse keys create)")" >&2
+
 # Resident memory of the daemon, sampled every 100 ms (one line a sample, in KiB: resident,
 # then its anonymous and file-backed parts).
 ( while kill -0 $LP_PID 2>/dev/null; do
@@ -112,7 +125,7 @@ if [ "$PREFILL" -gt 0 ]; then
   echo "prefilling $PREFILL events through the API..." >&2
   start=$(date +%s)
   while [ "$(stored)" -lt "$PREFILL" ]; do
-    BATCH=1000 KEY=$KEY wrk -t2 -c16 -d20s -s ops/bench/events.lua "http://127.0.0.1:$LP_PORT/v1/events" >/dev/null
+    BATCH=1000 KEY=$RUN_KEY wrk -t2 -c16 -d20s -s ops/bench/events.lua "http://127.0.0.1:$LP_PORT/v1/events" >/dev/null
   done
   echo "prefilled $(stored) events in $(( $(date +%s) - start )) s; waiting for the id index to catch up" >&2
   sleep 5
@@ -125,7 +138,7 @@ run() {  # name url batch connections (defined once; used by every measure)
   local line
   kill -0 $LP_PID 2>/dev/null || { echo "linkpulse died:" >&2; cat "$WORK/linkpulse.log" >&2; exit 1; }
   local threads=2; [ "$4" -lt 2 ] && threads=1
-  line=$(BATCH=$3 KEY=$KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
+  line=$(BATCH=$3 KEY=$RUN_KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
   echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
 }
 

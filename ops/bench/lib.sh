@@ -39,6 +39,10 @@ bench_need_wrk() {
   $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
 }
 
+# The keys every bench daemon takes by flag (see bench_serve).
+INGEST_KEY=${INGEST_KEY:-lpi_bench_ingest_key}
+READ_KEY=${READ_KEY:-lpr_bench_read_key}
+
 bench_cleanup() {
   [ -n "$LP_PID" ] && kill "$LP_PID" 2>/dev/null && wait "$LP_PID" 2>/dev/null || true
   [ -z "$KEEP" ] && rm -rf "$DATA"
@@ -48,7 +52,8 @@ bench_cleanup() {
 
 # bench_serve PORT [ARGS...]: starts `linkpulse serve` on DATA (with ARGS, then the words of
 # LP_SERVE_ARGS when set, e.g. LP_SERVE_ARGS="--log-level debug"), waits until it answers,
-# sets LP_PID and READ_KEY.
+# sets LP_PID. The daemon takes the bench's keys by flag (INGEST_KEY, READ_KEY), which every
+# build a bench compares accepts.
 bench_serve() {
   local port=$1; shift
   # A daemon left by an earlier run would answer in this one's place (and hold DATA's lock).
@@ -57,10 +62,10 @@ bench_serve() {
     exit 1
   fi
   # shellcheck disable=SC2086
-  $BIN serve --data-dir "$DATA" --port "$port" --log-level warning "$@" ${LP_SERVE_ARGS:-} &
+  $BIN serve --data-dir "$DATA" --port "$port" --log-level warning --ingest-key "$INGEST_KEY" --read-key "$READ_KEY" \
+    "$@" ${LP_SERVE_ARGS:-} &
   LP_PID=$!
   for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.5; done
-  READ_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['read_key'])")
 }
 
 # bench_batched_rate FILE: events a second of a wrk run of 100-event batches, from the RESULT

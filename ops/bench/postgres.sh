@@ -71,7 +71,7 @@ psql_lp() { as_pg "$PGBIN/psql" -X -q -A -t -h 127.0.0.1 -p $PG_PORT -U linkpuls
 # start_daemon PORT ARGS…: starts a daemon and waits for /healthz.
 start_daemon() {
   local port=$1; shift
-  LINKPULSE_LOG_LEVEL=warning "$BIN" serve --port "$port" --ingest-key $KEY "$@" > "$WORK/daemon-$port.log" 2>&1 &
+  LINKPULSE_LOG_LEVEL=warning "$BIN" serve --port "$port" --ingest-key $KEY --read-key lpr_bench_read_key "$@" > "$WORK/daemon-$port.log" 2>&1 &
   local pid=$!
   PIDS+=("$pid")
   for _ in $(seq 1 600); do
@@ -192,7 +192,7 @@ if [ "$STATS_EVENTS" -gt 0 ]; then
   start=$(date +%s.%N)
   LINKPULSE_LOG_LEVEL=warning "$BIN" copy --from "$WORK/gen" --to "$url" > "$WORK/copy.out"
   copy_s=$(echo "$(date +%s.%N) - $start" | bc)
-  READ_KEY=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['read_key'])" "$WORK/gen/secrets.json")
+  READ_KEY=lpr_bench_read_key
   to=$(date -u -d tomorrow +%F); from=$(date -u -d "90 days ago" +%F)
   paths=("/v1/stats/summary?from=$from&to=$to&tz=UTC" "/v1/stats/breakdown?from=$from&to=$to&by=ref&limit=50&tz=UTC"
          "/v1/stats/timeseries?from=$from&to=$to&interval=day&tz=UTC" "/v1/stats/summary?from=$(date -u -d '1 day ago' +%F)&to=$to&tz=UTC")

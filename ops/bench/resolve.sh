@@ -39,7 +39,7 @@ if [ ! -f "$DATA/linkpulse.sqlite" ]; then
 fi
 # Resolves come from one address here: the per-address limit is off.
 bench_serve $PORT --resolve-rate 0
-KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
+KEY=$INGEST_KEY
 STORED=$(sqlite3 "file:$DATA/linkpulse.sqlite?mode=ro" "select max(seq) from event_rows")
 echo "== $STORED events stored; storing the bench's 10,000 clicks" >&2
 # Ids of this run's own (see resolve_clicks.py).

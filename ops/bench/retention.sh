@@ -57,7 +57,6 @@ $BIN generate --data-dir "$DATA" --events "$EVENTS" --days 60 --refs 10000 --cam
 echo "== installation: $(events) events; $(sizes)"
 
 bench_serve $PORT --rollup-interval 10s --seal-after-days 0
-INGEST_KEY=$(python3 -c "import json;print(json.load(open('$DATA/secrets.json'))['ingest_key'])")
 load "$DURATION" "$WORK/baseline.out"
 stop
 BEFORE_EVENTS=$(events); BEFORE_MB=$(mb "$DATA/linkpulse.sqlite")

@@ -13,7 +13,7 @@ import Logging
 /// (`copy:<database id>:events` in `lp_installation`), so a copy that stopped goes on where it
 /// stopped; the quarantine likewise. The export history (the periods each scheduled job
 /// finished, the files it keeps) is copied last, in one transaction, and again by each run (it
-/// only moves forward). The SQLite files are only read (a daemon may keep running
+/// only moves forward), then the access keys (their keyed hashes). The SQLite files are only read (a daemon may keep running
 /// on them; what it stores after the copy started is copied by running the copy again).
 public enum InstallationCopy {
     /// What a copy did.
@@ -25,6 +25,8 @@ public enum InstallationCopy {
         /// Scheduled export jobs and files whose records were copied.
         public var exportJobs = 0
         public var exportFiles = 0
+        /// Stored access keys copied (revoked ones included).
+        public var accessKeys = 0
         /// The SQLite seq the events are copied through, after this run.
         public var throughSeq: Int64 = 0
     }
@@ -85,6 +87,15 @@ public enum InstallationCopy {
         try await store.exportLedger.restore(jobs: jobs, files: files)
         summary.exportJobs = jobs.count
         summary.exportFiles = files.count
+        // The access keys, as they stand: a revoked key stays revoked, last uses move forward.
+        if try await source.read({ try $0.tableExists("access_keys") }) {
+            for key in try await AccessKeyLedger(pool: source, queries: sqlite.keys).accessKeys() {
+                _ = try await store.accessKeys.insertAccessKey(key)
+                if let revoked = key.revokedAtMs { _ = try await store.accessKeys.revokeAccessKey(id: key.id, atMs: revoked) }
+                if let used = key.lastUsedAtMs { try await store.accessKeys.recordAccessKeyUses([key.id: used]) }
+                summary.accessKeys += 1
+            }
+        }
         return summary
     }
 

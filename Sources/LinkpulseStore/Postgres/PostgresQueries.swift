@@ -5,7 +5,12 @@ struct PostgresQueries: Sendable {
     /// Migration bookkeeping and partitions (`schema/`).
     struct Schema: Sendable {
         let lock, createMigrations, applied, record, ensureEventMonths, databaseId: String
-        let keepInstallationValue, setInstallationValue, installationValues, ping: String
+        let keepInstallationValue, setInstallationValue, forgetInstallationValue, installationValues, ping: String
+    }
+
+    /// The access keys (`keys/`).
+    struct Keys: Sendable {
+        let list, version, insert, revoke, recordUse: String
     }
 
     /// The ingest writer's statements and the reads of what it stored (`ingest/`).
@@ -49,6 +54,7 @@ struct PostgresQueries: Sendable {
     let rollups: Rollups
     let retention: Retention
     let export: Export
+    let keys: Keys
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
 
@@ -64,6 +70,7 @@ struct PostgresQueries: Sendable {
                 databaseId: try text("schema/database_id.sql"),
                 keepInstallationValue: try text("schema/keep_installation_value.sql"),
                 setInstallationValue: try text("schema/set_installation_value.sql"),
+                forgetInstallationValue: try text("schema/forget_installation_value.sql"),
                 installationValues: try text("schema/installation_values.sql"),
                 ping: try text("schema/ping.sql")),
             ingest: Ingest(
@@ -113,6 +120,9 @@ struct PostgresQueries: Sendable {
                 eventsInTime: try text("export/events_in_time.sql"),
                 eventsTail: try text("export/events_tail.sql"),
                 newestSeq: try text("export/newest_seq.sql")),
+            keys: Keys(
+                list: try text("keys/list.sql"), version: try text("keys/version.sql"), insert: try text("keys/insert.sql"),
+                revoke: try text("keys/revoke.sql"), recordUse: try text("keys/record_use.sql")),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }
 }

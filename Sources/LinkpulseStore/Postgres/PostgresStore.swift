@@ -22,6 +22,8 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public let stats: PostgresStatsReader
     /// The scheduled export periods done and files kept.
     public let exportLedger: PostgresExportLedger
+    /// The access keys (their keyed hashes) an operator created, shared by every daemon.
+    public let accessKeys: PostgresAccessKeyLedger
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
@@ -40,6 +42,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         events = PostgresEventStore(client: client, queries: queries, logger: logger)
         stats = PostgresStatsReader(client: client, queries: queries, logger: logger)
         exportLedger = PostgresExportLedger(client: client, queries: queries, logger: logger)
+        accessKeys = PostgresAccessKeyLedger(client: client, queries: queries, logger: logger)
         derived = PostgresDerivedWork(
             location: location, queries: queries, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
     }
@@ -236,6 +239,14 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
             try await client.query(Self.query(queries.schema.keepInstallationValue, key, value), logger: logger)
         }
         return try await installationValues(matching: Set(proposed.keys))
+    }
+
+    /// Deletes the stored installation values under `keys` (the access keys older versions
+    /// kept in clear, once they are stored as keyed hashes).
+    public func forgetInstallationValues(_ keys: [String]) async throws {
+        for key in keys {
+            try await client.query(Self.query(queries.schema.forgetInstallationValue, key), logger: logger)
+        }
     }
 
     /// The stored installation values under `keys` (those that have one).

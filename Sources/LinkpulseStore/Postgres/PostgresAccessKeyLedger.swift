@@ -1,0 +1,52 @@
+import LinkpulseDomain
+import Logging
+import PostgresNIO
+
+/// The access keys in PostgreSQL (`lp_access_keys`): the same records as the SQLite store's
+/// `AccessKeyLedger`, shared by every daemon on the database.
+public struct PostgresAccessKeyLedger: AccessKeyRecords {
+    let client: PostgresClient
+    let queries: PostgresQueries
+    let logger: Logger
+
+    public func accessKeys() async throws -> [AccessKeyRecord] {
+        try await records(client.query(PostgresQuery(unsafeSQL: queries.keys.list), logger: logger))
+    }
+
+    public func accessKeysVersion() async throws -> Int64 {
+        for try await version in try await client.query(PostgresQuery(unsafeSQL: queries.keys.version), logger: logger).decode(Int64.self) {
+            return version
+        }
+        return 0
+    }
+
+    public func insertAccessKey(_ key: AccessKeyRecord) async throws -> Bool {
+        let rows = try await client.query(
+            PostgresStore.query(queries.keys.insert, key.id, key.name, key.kind.rawValue, key.digest, key.createdAtMs), logger: logger)
+        for try await _ in rows.decode(String.self) { return true }
+        return false
+    }
+
+    public func revokeAccessKey(id: String, atMs: Int64) async throws -> AccessKeyRecord? {
+        try await records(client.query(PostgresStore.query(queries.keys.revoke, id, atMs), logger: logger)).first
+    }
+
+    public func recordAccessKeyUses(_ uses: [String: Int64]) async throws {
+        for (id, at) in uses.sorted(by: { $0.key < $1.key }) {
+            try await client.query(PostgresStore.query(queries.keys.recordUse, id, at), logger: logger)
+        }
+    }
+
+    /// The rows of `keys/list.sql` or `keys/revoke.sql` (their columns in that order); a kind
+    /// this build does not know (a newer version's) is left out.
+    private func records(_ rows: PostgresRowSequence) async throws -> [AccessKeyRecord] {
+        var records: [AccessKeyRecord] = []
+        for try await (id, name, kind, digest, created, used, revoked)
+            in rows.decode((String, String, String, String, Int64, Int64?, Int64?).self) {
+            guard let kind = AccessKind(rawValue: kind) else { continue }
+            records.append(AccessKeyRecord(
+                id: id, name: name, kind: kind, digest: digest, createdAtMs: created, lastUsedAtMs: used, revokedAtMs: revoked))
+        }
+        return records
+    }
+}
