@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import LinkpulseDomain
 
@@ -28,6 +29,31 @@ public final class AccessKeyLedger: AccessKeyRecords {
     init(pool: DatabasePool, queries: KeyQueries) {
         self.pool = pool
         self.queries = queries
+    }
+
+    /// The access keys of the installation under `directory` on connections of their own, for
+    /// `linkpulse keys` beside a running daemon: only the events database is opened, nothing is
+    /// attached or migrated, and a change is one short deferred transaction, so the daemon's
+    /// commits go on beside it. Nil when the events database does not exist or has no keys
+    /// table yet (a new installation, or one no version with keys has opened: open it with
+    /// `AppDatabase` first, which migrates it).
+    public static func beside(directory: URL) throws -> AccessKeyLedger? {
+        let file = directory.appending(path: AppDatabase.eventsFileName)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.maximumReaderCount = 1
+        let pool = try DatabasePool(path: file.path, configuration: configuration)
+        guard try pool.read({ try $0.tableExists("access_keys") }) else {
+            try pool.close()
+            return nil
+        }
+        return AccessKeyLedger(pool: pool, queries: try SQLQueries.load().keys)
+    }
+
+    /// Closes the connections `beside` opened (those of an `AppDatabase` close with it).
+    public func close() throws {
+        try pool.close()
     }
 
     public func accessKeys() async throws -> [AccessKeyRecord] {

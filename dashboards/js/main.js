@@ -43,7 +43,8 @@ function refusal(current) {
 /** Shows which key is signed in and what it may do, in the header. */
 function showKey(current) {
   const badge = byId('key-kind');
-  badge.textContent = `${current.kind === 'admin' ? 'Admin' : 'Read'} key · ${current.name}`;
+  const name = current.configured ? 'given by flag' : current.name;
+  badge.textContent = `${current.kind === 'admin' ? 'Admin' : 'Read'} key · ${name}`;
   badge.title = `This key may ${current.may}.`;
   badge.hidden = false;
   document.body.dataset.keyKind = current.kind;
