@@ -94,7 +94,7 @@ done
 # (`linkpulse keys`: a request's key is then looked up and its use noted, as in production),
 # else the flag's key (builds from before stored keys).
 RUN_KEY=$KEY
-if "$BIN" keys --help >/dev/null 2>&1; then
+if "$BIN" --help 2>/dev/null | grep -q "^  keys "; then
   RUN_KEY=$("$BIN" keys create --kind ingest --name bench --data-dir "$WORK/data" --log-level warning | tail -1)
   for _ in $(seq 1 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RUN_KEY" "http://127.0.0.1:$LP_PORT/v1/key")" = 200 ] && break
