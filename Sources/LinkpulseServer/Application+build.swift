@@ -471,11 +471,12 @@ struct RollupFreshness: Sendable {
 
     struct Pacing: Codable {
         var holding: Bool
+        var commitWaiting: Bool
         var lagLimitSeconds: Double
         var heldSeconds: Double
 
         enum CodingKeys: String, CodingKey {
-            case holding, lagLimitSeconds = "lag_limit_seconds", heldSeconds = "held_seconds"
+            case holding, commitWaiting = "commit_waiting", lagLimitSeconds = "lag_limit_seconds", heldSeconds = "held_seconds"
         }
     }
 
@@ -486,7 +487,8 @@ struct RollupFreshness: Sendable {
             storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
             backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),
             attributedThroughSeq: progress.attributedThroughSeq, attributionBacklogEvents: progress.attributionBacklog,
-            ingestPacing: pacer.map { Pacing(holding: $0.holding, lagLimitSeconds: Double($0.lagLimitMs) / 1000, heldSeconds: $0.heldTotal.seconds) })
+            ingestPacing: pacer.map { Pacing(
+                holding: $0.holding, commitWaiting: $0.commitWaiting, lagLimitSeconds: Double($0.lagLimitMs) / 1000, heldSeconds: $0.heldTotal.seconds) })
         lag.record(status.lagSeconds)
         backlog.record(Double(status.backlogEvents))
         attributionBacklog.record(Double(status.attributionBacklogEvents))

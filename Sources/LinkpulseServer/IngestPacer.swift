@@ -22,6 +22,7 @@ public final class IngestPacer: Sendable {
         var pacing: IngestPacing
         var stopped = false
         var held = Duration.zero
+        var commitWaiting = false
     }
 
     /// - Parameters:
@@ -41,6 +42,9 @@ public final class IngestPacer: Sendable {
     /// How long the stats would take to catch up if the load stopped now, ms (see
     /// `IngestPacing.catchUpMs`).
     public var catchUpMs: Int64? { state.withLock { $0.pacing.catchUpMs } }
+
+    /// Whether a commit is waiting now.
+    public var commitWaiting: Bool { state.withLock { $0.commitWaiting } }
 
     /// Whether commits wait now.
     public var holding: Bool { state.withLock { !$0.stopped && $0.pacing.holding } }
@@ -68,11 +72,15 @@ public final class IngestPacer: Sendable {
     func waitWhileHolding(unless cutShort: () -> Bool = { false }) async -> Duration {
         guard holding else { return .zero }
         let start = ContinuousClock.now
+        state.withLock { $0.commitWaiting = true }
         while holding, !cutShort(), ContinuousClock.now - start < maxHold {
             try? await Task.sleep(for: .milliseconds(10))
         }
         let waited = ContinuousClock.now - start
-        state.withLock { $0.held += waited }
+        state.withLock {
+            $0.held += waited
+            $0.commitWaiting = false
+        }
         heldSeconds.increment(by: waited.seconds)
         return waited
     }
