@@ -25,7 +25,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // TLS of the PostgreSQL store's own connection (the derived work's; the pool's comes with postgres-nio).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        // Tests only: an independent RFC 4180 reader to check the CSV exports against.
+        // An RFC 4180 reader: `linkpulse links import`, and the tests' independent reader of
+        // the CSV exports.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
@@ -91,6 +92,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
         // Build-time embedding of text files (SQL under queries/, the bot list) so the

@@ -120,6 +120,21 @@ public struct DeepLinkContent: Sendable, Equatable {
     }
 }
 
+extension DeepLinkContent: Encodable {
+    struct FieldKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// As an object of the fields that are set: `{"value":…,"sub1":…}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: FieldKey.self)
+        for field in fields { try c.encode(field.value, forKey: FieldKey(stringValue: field.key)) }
+    }
+}
+
 /// A stored click as an answer shows it: its link fields only (never who clicked).
 public struct AnsweredClick: Sendable, Equatable {
     public var id: String
@@ -217,13 +232,6 @@ public struct ResolveAnswer: Sendable, Equatable, Encodable {
 
     enum ClickKeys: String, CodingKey { case id, timestamp, url }
 
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     /// The answer as the response body: what `encode(to:)` gives `JSONEncoder` with sorted keys
     /// and slashes as is, byte for byte (a test holds it to that), written by hand: a resolve
     /// is small, and the encoder's generic containers were a tenth of its CPU.
@@ -289,8 +297,7 @@ public struct ResolveAnswer: Sendable, Equatable, Encodable {
         } else {
             try c.encodeNil(forKey: .click)
         }
-        var link = c.nestedContainer(keyedBy: AnyKey.self, forKey: .deepLink)
-        for field in deepLink.fields { try link.encode(field.value, forKey: AnyKey(stringValue: field.key)) }
+        try c.encode(deepLink, forKey: .deepLink)
         try c.encode(candidates, forKey: .candidates)
         try c.encodeIfPresent(firstSession, forKey: .firstSession)
     }

@@ -28,10 +28,14 @@ public struct RequestFacts: Sendable {
 public struct EventValidator: Sendable {
     public let hasher: KeyedHasher
     public let userAgents: UserAgentClassifier
+    /// The hosted links' domains (`--links-config`), lower case: an `open` or `install` whose
+    /// `url` is a link on one of them is the app opened by that link.
+    public let linkDomains: Set<String>
 
-    public init(hasher: KeyedHasher, userAgents: UserAgentClassifier = UserAgentClassifier()) {
+    public init(hasher: KeyedHasher, userAgents: UserAgentClassifier = UserAgentClassifier(), linkDomains: Set<String> = []) {
         self.hasher = hasher
         self.userAgents = userAgents
+        self.linkDomains = linkDomains
     }
 
     public func validate(_ p: EventPayload, request: RequestFacts) -> Result<IngestEvent, EventError> {
@@ -52,7 +56,7 @@ public struct EventValidator: Sendable {
         }
         let kind = try eventKind(p.type)
         let id = try text(p.id, "id", max: IngestLimits.maxIdLength) ?? UUID().uuidString.lowercased()
-        let ref = try text(p.ref, "ref", max: IngestLimits.maxDimensionLength)
+        var ref = try text(p.ref, "ref", max: IngestLimits.maxDimensionLength)
         if kind.requiresRef, ref == nil {
             throw EventError(
                 code: "missing_field", field: "ref",
@@ -68,6 +72,12 @@ public struct EventValidator: Sendable {
         var clickIdSource = try self.clickIdSource(p.clickIdSource, clickId: clickId)
         let deferred = try flag(p.deferred, "deferred")
         let url = try text(p.url, "url", max: IngestLimits.maxURLLength)
+        if kind == .open || kind == .install, let url, let opened = HostedLinkURL(url, linkDomains: linkDomains) {
+            // Opened by a hosted link: its ref, and the click its URL carries (the preview
+            // page's button puts it there), unless the app sent its own.
+            ref = ref ?? opened.ref
+            if clickId == nil, let carried = opened.clickId { (clickId, clickIdSource) = (carried, .universalLink) }
+        }
         var referrer = try text(p.referrer, "referrer", max: IngestLimits.maxURLLength)
         if let raw = try text(p.installReferrer, "install_referrer", max: IngestLimits.maxURLLength) {
             // The referrer's values fill what the event did not send, as if it had sent them;

@@ -53,6 +53,9 @@ public struct ServerSettings: Sendable {
     /// How often the daemon writes its keys' last uses and looks for keys created or revoked
     /// elsewhere (another daemon, `linkpulse keys`).
     public var keyRefreshInterval: Duration
+    /// The link domains and apps hosted links are served for (`--links-config`); nil: hosted
+    /// links are off.
+    public var links: LinksConfig?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, trustProxy: Bool = false,
@@ -64,8 +67,10 @@ public struct ServerSettings: Sendable {
         maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
         quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
         rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard,
-        sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10), keyRefreshInterval: Duration = .seconds(1)
+        sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10), keyRefreshInterval: Duration = .seconds(1),
+        links: LinksConfig? = nil
     ) {
+        self.links = links
         self.keyRefreshInterval = keyRefreshInterval
         self.sealAge = sealAge
         self.sealInterval = sealInterval
@@ -157,7 +162,7 @@ public struct AppDependencies: Sendable {
 public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer: IngestPacer? = nil) -> Router<LinkpulseRequestContext> {
     let ingest = IngestController(
         queue: deps.queue,
-        validator: EventValidator(hasher: KeyedHasher(secret: deps.secrets.hashSecretBytes)),
+        validator: EventValidator(hasher: KeyedHasher(secret: deps.secrets.hashSecretBytes), linkDomains: Set(settings.links?.domains ?? [])),
         trustProxy: settings.trustProxy,
         metrics: deps.metrics,
         storage: deps.storage,
@@ -170,6 +175,7 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
         ingest: ingest, keys: deps.keys, answers: answers, attributionWait: .seconds(1),
         stats: stats, exports: CSVExporter(stats: stats, reader: deps.database.stats), exportLedger: deps.database.exportLedger,
         recentQuarantine: { [events = deps.database.events] in try await events.recentQuarantine(limit: $0) },
+        links: deps.database.links, logger: deps.logger,
         refreshGauges: { _ = try? await freshness.read() })
     return routes.router(settings: settings, prometheus: deps.prometheus) { router, gates in
         HealthController(events: deps.database.events, storage: deps.storage, freshness: freshness, maxRollupLag: settings.maxRollupLag)
@@ -190,6 +196,8 @@ struct DaemonRoutes: Sendable {
     let exports: CSVExporter
     let exportLedger: any ExportRecords
     let recentQuarantine: @Sendable (Int) async throws -> [QuarantineRecord]
+    let links: any LinkRecords
+    let logger: Logger
     /// Brings the gauges read from the store up to date before a `/metrics` scrape.
     let refreshGauges: @Sendable () async -> Void
 
@@ -202,7 +210,7 @@ struct DaemonRoutes: Sendable {
         // Ingest: public keys that ship inside apps (CORS outside the key check).
         ingest.addRoutes(to: router, access: gates.ingest)
         SegmentController(ingest: ingest, mapping: settings.segmentMapping).addRoutes(to: router, keys: keys)
-        ResolveController(ingest: ingest, answers: answers, rate: settings.resolveRate, burst: settings.resolveBurst)
+        ResolveController(ingest: ingest, answers: answers, links: links, rate: settings.resolveRate, burst: settings.resolveBurst)
             .addRoutes(to: router, access: gates.ingest)
         // Read: stats, exports, attributions, the quarantine.
         let read = router.group().add(middleware: gates.read)
@@ -212,6 +220,12 @@ struct DaemonRoutes: Sendable {
         ExportController(exporter: exports, stats: stats, ledger: exportLedger, directory: settings.exportDirectory).addRoutes(to: read)
         // Admin: the keys; and the key a request carries, for any kind.
         KeysController(keys: keys).addRoutes(admin: router.group().add(middleware: gates.admin), anyKey: router.group().add(middleware: gates.anyKey))
+        // Links: read with a read key, managed with an admin key; served on the link domains.
+        LinksController(links: links, config: settings.links, now: ingest.now)
+            .addRoutes(read: router.group().add(middleware: gates.read), admin: router.group().add(middleware: gates.admin))
+        if let config = settings.links {
+            HostedLinkController(links: links, config: config, ingest: ingest, logger: logger).addRoutes(to: router)
+        }
         backendRoutes(router, gates)
         // Public: the dashboard's files, the API's description, metrics for a scraper.
         DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)

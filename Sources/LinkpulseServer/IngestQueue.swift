@@ -18,10 +18,11 @@ public final class IngestQueue: Sendable {
     /// A submission waiting for the writer.
     public struct Pending: Sendable {
         public let work: IngestWork
-        /// Whether the work is a `/v1/resolve` (an app waits for its answer): decided once, at
-        /// submission, so neither the queue nor the pacer looks through the events again (the
-        /// store does once per commit, for the seqs of the resolves it stored).
-        public let carriesResolve: Bool
+        /// Whether somebody waits for the answer (a `/v1/resolve`: an app; a hosted link's tap:
+        /// a person): decided once, at submission, so neither the queue nor the pacer looks
+        /// through the events again (the store does once per commit, for the seqs of the
+        /// resolves it stored).
+        public let urgent: Bool
         let continuation: CheckedContinuation<[StoredOutcome], any Error>
 
         /// Hands the writer's answer back to the waiting handler.
@@ -34,7 +35,7 @@ public final class IngestQueue: Sendable {
         var pending: [Pending] = []
         var pendingEvents = 0
         /// Whether a pending submission carries a `/v1/resolve` (an app waits for its answer).
-        var resolvePending = false
+        var urgentPending = false
         var writer: CheckedContinuation<Void, Never>?
         var closed = false
     }
@@ -88,10 +89,10 @@ public final class IngestQueue: Sendable {
                 if state.closed { return (.closed, nil) }
                 // One oversized submission is let through when nothing else waits.
                 if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil) }
-                let pending = Pending(work: work, carriesResolve: work.events.contains(where: \.isResolve), continuation: continuation)
+                let pending = Pending(work: work, urgent: work.personWaiting || work.events.contains(where: \.isResolve), continuation: continuation)
                 state.pending.append(pending)
                 state.pendingEvents += size
-                if pending.carriesResolve { state.resolvePending = true }
+                if pending.urgent { state.urgentPending = true }
                 let writer = state.writer
                 state.writer = nil
                 return (nil, writer)
@@ -129,15 +130,15 @@ public final class IngestQueue: Sendable {
         state.withLock { Self.takeAll(&$0) }
     }
 
-    /// Whether a submission carrying a `/v1/resolve` waits for the writer (the writer then
-    /// ends a pacing hold early: an app waits for that answer).
-    public var resolvePending: Bool { state.withLock { $0.resolvePending } }
+    /// Whether an urgent submission (a resolve, a link's tap) waits for the writer (the writer
+    /// then ends a pacing hold early: somebody waits for that answer).
+    public var urgentPending: Bool { state.withLock { $0.urgentPending } }
 
     private static func takeAll(_ state: inout State) -> [Pending] {
         let batch = state.pending
         state.pending = []
         state.pendingEvents = 0
-        state.resolvePending = false
+        state.urgentPending = false
         return batch
     }
 

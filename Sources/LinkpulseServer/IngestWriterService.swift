@@ -30,8 +30,8 @@ public struct IngestWriterService: Service {
     public func run() async throws {
         await withGracefulShutdownHandler {
             while var batch = await queue.take() {
-                if let pacer, pacer.holding, !batch.contains(where: \.carriesResolve),
-                   await pacer.waitWhileHolding(unless: { queue.resolvePending }) > .zero {
+                if let pacer, pacer.holding, !batch.contains(where: \.urgent),
+                   await pacer.waitWhileHolding(unless: { queue.urgentPending }) > .zero {
                     batch += queue.takeIfAny()
                 }
                 metrics.queueDepth.record(queue.depth)

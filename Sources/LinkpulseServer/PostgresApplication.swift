@@ -28,7 +28,7 @@ public func buildPostgresApplication(
     logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let ingest = IngestController(
-        queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes)),
+        queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes), linkDomains: Set(settings.links?.domains ?? [])),
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
     let progress = DerivedFreshness(store: store, now: now)
     let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
@@ -36,6 +36,7 @@ public func buildPostgresApplication(
     let routes = DaemonRoutes(
         ingest: ingest, keys: keys, answers: store, attributionWait: .seconds(2), stats: stats, exports: exporter,
         exportLedger: store.exportLedger, recentQuarantine: { [events = store.events] in try await events.recentQuarantine(limit: $0) },
+        links: store.links, logger: logger,
         refreshGauges: { _ = try? await progress.read() })
     let router = routes.router(settings: settings, prometheus: prometheus) { router, gates in
         PostgresHealthController(store: store, freshness: progress, maxLag: settings.maxRollupLag).addRoutes(to: router)

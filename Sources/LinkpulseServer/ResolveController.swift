@@ -20,12 +20,18 @@ struct ResolveController: Sendable {
     /// The SQLite store's answers or the PostgreSQL store's.
     let answers: any AttributionAnswers
     let limiter: MutexBox<RateLimiter>
+    /// The hosted links: an app opened by one is answered its deep link.
+    let links: any LinkRecords
     /// How long a request waits for the attribution follower before answering 503.
     let attributionWait: Duration
     let resolved = ResolveMetrics()
 
-    init(ingest: IngestController, answers: any AttributionAnswers, rate: Double, burst: Int, attributionWait: Duration = .seconds(3)) {
+    init(
+        ingest: IngestController, answers: any AttributionAnswers, links: any LinkRecords, rate: Double, burst: Int,
+        attributionWait: Duration = .seconds(3)
+    ) {
         self.ingest = ingest
+        self.links = links
         self.answers = answers
         self.limiter = MutexBox(RateLimiter(rate: rate, burst: burst))
         self.attributionWait = attributionWait
@@ -107,10 +113,20 @@ struct ResolveController: Sendable {
             resolving.isResolve = true
             return .success(resolving)
         }
-        let event: IngestEvent
+        var event: IngestEvent
         switch validated {
         case .success(let valid):
             event = valid
+            // Opened by a hosted link (its URL is one): the link's deep link, as if sent.
+            if let url = event.url, let opened = HostedLinkURL(url, linkDomains: ingest.validator.linkDomains) {
+                do {
+                    if let stored = try await links.link(ref: opened.ref), stored.deletedAtMs == nil {
+                        event = event.addingDeepLink(of: stored.link)
+                    }
+                } catch {
+                    return .databaseUnavailable
+                }
+            }
         case .failure(let problem):
             let record = ingest.quarantined(body, index: nil, problem, request: facts, forwardedFor: forwardedFor)
             let stored = await ingest.store(IngestWork(events: [], quarantine: [record]))

@@ -38,16 +38,7 @@ public final class AccessKeyLedger: AccessKeyRecords {
     /// table yet (a new installation, or one no version with keys has opened: open it with
     /// `AppDatabase` first, which migrates it).
     public static func beside(directory: URL) throws -> AccessKeyLedger? {
-        let file = directory.appending(path: AppDatabase.eventsFileName)
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.maximumReaderCount = 1
-        let pool = try DatabasePool(path: file.path, configuration: configuration)
-        guard try pool.read({ try $0.tableExists("access_keys") }) else {
-            try pool.close()
-            return nil
-        }
+        guard let pool = try AppDatabase.eventsBeside(directory: directory, holding: "access_keys") else { return nil }
         return AccessKeyLedger(pool: pool, queries: try SQLQueries.load().keys)
     }
 
@@ -99,5 +90,32 @@ public final class AccessKeyLedger: AccessKeyRecords {
         return AccessKeyRecord(
             id: row["id"], name: row["name"], kind: kind, digest: row["digest"], createdAtMs: row["created_at_ms"],
             lastUsedAtMs: row["last_used_at_ms"], revokedAtMs: row["revoked_at_ms"])
+    }
+}
+
+extension AppDatabase {
+    /// Connections of their own to the events database under `directory`, for a command
+    /// beside a running daemon (`linkpulse keys`, `linkpulse links`): nothing attached or
+    /// migrated, one reader, and the daemon's checkpoint job left to own the WAL (a write here
+    /// never checkpoints it, and the WAL keeps the daemon's size limit). Nil when there is no
+    /// events database, or it has no `table` yet (a version without it made it: open it with
+    /// `AppDatabase` first, which migrates it).
+    static func eventsBeside(directory: URL, holding table: String) throws -> DatabasePool? {
+        let file = directory.appending(path: eventsFileName)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let connection = try ConnectionQueries.load()
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.maximumReaderCount = 1
+        configuration.prepareDatabase { db in
+            try db.execute(sql: connection.noAutocheckpoint)
+            try db.execute(sql: connection.journalSizeLimit)
+        }
+        let pool = try DatabasePool(path: file.path, configuration: configuration)
+        guard try pool.read({ try $0.tableExists(table) }) else {
+            try pool.close()
+            return nil
+        }
+        return pool
     }
 }

@@ -31,6 +31,7 @@ public enum Durability: String, Sendable, CaseIterable {
 /// - `stats` (`StatsReader`): the reads behind every stats answer and raw-event export;
 /// - `exportLedger` (`ExportLedger`): the scheduled export periods done and files kept;
 /// - `accessKeys` (`AccessKeyLedger`): the access keys, as keyed hashes.
+/// - `links` (`LinkLedger`): the hosted links.
 ///
 /// Data flows one way: events → attribution → rollups → stats. This type opens the files in
 /// order, runs their migrations, ties each derived file to the events database (recomputing
@@ -59,6 +60,8 @@ public final class AppDatabase: IngestStore {
     public let exportLedger: ExportLedger
     /// The access keys (their keyed hashes) an operator created.
     public let accessKeys: AccessKeyLedger
+    /// The hosted links.
+    public let links: LinkLedger
     let queries: SQLQueries
     let logger: Logger
 
@@ -181,6 +184,7 @@ public final class AppDatabase: IngestStore {
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
         exportLedger = ExportLedger(pool: pool, queries: queries.export)
         accessKeys = AccessKeyLedger(pool: pool, queries: queries.keys)
+        links = LinkLedger(pool: pool, queries: queries.links)
         try events.prepare(tailLimit: tailLimit, idFilter: idFilter)
         try attribution.prepareAttribution()
         try rollups.prepareRollups()

@@ -6,10 +6,14 @@ import LinkpulseDomain
 public struct IngestWork: Sendable {
     public var events: [IngestEvent]
     public var quarantine: [QuarantinedEvent]
+    /// A person waits for this work's answer (a tap on a hosted link): ingest pacing never
+    /// holds it, as it never holds a resolve.
+    public var personWaiting: Bool
 
-    public init(events: [IngestEvent], quarantine: [QuarantinedEvent]) {
+    public init(events: [IngestEvent], quarantine: [QuarantinedEvent], personWaiting: Bool = false) {
         self.events = events
         self.quarantine = quarantine
+        self.personWaiting = personWaiting
     }
 }
 

@@ -32,6 +32,7 @@ struct SQLQueries: Sendable {
     let archive: ArchiveQueries
     /// The access keys (`keys/`).
     let keys: KeyQueries
+    let links: LinkQueries
 
     /// Migrations of the events database, in order: (name, SQL).
     let migrations: [(name: String, sql: String)]
@@ -162,6 +163,7 @@ struct SQLQueries: Sendable {
             keys: KeyQueries(
                 list: try text("keys/list.sql"), version: try text("keys/version.sql"), byId: try text("keys/by_id.sql"),
                 insert: try text("keys/insert.sql"), revoke: try text("keys/revoke.sql"), recordUse: try text("keys/record_use.sql")),
+            links: try LinkQueries(under: "links/"),
             migrations: files(under: "migrations/"),
             idIndexMigrations: files(under: "ids/"),
             rollupMigrations: files(under: "rollups/"),
@@ -197,7 +199,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + keys.all + installation.all + retention.ofEvents + [rollup.progress] {
+                    + export.all + keys.all + links.all + installation.all + retention.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }

@@ -101,6 +101,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Segment-compatible ingest: a JSON file of extra event names and link domains, see ops/segment.example.json (LINKPULSE_SEGMENT_CONFIG).")
     var segmentConfig: String? = Environment.string("segment-config")
 
+    @Option(help: "Hosted links: a JSON file of the link domains and apps, see ops/links.example.json (LINKPULSE_LINKS_CONFIG).")
+    var linksConfig: String? = Environment.string("links-config")
+
     @Option(help: "Folder of the dashboard's files; found without it when started from the repository (LINKPULSE_DASHBOARDS_DIR).")
     var dashboardsDir: String? = Environment.string("dashboards-dir")
 
@@ -133,9 +136,23 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
+    /// The hosted links' domains and apps of `--links-config`; nil (links off) without it.
+    func links() throws -> LinksConfig? {
+        guard let linksConfig else { return nil }
+        guard let data = FileManager.default.contents(atPath: linksConfig) else {
+            throw ValidationError("--links-config: cannot read \(linksConfig).")
+        }
+        do {
+            return try LinksConfig(json: data)
+        } catch {
+            throw ValidationError("--links-config \(linksConfig): \(error)")
+        }
+    }
+
     mutating func validate() throws {
         _ = try exportJobs()
         _ = try segmentMapping()
+        _ = try links()
         guard let check = DurationText.milliseconds(exportCheckInterval), check >= 100 else {
             throw ValidationError("--export-check-interval must be a duration of at least 100ms, such as 15s.")
         }
@@ -271,7 +288,7 @@ extension Serve {
             quarantineRetentionDays: quarantineRetentionDays,
             retentionInterval: .milliseconds(DurationText.milliseconds(retentionInterval) ?? 60_000),
             rawEventRetention: RawEventRetention(days: retentionDays), ingestPacing: pacingLimit ?? .standard,
-            sealAge: seal.age)
+            sealAge: seal.age, links: try links())
     }
 
     /// The daemon on PostgreSQL (see `buildPostgresApplication` for what it serves yet). Several

@@ -33,7 +33,7 @@ import Testing
         let served = try await client.execute(uri: "/openapi.json", method: .get)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(buffer: served.body)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        let filled = ["{event_id}": "no-such-event", "{name}": "no-such-file.csv", "{id}": "key_0000000000000000", "{path}": "index.html"]
+        let filled = ["{event_id}": "no-such-event", "{name}": "no-such-file.csv", "{id}": "key_0000000000000000", "{path}": "index.html", "{ref}": "no-such-ref"]
         var operations: [Operation] = []
         for (template, methods) in paths.sorted(by: { $0.key < $1.key }) {
             var path = template

@@ -18,8 +18,12 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (ingestKey, readKey, adminKey) = ("lpi_contract_ingest", "lpr_contract_read", "lpa_contract_admin")
+        // Hosted links on, so that their operations are answered by their handlers.
+        let links = folder.appending(path: "links.json")
+        try Data(contentsOf: Self.repository.appending(path: "ops/links.example.json")).write(to: links)
         let daemon = try DaemonProcess(
-            dataDirectory: folder.appending(path: "data"), arguments: ["--ingest-key", ingestKey, "--read-key", readKey, "--admin-key", adminKey],
+            dataDirectory: folder.appending(path: "data"),
+            arguments: ["--ingest-key", ingestKey, "--read-key", readKey, "--admin-key", adminKey, "--links-config", links.path],
             environment: ["LINKPULSE_LOG_LEVEL": "notice"])
         defer { daemon.kill9() }  // a failed expectation must not leave it running
         // The document the daemon serves is docs/openapi.yaml, read by a YAML parser of its own.

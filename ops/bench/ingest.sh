@@ -2,10 +2,12 @@
 # Ingest benchmark: the release daemon against nginx answering `return 204` to the same POSTs
 # (this machine's ceiling), driven by wrk on loopback, in the same run.
 #
-# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal] [--baseline BIN]
+# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal] [--baseline BIN] [--baseline-key flag]
 #   --prefill N     first loads N events through the API (e.g. 10000000), then measures
 #   --baseline BIN  also measures another linkpulse binary (e.g. a build of the previous commit)
 #                   the same way in the same run, each on a fresh data directory: an A/B test
+#   --baseline-key flag  the baseline sends the --ingest-key flag's key even when it could make a
+#                   stored one (with --baseline .build/release/linkpulse: what a stored key costs)
 #
 # Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS (with its anonymous and file-backed parts).
 set -euo pipefail
@@ -16,12 +18,14 @@ PREFILL=0
 DURATION=10
 DURABILITY=full
 BASELINE=""
+BASELINE_KEY=stored
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefill) PREFILL="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --durability) DURABILITY="$2"; shift 2 ;;
     --baseline) BASELINE="$2"; shift 2 ;;
+    --baseline-key) BASELINE_KEY="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -94,7 +98,7 @@ done
 # (`linkpulse keys`: a request's key is then looked up and its use noted, as in production),
 # else the flag's key (builds from before stored keys).
 RUN_KEY=$KEY
-if "$BIN" --help 2>/dev/null | grep -q "^  keys "; then
+if { [ "$NAME" = linkpulse ] || [ "$BASELINE_KEY" != flag ]; } && "$BIN" --help 2>/dev/null | grep -q "^  keys "; then
   RUN_KEY=$("$BIN" keys create --kind ingest --name bench --data-dir "$WORK/data" --log-level warning | tail -1)
   for _ in $(seq 1 100); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $RUN_KEY" "http://127.0.0.1:$LP_PORT/v1/key")" = 200 ] && break

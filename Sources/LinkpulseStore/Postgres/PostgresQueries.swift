@@ -55,6 +55,8 @@ struct PostgresQueries: Sendable {
     let retention: Retention
     let export: Export
     let keys: Keys
+    /// The hosted links (`links/`).
+    let links: LinkQueries
     /// The migrations, in order: (name, the statements of its file).
     let migrations: [(name: String, statements: [String])]
 
@@ -123,6 +125,7 @@ struct PostgresQueries: Sendable {
             keys: Keys(
                 list: try text("keys/list.sql"), version: try text("keys/version.sql"), insert: try text("keys/insert.sql"),
                 revoke: try text("keys/revoke.sql"), recordUse: try text("keys/record_use.sql")),
+            links: try LinkQueries(under: "postgres/links/"),
             migrations: SQLQueries.files(under: "postgres/migrations/").map { ($0.name, SQLScript.statements(of: $0.sql)) })
     }
 }

@@ -24,6 +24,8 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public let exportLedger: PostgresExportLedger
     /// The access keys (their keyed hashes) an operator created, shared by every daemon.
     public let accessKeys: PostgresAccessKeyLedger
+    /// The hosted links.
+    public let links: PostgresLinkLedger
     let client: PostgresClient
     let queries: PostgresQueries
     let logger: Logger
@@ -43,6 +45,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
         stats = PostgresStatsReader(client: client, queries: queries, logger: logger)
         exportLedger = PostgresExportLedger(client: client, queries: queries, logger: logger)
         accessKeys = PostgresAccessKeyLedger(client: client, queries: queries, logger: logger)
+        links = PostgresLinkLedger(client: client, queries: queries.links, logger: logger)
         derived = PostgresDerivedWork(
             location: location, queries: queries, attributionWindowMs: attributionWindowMs, roundSize: roundSize, logger: logger)
     }

@@ -1,0 +1,203 @@
+import Foundation
+import Hummingbird
+import LinkpulseDomain
+import LinkpulseStore
+
+/// The hosted links API: `POST /v1/links`, `PATCH` and `DELETE /v1/links/{ref}` with a key that
+/// may manage links (admin); `GET /v1/links` and `GET /v1/links/{ref}` with a read key.
+/// Without `--links-config` every route answers `404 links_off`, saying how to turn them on.
+struct LinksController: Sendable {
+    let links: any LinkRecords
+    /// Nil when hosted links are off.
+    let config: LinksConfig?
+    let now: @Sendable () -> Int64
+
+    /// Largest link body.
+    static let maxBodyBytes = 64 << 10
+    /// `limit` of `GET /v1/links`: its default and its largest value.
+    static let defaultPage = 100
+    static let largestPage = 1_000
+
+    func addRoutes(read: some RouterMethods<LinkpulseRequestContext>, admin: some RouterMethods<LinkpulseRequestContext>) {
+        read.get("v1/links") { request, _ in await list(request) }
+        read.get("v1/links/{ref}") { _, context in await show(context.parameters.get("ref") ?? "") }
+        admin.post("v1/links") { request, _ in await create(request) }
+        admin.patch("v1/links/{ref}") { request, context in await change(context.parameters.get("ref") ?? "", request) }
+        admin.delete("v1/links/{ref}") { _, context in await delete(context.parameters.get("ref") ?? "") }
+    }
+
+    /// A link as the API shows it: every field, `null` when unset, with its short URL.
+    struct LinkResponse: Encodable {
+        var link: HostedLink
+        var shortURL: String
+
+        enum Keys: String, CodingKey {
+            case ref, url, app, campaign, source, medium, social
+            case shortURL = "short_url", deepLink = "deep_link", iosURL = "ios_url", androidURL = "android_url"
+            case desktopURL = "desktop_url", iosPreview = "ios_preview", expiresAt = "expires_at"
+            case createdAt = "created_at", updatedAt = "updated_at"
+        }
+
+        enum SocialKeys: String, CodingKey { case title, description, image }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(link.ref, forKey: .ref)
+            try c.encode(shortURL, forKey: .shortURL)
+            try c.encode(link.url, forKey: .url)
+            try c.encode(link.app, forKey: .app)
+            try c.encode(link.campaign, forKey: .campaign)
+            try c.encode(link.source, forKey: .source)
+            try c.encode(link.medium, forKey: .medium)
+            try c.encode(link.deepLink, forKey: .deepLink)
+            try c.encode(link.iosURL, forKey: .iosURL)
+            try c.encode(link.androidURL, forKey: .androidURL)
+            try c.encode(link.desktopURL, forKey: .desktopURL)
+            try c.encode(link.iosPreview, forKey: .iosPreview)
+            var social = c.nestedContainer(keyedBy: SocialKeys.self, forKey: .social)
+            try social.encode(link.social.title, forKey: .title)
+            try social.encode(link.social.description, forKey: .description)
+            try social.encode(link.social.image, forKey: .image)
+            try c.encode(link.expiresAtMs.map(Timestamp.formatUTC), forKey: .expiresAt)
+            try c.encode(Timestamp.formatUTC(link.createdAtMs), forKey: .createdAt)
+            try c.encode(Timestamp.formatUTC(link.updatedAtMs), forKey: .updatedAt)
+        }
+    }
+
+    struct ListResponse: Encodable {
+        var links: [LinkResponse]
+        /// How many links there are in all (not deleted), for paging.
+        var total: Int
+        var limit: Int
+        var offset: Int
+    }
+
+    func response(_ link: HostedLink, config: LinksConfig) -> LinkResponse {
+        LinkResponse(link: link, shortURL: LinkRouting.linkURL(host: config.primaryDomain, ref: link.ref))
+    }
+
+    static let off = Response.error(
+        .notFound, code: "links_off",
+        message: "Hosted links are off: start the daemon with --links-config FILE (its link domains and apps; see the README's Hosted links).")
+
+    func list(_ request: Request) async -> Response {
+        guard let config else { return Self.off }
+        let query = request.uri.queryParameters
+        guard let limit = Self.count(query["limit"], default: Self.defaultPage), (1...Self.largestPage).contains(limit) else {
+            return .error(.badRequest, code: "invalid_parameter", message: "`limit` is a whole number from 1 to \(Self.largestPage).", parameter: "limit")
+        }
+        guard let offset = Self.count(query["offset"], default: 0) else {
+            return .error(.badRequest, code: "invalid_parameter", message: "`offset` is a whole number, 0 or more.", parameter: "offset")
+        }
+        do {
+            let page = try await links.links(limit: limit, offset: offset)
+            let total = try await links.linkCount()
+            return .json(ListResponse(links: page.map { response($0, config: config) }, total: total, limit: limit, offset: offset), status: .ok)
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    static func count(_ text: Substring?, default value: Int) -> Int? {
+        guard let text else { return value }
+        guard let number = Int(text), number >= 0 else { return nil }
+        return number
+    }
+
+    func show(_ ref: String) async -> Response {
+        guard let config else { return Self.off }
+        do {
+            guard let stored = try await links.link(ref: ref), stored.deletedAtMs == nil else { return Self.notFound(ref) }
+            return .json(response(stored.link, config: config), status: .ok)
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    static func notFound(_ ref: String) -> Response {
+        .error(.notFound, code: "not_found", message: "No link has the ref \"\(ref)\"; GET /v1/links lists them.")
+    }
+
+    func create(_ request: Request) async -> Response {
+        guard let config else { return Self.off }
+        let body: [String: JSONValue]
+        switch await Self.object(request) {
+        case .success(let object): body = object
+        case .failure(let refusal): return refusal.response
+        }
+        let fields = LinkFields(config: config)
+        let link: HostedLink
+        do {
+            link = try fields.create(body, nowMs: now(), newRef: LinkRefs.random)
+        } catch {
+            return Self.refused(error)
+        }
+        do {
+            // A generated ref that happens to be taken is drawn again; a given one is a conflict.
+            var candidate = link
+            for _ in 0..<5 {
+                if try await links.insertLink(candidate) {
+                    return .json(response(candidate, config: config), status: .created, headers: [.location: "/v1/links/\(candidate.ref)"])
+                }
+                guard body["ref"] == nil || body["ref"] == .null else { break }
+                candidate.ref = LinkRefs.random()
+            }
+            return .error(
+                .conflict, code: "ref_taken",
+                message: "The ref \"\(link.ref)\" belongs to another link (or to one deleted: a ref is never given out twice). Choose another, or leave ref out to have one made.",
+                field: "ref")
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    func change(_ ref: String, _ request: Request) async -> Response {
+        guard let config else { return Self.off }
+        let body: [String: JSONValue]
+        switch await Self.object(request) {
+        case .success(let object): body = object
+        case .failure(let refusal): return refusal.response
+        }
+        do {
+            guard let stored = try await links.link(ref: ref), stored.deletedAtMs == nil else { return Self.notFound(ref) }
+            let changed: HostedLink
+            do { changed = try LinkFields(config: config).patch(stored.link, with: body, nowMs: now()) } catch { return Self.refused(error) }
+            guard try await links.updateLink(changed) else { return Self.notFound(ref) }
+            return .json(response(changed, config: config), status: .ok)
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    func delete(_ ref: String) async -> Response {
+        guard config != nil else { return Self.off }
+        do {
+            guard try await links.deleteLink(ref: ref, atMs: now()) else { return Self.notFound(ref) }
+            return Response(status: .noContent)
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    /// A field's problem as a `400`, the way ingest reports one.
+    static func refused(_ error: EventError) -> Response {
+        .error(.badRequest, code: error.code, message: error.message, field: error.field)
+    }
+
+    struct BodyRefusal: Error {
+        var response: Response
+    }
+
+    /// The request's body as one JSON object.
+    static func object(_ request: Request) async -> Result<[String: JSONValue], BodyRefusal> {
+        guard let buffer = try? await request.body.collect(upTo: maxBodyBytes) else {
+            return .failure(BodyRefusal(response: .error(.contentTooLarge, code: "too_large", message: "A link's body is at most \(maxBodyBytes / 1024) KiB.")))
+        }
+        guard case .object(let object)? = JSONValue.parse(Array(buffer: buffer)) else {
+            return .failure(BodyRefusal(response: .error(
+                .badRequest, code: "invalid_json",
+                message: "Send the link as one JSON object, such as {\"url\":\"https://example.com/shoes\",\"campaign\":\"spring\"}.")))
+        }
+        return .success(object)
+    }
+}

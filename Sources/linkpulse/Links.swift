@@ -1,0 +1,193 @@
+import ArgumentParser
+import CSV
+import Foundation
+import LinkpulseDomain
+import LinkpulseStore
+
+/// `linkpulse links create|list|delete|import`: the hosted links, beside a running daemon on
+/// the same `--data-dir` (or `--database`). A link made here serves at once: every daemon reads
+/// links from the store when they are asked for.
+struct Links: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create, list, delete and import hosted links, beside a running daemon.",
+        discussion: """
+            Works on the SQLite installation under --data-dir, or the PostgreSQL database of --database. \
+            --links-config (LINKPULSE_LINKS_CONFIG) is the daemon's file of link domains and apps: links are checked \
+            against it (their app, their short URL's domain).
+            """,
+        subcommands: [Create.self, List.self, Delete.self, Import.self])
+
+    /// The options every subcommand takes.
+    struct Place: ParsableArguments {
+        @OptionGroup var storage: StorageOptions
+        @OptionGroup var database: DatabaseOption
+
+        @Option(help: "The link domains and apps, as the daemon's --links-config (LINKPULSE_LINKS_CONFIG).")
+        var linksConfig: String? = Environment.string("links-config")
+
+        func config() throws -> LinksConfig {
+            guard let linksConfig else { throw ValidationError("--links-config is required: the daemon's file of link domains and apps.") }
+            guard let data = FileManager.default.contents(atPath: linksConfig) else { throw ValidationError("--links-config: cannot read \(linksConfig).") }
+            do { return try LinksConfig(json: data) } catch { throw ValidationError("--links-config \(linksConfig): \(error)") }
+        }
+
+        /// The links of the installation, handed to `body`, then closed.
+        func withLinks<T>(_ body: (any LinkRecords) async throws -> T) async throws -> T {
+            let logger = storage.bootstrapLogging()
+            if let location = database.location {
+                let store = try await PostgresStore.open(location, logger: logger, nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+                do {
+                    let result = try await body(store.links)
+                    await store.close()
+                    return result
+                } catch {
+                    await store.close()
+                    throw error
+                }
+            }
+            let directory = storage.dataURL
+            if try LinkLedger.beside(directory: directory).map({ try $0.close() }) == nil {
+                guard !DataDirectoryLock.isHeld(in: directory) else {
+                    throw ValidationError("the daemon serving \(directory.path) is of a version without hosted links: upgrade and restart it first.")
+                }
+                try AppDatabase(directory: directory, pageCaches: .command, idFilter: .atFirstUse, logger: logger).close()
+            }
+            guard let ledger = try LinkLedger.beside(directory: directory) else {
+                throw ValidationError("no Linkpulse events database with links in \(directory.path)")
+            }
+            do {
+                let result = try await body(ledger)
+                try ledger.close()
+                return result
+            } catch {
+                try? ledger.close()
+                throw error
+            }
+        }
+    }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a link; prints its ref, then its short URL on the last line. `import` takes every field.")
+
+        @OptionGroup var place: Place
+
+        @Option(help: "The content's web page (absolute http or https), where desktops go.")
+        var url: String
+        @Option(help: "The short URL's path (letters, digits, _ and -); made when not given.")
+        var ref: String?
+        @Option(help: "The configured app it opens (default: the first).")
+        var app: String?
+        @Option var campaign: String?
+        @Option var source: String?
+        @Option var medium: String?
+        @Option(help: "What the app opens (the deep link's value).")
+        var deepLink: String?
+
+        func run() async throws {
+            let config = try place.config()
+            var body: [String: JSONValue] = ["url": .string(url)]
+            for (key, value) in [("ref", ref), ("app", app), ("campaign", campaign), ("source", source), ("medium", medium)] {
+                if let value { body[key] = .string(value) }
+            }
+            if let deepLink { body["deep_link"] = .object(["value": .string(deepLink)]) }
+            let link: HostedLink
+            do { link = try LinkFields(config: config).create(body, nowMs: Links.now(), newRef: LinkRefs.random) } catch {
+                throw ValidationError("--\(error.field?.replacingOccurrences(of: "_", with: "-") ?? "url"): \(error.message)")
+            }
+            guard try await place.withLinks({ try await $0.insertLink(link) }) else {
+                throw ValidationError("the ref \(link.ref) is taken (by a link, or by one deleted: a ref is never given out twice).")
+            }
+            print(link.ref)
+            print(LinkRouting.linkURL(host: config.primaryDomain, ref: link.ref))
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the links (newest first): ref, short URL, campaign, web page.")
+
+        @OptionGroup var place: Place
+
+        @Option(help: "Most links to list.")
+        var limit: Int = 100
+
+        func run() async throws {
+            let config = try place.config()
+            let links = try await place.withLinks { try await $0.links(limit: max(1, limit), offset: 0) }
+            for link in links {
+                print([link.ref, LinkRouting.linkURL(host: config.primaryDomain, ref: link.ref), link.campaign ?? "-", link.url].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a link: its ref answers 410 from then on and is never given out again.")
+
+        @OptionGroup var place: Place
+
+        @Argument(help: "The link's ref.")
+        var ref: String
+
+        func run() async throws {
+            guard try await place.withLinks({ try await $0.deleteLink(ref: ref, atMs: Links.now()) }) else {
+                throw ValidationError("no link has the ref \(ref) (or it was deleted already).")
+            }
+            print("deleted \(ref)")
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create the links of a CSV file, one a row, in transactions of 10,000.",
+            discussion: """
+                The header row names the columns: ref, url, app, campaign, source, medium, deep_link_value, \
+                deep_link_sub1…deep_link_sub10, ios_url, android_url, desktop_url, ios_preview (true/false), social_title, \
+                social_description, social_image, expires_at (RFC 3339). Only url is required; an empty cell is a field \
+                not given, an empty ref one made. Every row is checked first: one that cannot be served stops the import \
+                before anything is stored, naming its line and field. Rows whose ref is taken are skipped and counted.
+                """)
+
+        @OptionGroup var place: Place
+
+        @Argument(help: "The CSV file (UTF-8, comma-separated, RFC 4180 quoting).")
+        var file: String
+
+        func run() async throws {
+            let config = try place.config()
+            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(file) is not UTF-8 text") }
+            let reader: CSVReader
+            do { reader = try CSVReader(string: text, hasHeaderRow: true) } catch { throw ValidationError("\(file): not CSV: \(error)") }
+            let header = (reader.headerRow ?? []).map { $0.trimmingCharacters(in: .whitespaces) }
+            do { try LinkCSV.checkHeader(header) } catch { throw ValidationError("\(file), header: \(error.message)") }
+            let fields = LinkFields(config: config)
+            let now = Links.now()
+            var links: [HostedLink] = []
+            var refs = Set<String>()
+            var line = 1
+            while let row = reader.next() {
+                line += 1
+                let body = LinkCSV.body(header: header, row: row)
+                let link: HostedLink
+                do { link = try fields.create(body, nowMs: now, newRef: LinkRefs.random) } catch {
+                    throw ValidationError("\(file), line \(line), \(error.field ?? "row"): \(error.message); nothing was imported.")
+                }
+                guard refs.insert(link.ref).inserted else {
+                    throw ValidationError("\(file), line \(line): the ref \(link.ref) is on an earlier line too; nothing was imported.")
+                }
+                links.append(link)
+            }
+            if let error = reader.error { throw ValidationError("\(file), near line \(line): \(error); nothing was imported.") }
+            let skipped = try await place.withLinks { store in
+                var skipped: [String] = []
+                for start in stride(from: 0, to: links.count, by: 10_000) {
+                    skipped += try await store.insertLinks(Array(links[start..<min(start + 10_000, links.count)]))
+                }
+                return skipped
+            }
+            print("imported \(links.count - skipped.count) links" + (skipped.isEmpty ? "" : "; skipped \(skipped.count) whose ref is taken: \(skipped.prefix(10).joined(separator: ", "))\(skipped.count > 10 ? ", …" : "")"))
+        }
+    }
+}

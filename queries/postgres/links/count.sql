@@ -1,0 +1,3 @@
+-- count: how many links are not deleted.
+-- Parameters: none. Idempotent: yes (read-only).
+SELECT count(*) FROM lp_links WHERE deleted_at_ms IS NULL
