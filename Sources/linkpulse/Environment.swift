@@ -81,3 +81,35 @@ struct DatabaseOption: ParsableArguments {
         }
     }
 }
+
+extension StorageOptions {
+    /// Hands `body` what `open` makes of the SQLite installation's events database beside a
+    /// running daemon (`linkpulse keys`, `linkpulse links`), then `close`s it. A new
+    /// installation is created and migrated first, unless a daemon serves it: one of a version
+    /// without `feature` is refused (upgrade and restart it first).
+    func besideDaemon<Ledger, T>(
+        feature: String, open: (URL) throws -> Ledger?, close: (Ledger) throws -> Void, logger: Logger,
+        _ body: (Ledger) async throws -> T
+    ) async throws -> T {
+        let directory = dataURL
+        if let ledger = try open(directory) {
+            try close(ledger)
+        } else {
+            guard !DataDirectoryLock.isHeld(in: directory) else {
+                throw ValidationError("the daemon serving \(directory.path) is of a version without \(feature): upgrade and restart it first.")
+            }
+            try AppDatabase(directory: directory, pageCaches: .command, idFilter: .atFirstUse, logger: logger).close()
+        }
+        guard let ledger = try open(directory) else {
+            throw ValidationError("no Linkpulse events database with \(feature) in \(directory.path)")
+        }
+        do {
+            let result = try await body(ledger)
+            try close(ledger)
+            return result
+        } catch {
+            try? close(ledger)
+            throw error
+        }
+    }
+}

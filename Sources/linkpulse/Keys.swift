@@ -34,27 +34,10 @@ struct Keys: AsyncParsableCommand {
                 throw error
             }
         }
-        let directory = storage.dataURL
-        let secrets = try InstallationSecrets.loadOrCreate(directory: directory, logger: logger)
-        if try AccessKeyLedger.beside(directory: directory).map({ try $0.close() }) == nil {
-            // No keys table yet: a new installation is created and migrated here, unless a
-            // daemon serves it (one of a version from before keys: upgrade it first).
-            guard !DataDirectoryLock.isHeld(in: directory) else {
-                throw ValidationError("the daemon serving \(directory.path) is of a version without access keys: upgrade and restart it first.")
-            }
-            try AppDatabase(directory: directory, pageCaches: .command, idFilter: .atFirstUse, logger: logger).close()
-        }
-        guard let ledger = try AccessKeyLedger.beside(directory: directory) else {
-            throw ValidationError("no Linkpulse events database with access keys in \(directory.path)")
-        }
-        do {
-            let result = try await body(AccessKeys(store: ledger, hashSecret: secrets.hashSecretBytes))
-            try ledger.close()
-            return result
-        } catch {
-            try? ledger.close()
-            throw error
-        }
+        let secrets = try InstallationSecrets.loadOrCreate(directory: storage.dataURL, logger: logger)
+        return try await storage.besideDaemon(
+            feature: "access keys", open: AccessKeyLedger.beside(directory:), close: { try $0.close() }, logger: logger
+        ) { ledger in try await body(AccessKeys(store: ledger, hashSecret: secrets.hashSecretBytes)) }
     }
 
     struct Create: AsyncParsableCommand {

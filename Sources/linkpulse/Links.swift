@@ -45,24 +45,8 @@ struct Links: AsyncParsableCommand {
                     throw error
                 }
             }
-            let directory = storage.dataURL
-            if try LinkLedger.beside(directory: directory).map({ try $0.close() }) == nil {
-                guard !DataDirectoryLock.isHeld(in: directory) else {
-                    throw ValidationError("the daemon serving \(directory.path) is of a version without hosted links: upgrade and restart it first.")
-                }
-                try AppDatabase(directory: directory, pageCaches: .command, idFilter: .atFirstUse, logger: logger).close()
-            }
-            guard let ledger = try LinkLedger.beside(directory: directory) else {
-                throw ValidationError("no Linkpulse events database with links in \(directory.path)")
-            }
-            do {
-                let result = try await body(ledger)
-                try ledger.close()
-                return result
-            } catch {
-                try? ledger.close()
-                throw error
-            }
+            return try await storage.besideDaemon(
+                feature: "hosted links", open: LinkLedger.beside(directory:), close: { try $0.close() }, logger: logger, body)
         }
     }
 
