@@ -134,14 +134,10 @@ public struct AccessGrant: Sendable, Equatable {
 public struct AccessKeyTable: Sendable {
     /// The accepted keys by the first 16 hex digits of their digest, with the whole digest.
     private var byPrefix: [Substring: [(digest: String, grant: AccessGrant)]] = [:]
-    /// The stored keys, revoked ones included, as last read.
-    public private(set) var records: [AccessKeyRecord]
-
     /// - Parameters:
     ///   - records: every stored key (revoked ones are left out of the lookup).
     ///   - configured: the keys given by flag, by kind, already hashed (`digest`).
     public init(records: [AccessKeyRecord], configured: [(kind: AccessKind, digest: String)] = []) {
-        self.records = records
         var accepted: [String: AccessGrant] = [:]
         for record in records where record.revokedAtMs == nil {
             accepted[record.digest] = AccessGrant(id: record.id, name: record.name, kind: record.kind, configured: false)

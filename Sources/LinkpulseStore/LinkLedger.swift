@@ -34,9 +34,11 @@ public protocol LinkRecords: Sendable {
     func deleteLink(ref: String, atMs: Int64) async throws -> Bool
 }
 
-/// The statements of a links table (`links/` for SQLite, `postgres/links/`).
+/// The statements of a links table (`links/` for SQLite, `postgres/links/`; `all`, SQLite's
+/// only, for `linkpulse copy`).
 struct LinkQueries: Sendable {
     let byRef, page, count, insert, update, delete: String
+    let all: String?
 
     init(under folder: String) throws {
         byRef = try SQLQueries.text(folder + "by_ref.sql")
@@ -45,9 +47,10 @@ struct LinkQueries: Sendable {
         insert = try SQLQueries.text(folder + "insert.sql")
         update = try SQLQueries.text(folder + "update.sql")
         delete = try SQLQueries.text(folder + "delete.sql")
+        all = try? SQLQueries.text(folder + "all.sql")
     }
 
-    var all: [String] { [byRef, page, count, insert, update, delete] }
+    var statements: [String] { [byRef, page, count, insert, update, delete] + (all.map { [$0] } ?? []) }
 }
 
 /// The hosted links of a SQLite installation: the `links` table of the events database (so a
@@ -64,7 +67,10 @@ public final class LinkLedger: LinkRecords {
 
     public func link(ref: String) async throws -> StoredLink? {
         let sql = queries.byRef
-        return try await pool.read { db in try Row.fetchOne(db, sql: sql, arguments: ["ref": ref]).map(Self.stored) }
+        return try await pool.read { db in
+            // The hot path of every tap: a statement compiled once per connection.
+            try Row.fetchOne(db.cachedStatement(sql: sql), arguments: ["ref": ref]).map(Self.stored)
+        }
     }
 
     public func links(limit: Int, offset: Int) async throws -> [HostedLink] {
@@ -72,6 +78,12 @@ public final class LinkLedger: LinkRecords {
         return try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: ["limit": limit, "offset": offset]).map { Self.stored($0).link }
         }
+    }
+
+    /// Every link, deleted ones included, oldest first (`linkpulse copy`).
+    func everyLink() async throws -> [StoredLink] {
+        guard let sql = queries.all else { return [] }
+        return try await pool.read { db in try Row.fetchAll(db, sql: sql).map(Self.stored) }
     }
 
     public func linkCount() async throws -> Int {

@@ -199,7 +199,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + keys.all + links.all + installation.all + retention.ofEvents + [rollup.progress] {
+                    + export.all + keys.all + links.statements + installation.all + retention.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }

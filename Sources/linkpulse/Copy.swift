@@ -58,7 +58,7 @@ struct Copy: AsyncParsableCommand {
             print("""
                 copied \(summary.events) events into \(location) (through seq \(summary.throughSeq); \(summary.duplicates) were there \
                 already), \(summary.quarantined) quarantined, the records of \(summary.exportJobs) export jobs and \(summary.exportFiles) \
-                export files, and \(summary.accessKeys) stored keys; \(attributed) events attributed; in \(ContinuousClock.now - start)
+                export files, \(summary.accessKeys) stored keys and \(summary.links) links; \(attributed) events attributed; in \(ContinuousClock.now - start)
                 """)
         } catch {
             await store.close()

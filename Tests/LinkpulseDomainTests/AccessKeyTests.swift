@@ -51,7 +51,6 @@ import Testing
         #expect(table.find(digest: "d-flag")?.configured == true && table.find(digest: "d-flag")?.id == "flag:read")
         #expect(table.find(digest: "d-c")?.kind == .read, "a flag names its kind, over a stored key with its secret")
         #expect(table.acceptedCounts == [.ingest: 1, .read: 2])
-        #expect(table.records == stored)
     }
 
     @Test func aUseIsNotedOnceAMinuteAndKeptUntilWritten() {

@@ -237,3 +237,58 @@ import Testing
         }
     }
 }
+
+/// The app preview page in a real browser (headless Chromium with an iPhone's user agent, the
+/// link domains resolved to the test daemon): it renders under its own strict
+/// Content-Security-Policy with nothing refused, shows the link's preview, and a tap on its
+/// button puts the link with the click id on the pasteboard before following the button.
+@Suite struct HostedLinkBrowserTests {
+    @Test func thePreviewPageRendersUnderItsPolicyAndItsButtonFillsThePasteboard() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        var settings = HostedLinkHTTPTests.settings
+        settings.trustProxy = false
+        try await installation.application(settings: settings).test(.live) { client in
+            let port = try #require(client.port)
+            let created = try await HostedLinkHTTPTests.api(client, .post, "/v1/links", """
+                {"ref":"shoes","url":"https://example.com/shoes","social":{"title":"New shoes </title><script>window.injected=1</script>","description":"Soft & light"}}
+                """)
+            #expect(created.status == .created)
+            // The link domains lead to the test daemon, over plain HTTP taken as the secure
+            // origin the HTTPS domains are (where the page has the Clipboard API).
+            let arguments = [
+                "--host-resolver-rules=MAP go.example.com 127.0.0.1:\(port), MAP open.example.com 127.0.0.1:\(port)",
+                "--unsafely-treat-insecure-origin-as-secure=http://go.example.com",
+            ]
+            try await WebDriver.with(userAgent: HostedLinkHTTPTests.agents.ios, arguments: arguments) { browser in
+                try await browser.navigate("http://go.example.com/shoes")
+                try await browser.wait(for: "document.querySelector('a.open') !== null", timeout: .seconds(20))
+                #expect(try await browser.script("return document.querySelector('h1').textContent;") as? String
+                    == "New shoes </title><script>window.injected=1</script>")
+                #expect(try await browser.script("return window.injected === undefined;") as? Bool == true, "no markup from a link's fields")
+                // The page's own style applies (allowed by its hash): the button is a block.
+                #expect(try await browser.script("return getComputedStyle(document.querySelector('a.open')).display;") as? String == "block")
+                // A tap: the page's script writes the pasteboard (watched here), then the
+                // browser follows the button to the twin.
+                _ = try await browser.script("""
+                    window.pasted = [];
+                    navigator.clipboard.writeText = function (text) { window.pasted.push(text); return Promise.resolve(); };
+                    document.querySelector('a.open').addEventListener('click', function (e) { e.preventDefault(); });
+                    """)
+                try await browser.click("a.open")
+                try await browser.wait(for: "window.pasted.length === 1", timeout: .seconds(10))
+                let pasted = try #require(try await browser.script("return window.pasted[0];") as? String)
+                let button = try #require(try await browser.script("return document.querySelector('a.open').href;") as? String)
+                #expect(pasted.hasPrefix("https://go.example.com/shoes?cp_url=true&lp_click="))
+                #expect(button == "https://open.example.com/shoes?lp_click=" + pasted.split(separator: "=").last!)
+                // (The browser's own request for /favicon.ico is no link: a 404 the page did not ask for.)
+                let refused = try await browser.consoleEntries().filter {
+                    ($0.message.contains("Content Security Policy") || $0.level == "SEVERE") && !$0.message.contains("/favicon.ico")
+                }
+                #expect(refused.isEmpty, "\(refused)")
+            }
+            // The visit's click is the one the pasteboard names.
+            #expect(try installation.count("SELECT count(*) FROM events WHERE ref = 'shoes' AND type = 'click' AND platform = 'ios'") == 1)
+        }
+    }
+}

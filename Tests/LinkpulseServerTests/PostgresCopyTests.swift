@@ -41,6 +41,12 @@ import Testing
             try db.execute(sql: "INSERT INTO export_jobs VALUES ('daily', 1795219200000, 1795305600000, 1795306200000), ('hourly', 1795302000000, 1795305600000, 1795305900000)")
             try db.execute(sql: "INSERT INTO export_files VALUES ('daily_2026-11-20.csv', 'daily', 1795219200000, 1795305600000, '2026-11-20', 12, 345, 1795306200000)")
             try db.execute(sql: "UPDATE access_keys SET revoked_at_ms = 1795306200000 WHERE name = 'old BI'")
+            // Hosted links: one live with its deep link, one deleted.
+            try db.execute(sql: """
+                INSERT INTO links (ref, app, url, campaign, deep_link, ios_preview, created_at_ms, updated_at_ms, deleted_at_ms)
+                VALUES ('spring', 'shop', 'https://example.com/spring', 'spring', '{"value":"sale-1"}', 0, 1795306200000, 1795306200000, NULL),
+                       ('gone', 'shop', 'https://example.com/gone', NULL, NULL, 1, 1795306200000, 1795306200000, 1795306300000)
+                """)
         }
         let (cluster, url, name) = try PostgresDaemonTests.database("copy")
         var logger = Logger(label: "test")
@@ -96,6 +102,10 @@ import Testing
         }
         let copiedDigests = try cluster.psql("SELECT digest FROM lp_access_keys WHERE name <> 'ingest key of before' ORDER BY name", database: name)
         #expect(copiedDigests.split(separator: "\n").map(String.init) == digests, "the same hashes: the same secrets work")
+        let links = try cluster.psql(
+            "SELECT ref || '=' || coalesce(campaign, '-') || '=' || coalesce(deep_link, '-') || '=' || ios_preview::text || '=' || coalesce(deleted_at_ms::text, '-') FROM lp_links ORDER BY ref",
+            database: name)
+        #expect(links.split(separator: "\n") == ["gone=-=-=true=1795306300000", #"spring=spring={"value":"sale-1"}=false=-"#], "the links as they stand")
 
         // Attribution on PostgreSQL reaches SQLite's answers (compared by event id).
         let sqliteAnswers = try await DatabaseQueue(path: data.appending(path: "linkpulse-attribution.sqlite").path, configuration: Self.readsEvents).read { db in

@@ -24,8 +24,8 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Starts chromedriver on a free port and opens a headless browser session (`userAgent`:
-    /// the browser's, instead of headless Chromium's own).
-    static func start(width: Int = 1440, height: Int = 1000, userAgent: String? = nil) async throws -> WebDriver {
+    /// the browser's, instead of headless Chromium's own; `arguments`: more of Chromium's).
+    static func start(width: Int = 1440, height: Int = 1000, userAgent: String? = nil, arguments: [String] = []) async throws -> WebDriver {
         guard let chromedriver, let chromium else {
             throw Failure(description: "chromium and chromium-driver are not installed (ops/install-deps.sh test installs them)")
         }
@@ -37,7 +37,7 @@ final class WebDriver: @unchecked Sendable {
             let driver = WebDriver(process: process, base: "http://127.0.0.1:\(port)")
             do {
                 try await driver.waitUntilReady()
-                try await driver.openSession(chromium: chromium, width: width, height: height, userAgent: userAgent)
+                try await driver.openSession(chromium: chromium, width: width, height: height, userAgent: userAgent, arguments: arguments)
                 return driver
             } catch {
                 lastError = error
@@ -48,8 +48,10 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh browser, which is closed afterwards whatever happens.
-    static func with<T>(width: Int = 1440, height: Int = 1000, userAgent: String? = nil, _ body: (WebDriver) async throws -> T) async throws -> T {
-        let browser = try await start(width: width, height: height, userAgent: userAgent)
+    static func with<T>(
+        width: Int = 1440, height: Int = 1000, userAgent: String? = nil, arguments: [String] = [], _ body: (WebDriver) async throws -> T
+    ) async throws -> T {
+        let browser = try await start(width: width, height: height, userAgent: userAgent, arguments: arguments)
         do {
             let result = try await body(browser)
             await browser.quit()
@@ -75,7 +77,7 @@ final class WebDriver: @unchecked Sendable {
         throw Failure(description: "chromedriver did not become ready")
     }
 
-    private func openSession(chromium: String, width: Int, height: Int, userAgent: String?) async throws {
+    private func openSession(chromium: String, width: Int, height: Int, userAgent: String?, arguments: [String]) async throws {
         let capabilities: [String: Any] = [
             "capabilities": [
                 "alwaysMatch": [
@@ -84,7 +86,7 @@ final class WebDriver: @unchecked Sendable {
                         "binary": chromium,
                         "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                                  "--window-size=\(width),\(height)", "--lang=en-US", "--no-first-run"]
-                            + (userAgent.map { ["--user-agent=\($0)"] } ?? []),
+                            + (userAgent.map { ["--user-agent=\($0)"] } ?? []) + arguments,
                     ],
                     "goog:loggingPrefs": ["browser": "ALL"],
                 ],

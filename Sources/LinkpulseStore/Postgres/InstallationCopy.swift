@@ -13,7 +13,7 @@ import Logging
 /// (`copy:<database id>:events` in `lp_installation`), so a copy that stopped goes on where it
 /// stopped; the quarantine likewise. The export history (the periods each scheduled job
 /// finished, the files it keeps) is copied last, in one transaction, and again by each run (it
-/// only moves forward), then the access keys (their keyed hashes). The SQLite files are only read (a daemon may keep running
+/// only moves forward), then the access keys (their keyed hashes) and the hosted links. The SQLite files are only read (a daemon may keep running
 /// on them; what it stores after the copy started is copied by running the copy again).
 public enum InstallationCopy {
     /// What a copy did.
@@ -27,6 +27,8 @@ public enum InstallationCopy {
         public var exportFiles = 0
         /// Stored access keys copied (revoked ones included).
         public var accessKeys = 0
+        /// Hosted links copied (deleted ones included).
+        public var links = 0
         /// The SQLite seq the events are copied through, after this run.
         public var throughSeq: Int64 = 0
     }
@@ -94,6 +96,17 @@ public enum InstallationCopy {
                 if let revoked = key.revokedAtMs { _ = try await store.accessKeys.revokeAccessKey(id: key.id, atMs: revoked) }
                 if let used = key.lastUsedAtMs { try await store.accessKeys.recordAccessKeyUses([key.id: used]) }
                 summary.accessKeys += 1
+            }
+        }
+        // The hosted links, as they stand: a link copied before takes its fields again, a
+        // deleted one stays deleted (its ref never given out again).
+        if try await source.read({ try $0.tableExists("links") }) {
+            for stored in try await LinkLedger(pool: source, queries: sqlite.links).everyLink() {
+                if try await store.links.insertLinks([stored.link]).isEmpty == false {
+                    _ = try await store.links.updateLink(stored.link)
+                }
+                if let deleted = stored.deletedAtMs { _ = try await store.links.deleteLink(ref: stored.link.ref, atMs: deleted) }
+                summary.links += 1
             }
         }
         return summary
