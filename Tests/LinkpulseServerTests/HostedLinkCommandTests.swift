@@ -77,7 +77,7 @@ import Testing
 
     /// Taps keep coming while the daemon is killed: every tap that was answered (a redirect with
     /// its click id) has its click stored after the restart, once.
-    @Test func kill9NeverLosesAnAnsweredTap() async throws {
+    @Test(.timeLimit(.minutes(3))) func kill9NeverLosesAnAnsweredTap() async throws {
         let (data, config, root) = try Self.installation()
         defer { try? FileManager.default.removeItem(at: root) }
         let place = ["--data-dir", data.path, "--links-config", config.path]
@@ -98,7 +98,10 @@ import Testing
                 }
             }
             // Killed once some taps were answered, while the others are in flight.
-            while answered.withLock({ $0.count }) < 200 { try await Task.sleep(for: .milliseconds(5)) }
+            while answered.withLock({ $0.count }) < 200 {
+                try #require(daemon.process.isRunning, "the daemon stopped before 200 taps were answered")
+                try await Task.sleep(for: .milliseconds(5))
+            }
             daemon.kill9()
             try await group.waitForAll()
         }
