@@ -121,8 +121,7 @@ public struct LinkRouting: Sendable {
     /// the link's https URL, which its App Links filter takes), with `fallback` for a phone
     /// without it.
     func intentURL(_ android: LinkApp.AndroidApp, link: HostedLink, role: LinkDomainRole, clickId: String, fallback: String) -> String {
-        let host = role == .primary ? config.primaryDomain : config.twin(of: .primary)
-        return "intent://\(host)/\(link.ref)?\(InstallReferrer.clickParameter)=\(clickId)#Intent;scheme=\(android.scheme ?? "https");"
+        return "intent://\(config.domain(role))/\(link.ref)?\(InstallReferrer.clickParameter)=\(clickId)#Intent;scheme=\(android.scheme ?? "https");"
             + "package=\(android.package);S.browser_fallback_url=\(URLQuery.encode(fallback));end"
     }
 }

@@ -33,6 +33,11 @@ public struct LinksConfig: Sendable, Equatable {
         return index == 0 ? .primary : .twin
     }
 
+    /// The domain that has `role`.
+    public func domain(_ role: LinkDomainRole) -> String {
+        role == .primary ? domains[0] : twin(of: .primary)
+    }
+
     /// The other domain of the pair (the preview page's button leads there); the same domain
     /// when there is no twin.
     public func twin(of role: LinkDomainRole) -> String {

@@ -22,7 +22,6 @@ struct HostedLinkController: Sendable {
     let logger: Logger
     let routing: LinkRouting
     let pages: LinkPages
-    let classifier = UserAgentClassifier()
     let appleAssociation: [UInt8]
     let androidAssociation: [UInt8]
     let stored = Counter(label: "linkpulse_link_visits_total", dimensions: [("outcome", "stored")])
@@ -86,10 +85,11 @@ struct HostedLinkController: Sendable {
             return Self.page(LinkPages.missing(gone: true), status: .gone)
         }
         let link = stored.link
-        let tappedURL = LinkRouting.linkURL(host: role == .primary ? config.primaryDomain : config.twin(of: .primary), ref: ref)
+        let tappedURL = LinkRouting.linkURL(host: config.domain(role), ref: ref)
             + (request.uri.query.map { "?\($0)" } ?? "")
         let userAgent = request.headers[.userAgent]
-        let visitor = LinkVisitor(userAgent: userAgent, classifier: classifier)
+        // The validator's classifier: the click's verdict below is then a remembered one.
+        let visitor = LinkVisitor(userAgent: userAgent, classifier: ingest.validator.userAgents)
         // The preview page's button brings the click id along: that click is stored already.
         let carried = role == .twin ? LinkClick.carriedClickId(inQuery: tappedURL) : nil
         let clickId = carried ?? UUID().uuidString.lowercased()

@@ -92,6 +92,10 @@ import Testing
             #expect(try await Self.api(client, .get, "/v1/links/spring", key: TestInstallation.readKey).status == .notFound)
             #expect(try await Self.visit(client, "/spring", userAgent: Self.agents.desktop).status == .gone)
             #expect(try await Self.api(client, .post, "/v1/links", body).status == .conflict)
+            // Past its expiry a link answers 410, and is still listed.
+            #expect(try await Self.api(client, .post, "/v1/links", #"{"ref":"over","url":"https://example.com/o","expires_at":"2001-01-01T00:00:00Z"}"#).status == .created)
+            #expect(try await Self.visit(client, "/over", userAgent: Self.agents.desktop).status == .gone)
+            #expect(try await Self.api(client, .get, "/v1/links/over", key: TestInstallation.readKey).status == .ok)
         }
     }
 

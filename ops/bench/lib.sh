@@ -31,13 +31,18 @@ bench_stored_events() {
   fi
 }
 
-# bench_need_wrk: installs wrk (the load generator) when it is missing.
-bench_need_wrk() {
-  command -v wrk >/dev/null && return 0
+# bench_need COMMAND:PACKAGE…: installs the Debian package of each command that is missing.
+bench_need() {
+  local need=() pair
+  for pair in "$@"; do command -v "${pair%%:*}" >/dev/null || need+=("${pair#*:}"); done
+  [ ${#need[@]} -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq wrk >/dev/null
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 }
+
+# bench_need_wrk: installs wrk (the load generator) when it is missing.
+bench_need_wrk() { bench_need wrk:wrk; }
 
 # The keys every bench daemon takes by flag (see bench_serve).
 INGEST_KEY=${INGEST_KEY:-lpi_bench_ingest_key}

@@ -8,6 +8,7 @@
 # Usage: ops/bench/links.sh [--links N] [--duration SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. ops/bench/lib.sh  # bench_need
 
 LINKS=100000
 DURATION=10
@@ -19,13 +20,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || need+=(nginx-light)
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need wrk:wrk nginx:nginx-light
 ops/install-deps.sh build
 swift build -c release --product linkpulse >/dev/null
 BIN=.build/release/linkpulse
