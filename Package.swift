@@ -35,6 +35,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // QR codes of hosted links' short URLs.
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         .target(
             name: "CSystemTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]
@@ -67,6 +73,7 @@ let package = Package(
                 "LinkpulseDomain",
                 "LinkpulseStore",
                 "CZlib",
+                "CQRencode",
                 "CSystemTuning",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

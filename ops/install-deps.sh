@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
-# the SQLite and zlib headers and the time zone database (build), and for the test suite Chromium
+# the SQLite, zlib and libqrencode headers and the time zone database (build), and for the test suite Chromium
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
 # Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
 # tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
@@ -9,7 +9,7 @@
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
-want=(libsqlite3-dev zlib1g-dev pkg-config tzdata)
+want=(libsqlite3-dev zlib1g-dev libqrencode-dev pkg-config tzdata)
 if [ "${1:-build}" = "test" ]; then
   # The dashboard's browser tests drive headless Chromium through chromedriver.
   want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
@@ -17,6 +17,8 @@ if [ "${1:-build}" = "test" ]; then
   want+=(systemd)
   # The PostgreSQL store is tested against Debian's server, in a throwaway cluster per test run.
   want+=(postgresql)
+  # Hosted links' QR codes are read back with zbarimg.
+  want+=(zbar-tools)
 fi
 
 # The SDKs' Python environment, pinned, inside the build folder (never in git).

@@ -21,6 +21,10 @@ struct LinksController: Sendable {
     func addRoutes(read: some RouterMethods<LinkpulseRequestContext>, admin: some RouterMethods<LinkpulseRequestContext>) {
         read.get("v1/links") { request, _ in await list(request) }
         read.get("v1/links/{ref}") { _, context in await show(context.parameters.get("ref") ?? "") }
+        read.get("v1/links/{ref}/qr.svg") { _, context in await qrCode(context.parameters.get("ref") ?? "", format: .svg) }
+        read.get("v1/links/{ref}/qr.png") { request, context in
+            await qrCode(context.parameters.get("ref") ?? "", format: .png(scale: request.uri.queryParameters["scale"]))
+        }
         admin.post("v1/links") { request, _ in await create(request) }
         admin.patch("v1/links/{ref}") { request, context in await change(context.parameters.get("ref") ?? "", request) }
         admin.delete("v1/links/{ref}") { _, context in await delete(context.parameters.get("ref") ?? "") }
@@ -109,6 +113,49 @@ struct LinksController: Sendable {
         do {
             guard let stored = try await links.link(ref: ref), stored.deletedAtMs == nil else { return Self.notFound(ref) }
             return .json(response(stored.link, config: config), status: .ok)
+        } catch {
+            return .databaseUnavailable
+        }
+    }
+
+    enum QRFormat {
+        case svg
+        /// `scale`: the query's pixels per module, if given.
+        case png(scale: Substring?)
+    }
+
+    /// Pixels per module of a PNG QR code: the default, and the largest (a 2,000-pixel image
+    /// of the largest short URL).
+    static let defaultQRScale = 8
+    static let largestQRScale = 40
+
+    /// The QR code of a link's short URL. A link's short URL changes only with the configured
+    /// primary domain, so the image may be kept for a day.
+    func qrCode(_ ref: String, format: QRFormat) async -> Response {
+        guard let config else { return Self.off }
+        var scale = Self.defaultQRScale
+        if case .png(let given?) = format {
+            guard let number = Int(given), (1...Self.largestQRScale).contains(number) else {
+                return .error(.badRequest, code: "invalid_parameter",
+                              message: "`scale` is the pixels per module, a whole number from 1 to \(Self.largestQRScale).", parameter: "scale")
+            }
+            scale = number
+        }
+        do {
+            guard let stored = try await links.link(ref: ref), stored.deletedAtMs == nil else { return Self.notFound(ref) }
+            guard let code = QRCode(LinkRouting.linkURL(host: config.primaryDomain, ref: stored.link.ref)) else {
+                return .error(.internalServerError, code: "qr_failed", message: "The short URL does not fit in a QR code.")
+            }
+            let bytes: [UInt8]
+            let type: String
+            switch format {
+            case .svg: (bytes, type) = (Array(code.svg().utf8), "image/svg+xml")
+            case .png: (bytes, type) = (code.png(scale: scale), "image/png")
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: type, .cacheControl: "private, max-age=86400"],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         } catch {
             return .databaseUnavailable
         }

@@ -6,6 +6,7 @@ import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import NIOCore
+import TestSupport
 import Testing
 
 /// Hosted links through the real router on both stores (two daemons sharing one PostgreSQL
@@ -229,6 +230,35 @@ import Testing
             let target = try #require(statements.first?["target"] as? [String: Any])
             #expect(target["package_name"] as? String == "com.example.shop")
             #expect((target["sha256_cert_fingerprints"] as? [String])?.first?.hasPrefix("14:6D:E9") == true)
+        }
+    }
+
+    /// The PNG QR code reads back (with zbar, a reader independent of the encoder) as the link's
+    /// short URL at every scale; the SVG one is read back from the dashboard in a real browser.
+    @Test(arguments: StoreBackend.allCases)
+    func aLinksQRCodeReadsBackAsItsShortURL(on backend: StoreBackend) async throws {
+        try await backend.test("links_qr", settings: Self.settings) { client, _ in
+            let created = try await Self.api(client, .post, "/v1/links", #"{"url":"https://example.com/qr"}"#)
+            let ref = try #require(created.json["ref"] as? String)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("linkpulse-qr-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            for scale in [nil, 2, 13] {
+                let png = try await Self.api(client, .get, "/v1/links/\(ref)/qr.png" + (scale.map { "?scale=\($0)" } ?? ""), key: TestInstallation.readKey)
+                #expect(png.status == .ok && png.response.headers[.contentType] == "image/png")
+                let file = directory.appendingPathComponent("\(scale ?? 0).png")
+                try Data(buffer: png.response.body).write(to: file)
+                let read = try ChildProcess.run("/usr/bin/zbarimg", ["--quiet", "--raw", file.path])
+                #expect(read.trimmingCharacters(in: .newlines) == "https://go.example.com/\(ref)")
+            }
+            let svg = try await Self.api(client, .get, "/v1/links/\(ref)/qr.svg", key: TestInstallation.readKey)
+            #expect(svg.status == .ok && svg.response.headers[.contentType] == "image/svg+xml")
+            #expect(String(buffer: svg.response.body).hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+            #expect(try await Self.api(client, .get, "/v1/links/\(ref)/qr.png?scale=0", key: TestInstallation.readKey).status == .badRequest)
+            #expect(try await Self.api(client, .get, "/v1/links/\(ref)/qr.svg", key: nil).status == .unauthorized)
+            #expect(try await Self.api(client, .get, "/v1/links/none/qr.svg", key: TestInstallation.readKey).status == .notFound)
+            #expect(try await Self.api(client, .delete, "/v1/links/\(ref)").status == .noContent)
+            #expect(try await Self.api(client, .get, "/v1/links/\(ref)/qr.png", key: TestInstallation.readKey).status == .notFound)
         }
     }
 

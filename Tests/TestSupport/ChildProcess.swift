@@ -54,4 +54,28 @@ public final class ChildProcess: Sendable {
     }
 
     public var isRunning: Bool { status(wait: false) == nil }
+
+    /// A command that exited with a status other than 0, with what it printed.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Runs `path` with `arguments` to its end and returns its standard output; throws
+    /// `Failure` (with both outputs) when it exits with another status than 0.
+    public static func run(_ path: String, _ arguments: [String]) throws -> String {
+        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("linkpulse-run-\(UUID().uuidString)")
+        let outPath = outputs.path + ".out"
+        let errPath = outputs.path + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        let status = try ChildProcess(executable: path, arguments: arguments, output: outPath, errors: errPath).status(wait: true)
+        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+            throw Failure(description: "\(path) \(arguments.joined(separator: " ")) failed (\(status ?? -1)): \(out) \(err)")
+        }
+        return out
+    }
 }

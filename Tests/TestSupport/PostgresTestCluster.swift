@@ -129,20 +129,11 @@ public final class PostgresTestCluster: Sendable {
     /// its standard output, or an error with both outputs.
     @discardableResult
     static func run(_ path: String, _ arguments: [String]) throws -> String {
-        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("linkpulse-run-\(UUID().uuidString)")
-        let outPath = outputs.path + ".out"
-        let errPath = outputs.path + ".err"
-        defer {
-            try? FileManager.default.removeItem(atPath: outPath)
-            try? FileManager.default.removeItem(atPath: errPath)
+        do {
+            return try ChildProcess.run(path, arguments)
+        } catch let failure as ChildProcess.Failure {
+            throw ClusterError(description: failure.description)
         }
-        let status = try ChildProcess(executable: path, arguments: arguments, output: outPath, errors: errPath).status(wait: true)
-        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-            throw ClusterError(description: "\(path) \(arguments.joined(separator: " ")) failed (\(status ?? -1)): \(out) \(err)")
-        }
-        return out
     }
 
     public struct ClusterError: Error, CustomStringConvertible {
