@@ -221,7 +221,7 @@ struct DaemonRoutes: Sendable {
         // Admin: the keys; and the key a request carries, for any kind.
         KeysController(keys: keys).addRoutes(admin: router.group().add(middleware: gates.admin), anyKey: router.group().add(middleware: gates.anyKey))
         // Links: read with a read key, managed with an admin key; served on the link domains.
-        LinksController(links: links, config: settings.links, now: ingest.now)
+        LinksController(links: links, config: settings.links, stats: stats, now: ingest.now)
             .addRoutes(read: router.group().add(middleware: gates.read), admin: router.group().add(middleware: gates.admin))
         if let config = settings.links {
             HostedLinkController(links: links, config: config, ingest: ingest, logger: logger).addRoutes(to: router)

@@ -63,11 +63,12 @@ public struct DashboardAssets: Sendable {
 struct DashboardController: Sendable {
     let assets: DashboardAssets?
 
-    /// Sent with every dashboard file: only this server's own scripts, styles, images and API;
+    /// Sent with every dashboard file: only this server's own scripts, styles, images (and the
+    /// QR codes it fetched, as `blob:` URLs) and API;
     /// no framing; no referrer leaking the dashboard's URL (and so its state) to other sites.
     static let securityHeaders: HTTPFields = [
         HTTPField.Name("Content-Security-Policy")!:
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
             + "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff",
         HTTPField.Name("Referrer-Policy")!: "no-referrer",

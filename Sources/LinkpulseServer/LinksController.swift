@@ -4,12 +4,15 @@ import LinkpulseDomain
 import LinkpulseStore
 
 /// The hosted links API: `POST /v1/links`, `PATCH` and `DELETE /v1/links/{ref}` with a key that
-/// may manage links (admin); `GET /v1/links` and `GET /v1/links/{ref}` with a read key.
+/// may manage links (admin); `GET /v1/links` (with `stats=true`, each link's metrics over a
+/// range), `GET /v1/links/{ref}` and its QR codes with a read key.
 /// Without `--links-config` every route answers `404 links_off`, saying how to turn them on.
 struct LinksController: Sendable {
     let links: any LinkRecords
     /// Nil when hosted links are off.
     let config: LinksConfig?
+    /// Each listed link's metrics, when asked for.
+    let stats: StatsService
     let now: @Sendable () -> Int64
 
     /// Largest link body.
@@ -34,12 +37,14 @@ struct LinksController: Sendable {
     struct LinkResponse: Encodable {
         var link: HostedLink
         var shortURL: String
+        /// Over the list's range, when `stats=true` asked for it (zeros for a link without events).
+        var stats: ConversionMetrics?
 
         enum Keys: String, CodingKey {
             case ref, url, app, campaign, source, medium, social
             case shortURL = "short_url", deepLink = "deep_link", iosURL = "ios_url", androidURL = "android_url"
             case desktopURL = "desktop_url", iosPreview = "ios_preview", expiresAt = "expires_at"
-            case createdAt = "created_at", updatedAt = "updated_at"
+            case createdAt = "created_at", updatedAt = "updated_at", stats
         }
 
         enum SocialKeys: String, CodingKey { case title, description, image }
@@ -65,6 +70,7 @@ struct LinksController: Sendable {
             try c.encode(link.expiresAtMs.map(Timestamp.formatUTC), forKey: .expiresAt)
             try c.encode(Timestamp.formatUTC(link.createdAtMs), forKey: .createdAt)
             try c.encode(Timestamp.formatUTC(link.updatedAtMs), forKey: .updatedAt)
+            try c.encodeIfPresent(stats, forKey: .stats)
         }
     }
 
@@ -74,6 +80,10 @@ struct LinksController: Sendable {
         var total: Int
         var limit: Int
         var offset: Int
+        /// The range of the links' `stats`, as a stats answer echoes it.
+        var from: String?
+        var to: String?
+        var tz: String?
     }
 
     func response(_ link: HostedLink, config: LinksConfig) -> LinkResponse {
@@ -93,10 +103,33 @@ struct LinksController: Sendable {
         guard let offset = Self.count(query["offset"], default: 0) else {
             return .error(.badRequest, code: "invalid_parameter", message: "`offset` is a whole number, 0 or more.", parameter: "offset")
         }
+        var range: StatsQuery?
+        switch query["stats"] {
+        case nil, "false": break
+        case "true":
+            do {
+                // The stats API's range, zone and bots; its filters would not say which links to list.
+                var parameters = StatsController.parameters(of: request)
+                for name in ["campaign", "ref", "source", "medium", "platform"] { parameters[name] = nil }
+                range = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
+            } catch {
+                return .badParameter(error)
+            }
+        default:
+            return .error(.badRequest, code: "invalid_parameter", message: "`stats` is `true` or `false`.", parameter: "stats")
+        }
         do {
             let page = try await links.links(limit: limit, offset: offset)
             let total = try await links.linkCount()
-            return .json(ListResponse(links: page.map { response($0, config: config) }, total: total, limit: limit, offset: offset), status: .ok)
+            var answers = page.map { response($0, config: config) }
+            var echo: RangeEcho?
+            if let range {
+                let metrics = try await stats.metrics(of: page.map(\.ref), by: .ref, range)
+                for i in answers.indices { answers[i].stats = metrics[answers[i].link.ref] }
+                echo = RangeEcho(range)
+            }
+            return .json(ListResponse(links: answers, total: total, limit: limit, offset: offset, from: echo?.from, to: echo?.to, tz: echo?.tz),
+                         status: .ok, compressingFor: request)
         } catch {
             return .databaseUnavailable
         }

@@ -121,6 +121,20 @@ public struct StatsService: Sendable {
         return BreakdownResponse(from: range.from, to: range.to, tz: range.tz, by: q.by.rawValue, rows: page, totalRows: total)
     }
 
+    /// The metrics of some values of a dimension (a page of links' refs) over the range and
+    /// filters of `query`, exact as a breakdown's rows, unique clicks included; zeros for a value
+    /// without events in range.
+    public func metrics(of values: [String], by dimension: StatsDimension, _ query: StatsQuery) async throws -> [String: ConversionMetrics] {
+        guard !values.isEmpty else { return [:] }
+        let groups = try await reader.statsCounts(
+            query, grouping: .dimension(dimension), withVisitors: true, onlyKeys: values, visitorsOnly: false)
+        var metrics: [String: ConversionMetrics] = [:]
+        for value in values {
+            metrics[value] = (groups[.value(value)] ?? CountsByAudience()).metrics(includeBots: query.includeBots)
+        }
+        return metrics
+    }
+
     /// One point per local hour or day of the range, zero-filled.
     public func timeseries(_ query: StatsQuery, interval: SeriesInterval) async throws -> TimeseriesResponse {
         let clock = ZoneClock(identifier: query.zone)!

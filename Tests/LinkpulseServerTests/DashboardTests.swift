@@ -5,6 +5,7 @@ import HummingbirdTesting
 import LinkpulseDomain
 import LinkpulseStore
 import NIOCore
+import TestSupport
 import Testing
 
 @testable import LinkpulseServer
@@ -210,7 +211,7 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             let xssShown = try await browser.script(
                 "return [...document.querySelectorAll('#table tbody th')].some(th => th.textContent === arguments[0]);", [Self.xssRef]) as? Bool
             #expect(xssShown == true)
-            #expect(try await browser.script("return document.querySelectorAll('img').length;") as? Int == 0)
+            #expect(try await browser.script("return document.querySelectorAll('#stats-view img').length;") as? Int == 0)
             try await Self.expectTiles(browser, equal: (try await Self.api(client, "stats/summary", "campaign=spring", now: now))["metrics"] as? [String: Any] ?? [:])
 
             // …then into a ref; breadcrumbs lead back.
@@ -280,6 +281,98 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         }
     }
 
+    /// The Links view, on both stores: each link's figures equal the links API's, a read key sees
+    /// no form, an admin key makes a link (a refused field is marked), a link's QR code drawn
+    /// in the browser reads back as its short URL, and a link's name opens its stats.
+    @Test(arguments: StoreBackend.allCases)
+    func theLinksViewShowsEachLinksFiguresMakesLinksAndDrawsTheirQRCodes(on backend: StoreBackend) async throws {
+        var settings = HostedLinkHTTPTests.settings
+        settings.dashboardsDirectory = dashboardsFolder
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        try await backend.test("dashboard_links", settings: settings, live: true) { client, _ in
+            let created = try await HostedLinkHTTPTests.api(client, .post, "/v1/links", """
+                {"ref":"spring","url":"https://example.com/spring","campaign":"\(Self.xssRef)"}
+                """)
+            #expect(created.status == .created, "\(created.json)")
+            for agent in [HostedLinkHTTPTests.agents.desktop, HostedLinkHTTPTests.agents.desktop, HostedLinkHTTPTests.agents.slack] {
+                #expect(try await HostedLinkHTTPTests.visit(client, "/spring", userAgent: agent).status != .notFound)
+            }
+            _ = try await AttributionScenarioTests.rollUp(client)
+            let listed = try await Self.api(client, "links", "stats=true", now: now)
+            let expected = try #require((listed["links"] as? [[String: Any]])?.first?["stats"] as? [String: Any])
+            #expect(expected["clicks"] as? Int == 2 && expected["bot_events"] as? Int == 1)
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            try await WebDriver.with { browser in
+            try await browser.navigate("\(base)/dashboard/?view=links&range=7d&tz=UTC#key=\(TestInstallation.readKey)")
+            var generation = try await Self.waitForRender(browser, after: 0)
+            // The row shows the API's figures, the campaign as text; a read key gets no form.
+            let row = try await browser.script("""
+                const r = document.querySelector('#links-table tbody tr[data-key="spring"]');
+                return [r.querySelector('th').textContent, r.children[1].textContent,
+                        ...[...r.querySelectorAll('td[data-column]')].map(td => td.dataset.column + '=' + td.dataset.value)];
+                """) as? [String] ?? []
+            #expect(row.prefix(2) == ["https://go.example.com/spring", Self.xssRef], "\(row)")
+            #expect(try await browser.script("return document.querySelectorAll('#links-table img').length;") as? Int == 0)
+            for cell in row.dropFirst(2) {
+                let parts = cell.split(separator: "=", maxSplits: 1).map(String.init)
+                let value = parts.count > 1 ? parts[1] : ""
+                if let number = expected[parts[0]] as? NSNumber {
+                    #expect(abs((Double(value) ?? .nan) - number.doubleValue) < 1e-12, "\(cell)")
+                } else {
+                    #expect(value == "", "\(cell)")
+                }
+            }
+            #expect(try await browser.script("return document.getElementById('link-form').hidden && !document.getElementById('link-new-readonly').hidden;") as? Bool == true)
+            // The QR code, drawn by the browser from the daemon's SVG, reads back as the short URL.
+            try await browser.click("#links-table tr[data-key=spring] .qr-button")
+            try await browser.wait(for: "document.getElementById('qr').dataset.loaded === 'true'")
+            try await Self.expectQRCode(browser, reads: "https://go.example.com/spring")
+
+            // An admin key makes links: a refused field is marked, a good link is listed with its QR code.
+            try await browser.click("#sign-out")
+            try await browser.type("#key", TestInstallation.adminKey)
+            try await browser.click("#sign-in-form button[type=submit]")
+            generation = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return document.getElementById('link-form').hidden;") as? Bool == false)
+            try await browser.type("#link-form input[name=url]", "javascript:alert(1)")
+            try await browser.click("#link-form button[type=submit]")
+            try await browser.wait(for: "!document.getElementById('link-form-error').hidden")
+            #expect(try await browser.script("return document.querySelector('#link-form input[name=url]').getAttribute('aria-invalid');") as? String == "true")
+            try await browser.type("#link-form input[name=url]", "https://example.com/fall")
+            try await browser.type("#link-form input[name=ref]", "fall")
+            try await browser.type("#link-form input[name=campaign]", "fall")
+            try await browser.click("#link-form button[type=submit]")
+            generation = try await Self.waitForRender(browser, after: generation)
+            try await browser.wait(for: "document.getElementById('qr').dataset.ref === 'fall' && document.getElementById('qr').dataset.loaded === 'true'")
+            #expect(try await browser.script("return document.getElementById('link-created').textContent;") as? String == "Made https://go.example.com/fall")
+            #expect(try await browser.script("return [...document.querySelectorAll('#links-table tbody tr')].map(r => r.dataset.key);") as? [String] == ["fall", "spring"])
+            try await Self.expectQRCode(browser, reads: "https://go.example.com/fall")
+            let stored = try await HostedLinkHTTPTests.api(client, .get, "/v1/links/fall", key: TestInstallation.readKey)
+            #expect(stored.status == .ok && stored.json["campaign"] as? String == "fall")
+
+            // A link's name opens the stats view filtered to its ref.
+            try await browser.click("#links-table tr[data-key=spring] th button")
+            _ = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return new URLSearchParams(location.search).get('ref') + ' ' + document.getElementById('links-view').hidden;") as? String == "spring true")
+            try await Self.expectTiles(browser, equal: try await Self.api(client, "stats/summary", "ref=spring", now: now)["metrics"] as? [String: Any] ?? [:])
+            // Nothing but the refused link's 400, which the browser logs for any failed request.
+            let complaints = try await browser.consoleEntries().filter {
+                ($0.level == "SEVERE" || $0.level == "WARNING") && !$0.message.contains("/v1/links - Failed to load resource: the server responded with a status of 400")
+            }
+            #expect(complaints.isEmpty, "\(complaints)")
+            }
+        }
+    }
+
+    /// The viewport, read by zbar, holds exactly one QR code: `text`.
+    static func expectQRCode(_ browser: WebDriver, reads text: String) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("linkpulse-qr-\(UUID().uuidString).png")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await browser.screenshot().write(to: file)
+        let read = try ChildProcess.run("/usr/bin/zbarimg", ["--quiet", "--raw", file.path])
+        #expect(read.trimmingCharacters(in: .newlines) == text)
+    }
+
     @Test func aNewInstallationShowsHowToSendAFirstEvent() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
@@ -295,10 +388,20 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             #expect(try await browser.script("return document.getElementById('content').hidden;") as? Bool == true)
             let curl = try await browser.script("return document.getElementById('curl-line').textContent;") as? String ?? ""
             #expect(curl.hasPrefix("curl \(base)/v1/events"))
+            // Without --links-config the Links view says how to turn hosted links on.
+            let generation = try await browser.script("return Number(document.body.dataset.generation);") as? Int ?? 0
+            try await browser.click("#views button[data-view=links]")
+            _ = try await Self.waitForRender(browser, after: generation)
+            #expect(try await browser.script("return document.getElementById('links-on').hidden && !document.getElementById('links-off').hidden;") as? Bool == true)
+            #expect((try await browser.script("return document.getElementById('links-off-text').textContent;") as? String)?.contains("--links-config") == true)
             // Sign out forgets the key.
             try await browser.click("#sign-out")
             try await browser.wait(for: "document.body.dataset.state === 'sign-in' && localStorage.getItem('linkpulse.readKey') === null")
-            #expect(try await browser.consoleEntries().filter { $0.level == "SEVERE" || $0.level == "WARNING" }.isEmpty)
+            // Nothing but the links API's 404, which the browser logs for any failed request.
+            let complaints = try await browser.consoleEntries().filter {
+                ($0.level == "SEVERE" || $0.level == "WARNING") && !($0.message.contains("/v1/links?") && $0.message.contains("status of 404"))
+            }
+            #expect(complaints.isEmpty, "\(complaints)")
             }
         }
     }

@@ -233,6 +233,42 @@ import Testing
         }
     }
 
+    /// `GET /v1/links?stats=true` gives each listed link the metrics a breakdown by ref gives it
+    /// over the same range: its people's clicks, not its preview fetchers, and its installs.
+    @Test(arguments: StoreBackend.allCases)
+    func theListedLinksCarryTheirMetricsOverTheRange(on backend: StoreBackend) async throws {
+        try await backend.test("links_stats", settings: Self.settings) { client, _ in
+            for ref in ["busy", "quiet"] {
+                #expect(try await Self.api(client, .post, "/v1/links", #"{"ref":"\#(ref)","url":"https://example.com/\#(ref)","campaign":"fall"}"#).status == .created)
+            }
+            for agent in [Self.agents.desktop, Self.agents.desktop, Self.agents.android, Self.agents.slack] {
+                #expect(try await Self.visit(client, "/busy", userAgent: agent).status != .notFound)
+            }
+            let install = #"{"id":"i-1","type":"install","platform":"android","device_id":"d-1","ref":"busy","campaign":"fall"}"#
+            #expect(try await Self.api(client, .post, "/v1/events", install, key: TestInstallation.ingestKey).status == .accepted)
+            #expect(try await Self.api(client, .post, "/v1/admin/rollup", key: TestInstallation.readKey).status == .ok)
+            let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+            let day = { (ms: Int64) in String(Timestamp.formatUTC(ms).prefix(10)) }
+            let range = "from=\(day(nowMs - 86_400_000))&to=\(day(nowMs))&tz=UTC"
+            let listed = try await Self.api(client, .get, "/v1/links?stats=true&\(range)", key: TestInstallation.readKey)
+            #expect(listed.status == .ok && listed.json["tz"] as? String == "UTC", "\(listed.json)")
+            let links = try #require(listed.json["links"] as? [[String: Any]])
+            let stats = Dictionary(uniqueKeysWithValues: links.map { ($0["ref"] as! String, $0["stats"] as? [String: Any] ?? [:]) })
+            #expect(stats["busy"]?["clicks"] as? Int == 3 && stats["busy"]?["unique_clicks"] as? Int == 2)
+            #expect(stats["busy"]?["installs"] as? Int == 1 && stats["busy"]?["bot_events"] as? Int == 1)
+            #expect(stats["quiet"]?["clicks"] as? Int == 0 && stats["quiet"]?["install_rate"] is NSNull)
+            let breakdown = try await Self.api(client, .get, "/v1/stats/breakdown?by=ref&\(range)", key: TestInstallation.readKey)
+            let row = try #require((breakdown.json["rows"] as? [[String: Any]])?.first { $0["key"] as? String == "busy" })
+            #expect(NSDictionary(dictionary: row["metrics"] as? [String: Any] ?? [:]) == NSDictionary(dictionary: stats["busy"] ?? [:]))
+            // Without stats=true a link has none; a bad range is named.
+            let plain = try await Self.api(client, .get, "/v1/links", key: TestInstallation.readKey)
+            #expect((plain.json["links"] as? [[String: Any]])?.allSatisfy { $0["stats"] == nil } == true && plain.json["from"] == nil)
+            let bad = try await Self.api(client, .get, "/v1/links?stats=true&tz=Mars/Olympus", key: TestInstallation.readKey)
+            #expect(bad.status == .badRequest && (bad.json["error"] as? [String: Any])?["parameter"] as? String == "tz")
+            #expect(try await Self.api(client, .get, "/v1/links?stats=yes", key: TestInstallation.readKey).status == .badRequest)
+        }
+    }
+
     /// The PNG QR code reads back (with zbar, a reader independent of the encoder) as the link's
     /// short URL at every scale; the SVG one is read back from the dashboard in a real browser.
     @Test(arguments: StoreBackend.allCases)

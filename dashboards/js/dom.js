@@ -48,3 +48,13 @@ export function replace(element, ...children) {
 export function byId(id) {
   return document.getElementById(id);
 }
+
+/** Saves a blob as a file named `name` (the browser's download). */
+export function saveFile(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

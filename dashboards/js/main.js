@@ -2,9 +2,10 @@
 // funnel and tables. Every change of state is a new URL (back and forward work).
 import { ApiError, forgetKey, getJSON, request, storeKey, storedKey } from './api.js';
 import { Chart } from './chart.js';
-import { byId, h, replace } from './dom.js';
+import { byId, h, replace, saveFile } from './dom.js';
 import { countChange, formatCount, formatRate, rateChange } from './format.js';
 import { FILTERS, apiRange, formatState, parseState, todayIn, addDays } from './state.js';
+import { loadLinks, setUpLinks, showLinkForm } from './links.js';
 import { metricsTable, smallTable } from './table.js';
 
 const PAGE_SIZE = 50;
@@ -48,6 +49,7 @@ function showKey(current) {
   badge.title = `This key may ${current.may}.`;
   badge.hidden = false;
   document.body.dataset.keyKind = current.kind;
+  showLinkForm(current.kind === 'admin');
 }
 
 async function signIn(event) {
@@ -157,6 +159,10 @@ function setUpControls() {
   byId('sign-in-form').addEventListener('submit', signIn);
   byId('download').addEventListener('click', downloadCSV);
   byId('controls').addEventListener('submit', (event) => event.preventDefault());
+  for (const button of byId('views').querySelectorAll('button')) {
+    button.addEventListener('click', () => change({ view: button.dataset.view }));
+  }
+  setUpLinks({ onCreated: () => load() });
   window.addEventListener('popstate', () => {
     actionStart = performance.now();
     state = parseState(location.search);
@@ -173,12 +179,41 @@ function commonParameters() {
 
 const tableDimension = () => (state.filters.campaign ? 'ref' : 'campaign');
 
-async function load() {
+/** Loads the view the state names. */
+function load() {
   const current = ++generation;
   syncControls();
+  byId('stats-view').hidden = state.view !== 'stats';
+  byId('links-view').hidden = state.view !== 'links';
+  for (const button of byId('views').querySelectorAll('button')) {
+    if (button.dataset.view === state.view) button.setAttribute('aria-current', 'page'); else button.removeAttribute('aria-current');
+  }
+  setStatus('loading', 'Loading…');
+  return state.view === 'links' ? loadLinksView(current) : loadStats(current);
+}
+
+/** The Links view: every link with its figures over the range. */
+async function loadLinksView(current) {
+  try {
+    await loadLinks({
+      page: state.page,
+      range: apiRange(state).current,
+      parameters: commonParameters(),
+      onShowStats: (ref) => change({ view: 'stats', filters: { ref } }),
+      onPage: (page) => change({ page }),
+      isCurrent: () => current === generation,
+    });
+    if (current !== generation) return;
+    setStatus('ready', '');
+    markRendered();
+  } catch (error) {
+    failed(current, error);
+  }
+}
+
+async function loadStats(current) {
   renderCrumbs();
   renderChips();
-  setStatus('loading', 'Loading…');
   const range = apiRange(state);
   const common = commonParameters();
   const by = tableDimension();
@@ -212,14 +247,19 @@ async function load() {
     setStatus('ready', `${summary.from.slice(0, 16).replace('T', ' ')} – ${summary.to.slice(0, 16).replace('T', ' ')} (${summary.tz})`);
     markRendered();
   } catch (error) {
-    if (current !== generation) return;
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-      forgetKey();
-      showSignIn('The stored key is no longer accepted (revoked?). Sign in with a read or admin key.');
-      return;
-    }
-    setStatus('error', error.message, true);
+    failed(current, error);
   }
+}
+
+/** A load that failed: a refused key signs out; anything else says what and offers a retry. */
+function failed(current, error) {
+  if (current !== generation) return;
+  if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+    forgetKey();
+    showSignIn('The stored key is no longer accepted (revoked?). Sign in with a read or admin key.');
+    return;
+  }
+  setStatus('error', error.message, true);
 }
 
 /** Records how long the render took (Performance API), for the browser tests and benchmarks. */
@@ -336,12 +376,7 @@ async function downloadCSV() {
       ...commonParameters(), ...apiRange(state).current, by: tableDimension(), sort: state.sort, order: state.order,
     });
     const name = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ?? 'linkpulse.csv';
-    const url = URL.createObjectURL(await response.blob());
-    const link = h('a', { href: url, download: name, hidden: true });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(await response.blob(), name);
   } catch (error) {
     setStatus('error', `Download failed: ${error.message}`, false);
   } finally {

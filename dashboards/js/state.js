@@ -2,6 +2,8 @@
 // (The read key never goes into the URL; it stays in the browser's storage.)
 
 export const RANGES = ['24h', '7d', '30d', '90d', 'month', 'custom'];
+/** The dashboard's views: the stats, and the hosted links with their own figures. */
+export const VIEWS = ['stats', 'links'];
 export const FILTERS = ['campaign', 'ref', 'source', 'medium', 'platform'];
 export const METRICS = [
   'clicks', 'unique_clicks', 'installs', 'opens', 'deferred_opens', 'fallbacks',
@@ -15,6 +17,7 @@ export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZon
 export function parseState(search) {
   const query = new URLSearchParams(search);
   const state = {
+    view: VIEWS.includes(query.get('view')) ? query.get('view') : 'stats',
     range: RANGES.includes(query.get('range')) ? query.get('range') : '7d',
     from: DATE.test(query.get('from') ?? '') ? query.get('from') : null,
     to: DATE.test(query.get('to') ?? '') ? query.get('to') : null,
@@ -36,6 +39,7 @@ export function parseState(search) {
 /** Writes the state as a query string (defaults left out, to keep links short). */
 export function formatState(state) {
   const query = new URLSearchParams();
+  if (state.view !== 'stats') query.set('view', state.view);
   query.set('range', state.range);
   if (state.range === 'custom') {
     query.set('from', state.from);
