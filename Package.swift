@@ -100,6 +100,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CSV", package: "CSV.swift"),
+                // `linkpulse links check-domain` fetches a link domain's association files.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // Build-time embedding of text files (SQL under queries/, the bot list) so the

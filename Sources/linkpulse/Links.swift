@@ -1,12 +1,15 @@
 import ArgumentParser
+import AsyncHTTPClient
 import CSV
 import Foundation
 import LinkpulseDomain
 import LinkpulseStore
+import NIOCore
 
 /// `linkpulse links create|list|delete|import`: the hosted links, beside a running daemon on
 /// the same `--data-dir` (or `--database`). A link made here serves at once: every daemon reads
-/// links from the store when they are asked for.
+/// links from the store when they are asked for. `linkpulse links check-domain` fetches a link
+/// domain's association files as Apple and Google do, and says what keeps apps from opening it.
 struct Links: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create, list, delete and import hosted links, beside a running daemon.",
@@ -15,13 +18,10 @@ struct Links: AsyncParsableCommand {
             --links-config (LINKPULSE_LINKS_CONFIG) is the daemon's file of link domains and apps: links are checked \
             against it (their app, their short URL's domain).
             """,
-        subcommands: [Create.self, List.self, Delete.self, Import.self])
+        subcommands: [Create.self, List.self, Delete.self, Import.self, CheckDomain.self])
 
-    /// The options every subcommand takes.
-    struct Place: ParsableArguments {
-        @OptionGroup var storage: StorageOptions
-        @OptionGroup var database: DatabaseOption
-
+    /// The daemon's file of link domains and apps.
+    struct ConfigOption: ParsableArguments {
         @Option(help: "The link domains and apps, as the daemon's --links-config (LINKPULSE_LINKS_CONFIG).")
         var linksConfig: String? = Environment.string("links-config")
 
@@ -30,6 +30,15 @@ struct Links: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: linksConfig) else { throw ValidationError("--links-config: cannot read \(linksConfig).") }
             do { return try LinksConfig(json: data) } catch { throw ValidationError("--links-config \(linksConfig): \(error)") }
         }
+    }
+
+    /// The options every subcommand on the links themselves takes.
+    struct Place: ParsableArguments {
+        @OptionGroup var storage: StorageOptions
+        @OptionGroup var database: DatabaseOption
+        @OptionGroup var linksConfig: ConfigOption
+
+        func config() throws -> LinksConfig { try linksConfig.config() }
 
         /// The links of the installation, handed to `body`, then closed.
         func withLinks<T>(_ body: (any LinkRecords) async throws -> T) async throws -> T {
@@ -172,6 +181,80 @@ struct Links: AsyncParsableCommand {
                 return skipped
             }
             print("imported \(links.count - skipped.count) links" + (skipped.isEmpty ? "" : "; skipped \(skipped.count) whose ref is taken: \(skipped.prefix(10).joined(separator: ", "))\(skipped.count > 10 ? ", …" : "")"))
+        }
+    }
+
+    struct CheckDomain: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "check-domain",
+            abstract: "Fetch a link domain's association files as Apple and Google do, and say what is wrong with them.",
+            discussion: """
+                Fetches /.well-known/apple-app-site-association, /apple-app-site-association and \
+                /.well-known/assetlinks.json from https://DOMAIN (every configured domain when none is given), following \
+                no redirect, and checks each: 200, application/json, at most 128 KiB for Apple, every app id and \
+                certificate fingerprint of --links-config listed. --via sends the requests to another address (the \
+                daemon itself, before DNS or TLS are set up) with the domain as Host. Exits 1 when anything is wrong.
+                """)
+
+        @OptionGroup var linksConfig: ConfigOption
+
+        @Argument(help: "The link domain to check (default: every domain of --links-config).")
+        var domain: String?
+
+        @Option(help: "Fetch from this base URL instead (such as http://127.0.0.1:8080), sending the domain as Host.")
+        var via: String?
+
+        /// Longest wait for one file.
+        static let timeout = TimeAmount.seconds(15)
+        /// Largest file read (Apple's limit is a tenth of it).
+        static let largestBody = 4 << 20
+
+        func run() async throws {
+            let config = try linksConfig.config()
+            let client = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: Self.timeout)))
+            var problems = 0
+            for domain in domain.map({ [$0.lowercased()] }) ?? config.domains {
+                print(domain)
+                var files: [FetchedFile] = []
+                var unreachable: [DomainFinding] = []
+                for path in DomainCheck.paths {
+                    do {
+                        files.append(try await fetch(path, domain: domain, client: client))
+                    } catch {
+                        // A domain that cannot be reached once is not tried again for its other files.
+                        unreachable.append(DomainFinding(path: path, problem: true, message: "cannot be fetched from \(base(domain)): \(error)"))
+                        break
+                    }
+                }
+                let findings = unreachable + DomainCheck.findings(domain: domain, config: config, files: files)
+                for finding in findings { print("  \(finding)") }
+                problems += findings.filter(\.problem).count
+            }
+            try await client.shutdown()
+            guard problems == 0 else {
+                print("\(problems) problem\(problems == 1 ? "" : "s"): apps will not open these links until they are fixed.")
+                throw ExitCode(1)
+            }
+            print("every file is as Apple and Google want it.")
+        }
+
+        func base(_ domain: String) -> String {
+            guard var via else { return "https://\(domain)" }
+            while via.hasSuffix("/") { via.removeLast() }
+            return via
+        }
+
+        func fetch(_ path: String, domain: String, client: HTTPClient) async throws -> FetchedFile {
+            var request = HTTPClientRequest(url: base(domain) + path)
+            if via != nil { request.headers.replaceOrAdd(name: "Host", value: domain) }
+            request.headers.add(name: "User-Agent", value: "linkpulse-check-domain")
+            let response = try await client.execute(request, timeout: Self.timeout)
+            let body = try await response.body.collect(upTo: Self.largestBody)
+            return FetchedFile(
+                path: path, status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+                location: response.headers.first(name: "Location"), body: Array(buffer: body))
         }
     }
 }

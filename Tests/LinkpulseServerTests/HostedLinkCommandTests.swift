@@ -75,6 +75,31 @@ import Testing
         #expect(daemon.terminate() == 0)
     }
 
+    /// `linkpulse links check-domain --via` against the daemon: its own files pass on both
+    /// domains; against a configuration the daemon does not serve (another app id), a host that
+    /// is not a link domain, or nothing listening, it exits 1 naming what is wrong.
+    @Test func checkDomainPassesTheDaemonsOwnFilesAndNamesWhatIsWrong() async throws {
+        let (data, config, root) = try Self.installation()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let daemon = try DaemonProcess(dataDirectory: data, arguments: ["--links-config", config.path])
+        defer { daemon.kill9() }
+        let good = try LiveHTTP.command(["links", "check-domain", "--links-config", config.path, "--via", daemon.baseURL])
+        #expect(good.status == 0 && good.output.contains("every file is as Apple and Google want it"), "\(good.output)")
+        #expect(good.output.components(separatedBy: "ok      /.well-known/apple-app-site-association").count == 3, "\(good.output)")
+
+        let other = root.appending(path: "other.json")
+        let text = try String(contentsOf: config, encoding: .utf8)
+        try text.replacingOccurrences(of: "com.example.shop\"]", with: "com.example.shop\", \"ABCDE12345.com.example.other\"]")
+            .write(to: other, atomically: true, encoding: .utf8)
+        let missing = try LiveHTTP.command(["links", "check-domain", "go.example.com", "--links-config", other.path, "--via", daemon.baseURL])
+        #expect(missing.status == 1 && missing.output.contains("lacks the app ids ABCDE12345.com.example.other"), "\(missing.output)")
+        let stranger = try LiveHTTP.command(["links", "check-domain", "www.example.com", "--links-config", config.path, "--via", daemon.baseURL])
+        #expect(stranger.status == 1 && stranger.output.contains("not one of the configuration's domains") && stranger.output.contains("answers 404"), "\(stranger.output)")
+        let nobody = try LiveHTTP.command(["links", "check-domain", "go.example.com", "--links-config", config.path, "--via", "http://127.0.0.1:\(try PostgresTestCluster.freePort())"])
+        #expect(nobody.status == 1 && nobody.output.contains("cannot be fetched"), "\(nobody.output)")
+        #expect(daemon.terminate() == 0)
+    }
+
     /// Taps keep coming while the daemon is killed: every tap that was answered (a redirect with
     /// its click id) has its click stored after the restart, once.
     @Test(.timeLimit(.minutes(3))) func kill9NeverLosesAnAnsweredTap() async throws {
