@@ -16,16 +16,17 @@ struct ExportController: Sendable {
 
     func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.get("v1/export.csv") { request, _ in
-            await stream(request) { parameters, query throws(ParameterError) in
+            await stream(request, known: QueryParameterNames.statsExport) { parameters, query throws(ParameterError) in
                 try ExportContent.parseStats(parameters, query: query)
             }
         }
         router.get("v1/events.csv") { request, _ in
-            await stream(request) { parameters, query throws(ParameterError) in
+            await stream(request, known: QueryParameterNames.eventsExport) { parameters, query throws(ParameterError) in
                 try ExportContent.parseEvents(parameters, query: query)
             }
         }
         router.get("v1/exports") { request, _ -> Response in
+            do throws(ParameterError) { _ = try StatsController.parameters(of: request, known: []) } catch { return .badParameter(error) }
             do {
                 return .json(ExportListResponse(exports: try await listedFiles()), status: .ok, compressingFor: request)
             } catch {
@@ -52,13 +53,14 @@ struct ExportController: Sendable {
         }
     }
 
-    /// Parses the parameters (a 400 names the wrong one), then streams the CSV.
+    /// Parses the parameters (a 400 names the wrong one, or one the endpoint does not take),
+    /// then streams the CSV.
     func stream(
-        _ request: Request, _ parse: ([String: String], StatsQuery) throws(ParameterError) -> ExportContent
+        _ request: Request, known: Set<String>, _ parse: ([String: String], StatsQuery) throws(ParameterError) -> ExportContent
     ) async -> Response {
-        let parameters = StatsController.parameters(of: request)
         let content: ExportContent
         do throws(ParameterError) {
+            let parameters = try StatsController.parameters(of: request, known: known)
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             content = try parse(parameters, query)
         } catch {

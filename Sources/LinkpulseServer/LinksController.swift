@@ -23,10 +23,16 @@ struct LinksController: Sendable {
 
     func addRoutes(read: some RouterMethods<LinkpulseRequestContext>, admin: some RouterMethods<LinkpulseRequestContext>) {
         read.get("v1/links") { request, _ in await list(request) }
-        read.get("v1/links/{ref}") { _, context in await show(context.parameters.get("ref") ?? "") }
-        read.get("v1/links/{ref}/qr.svg") { _, context in await qrCode(context.parameters.get("ref") ?? "", format: .svg) }
+        read.get("v1/links/{ref}") { request, context in
+            await Self.refusingUnknown(request, known: []) { await show(context.parameters.get("ref") ?? "") }
+        }
+        read.get("v1/links/{ref}/qr.svg") { request, context in
+            await Self.refusingUnknown(request, known: []) { await qrCode(context.parameters.get("ref") ?? "", format: .svg) }
+        }
         read.get("v1/links/{ref}/qr.png") { request, context in
-            await qrCode(context.parameters.get("ref") ?? "", format: .png(scale: request.uri.queryParameters["scale"]))
+            await Self.refusingUnknown(request, known: QueryParameterNames.qrCode) {
+                await qrCode(context.parameters.get("ref") ?? "", format: .png(scale: request.uri.queryParameters["scale"]))
+            }
         }
         admin.post("v1/links") { request, _ in await create(request) }
         admin.patch("v1/links/{ref}") { request, context in await change(context.parameters.get("ref") ?? "", request) }
@@ -94,8 +100,22 @@ struct LinksController: Sendable {
         .notFound, code: "links_off",
         message: "Hosted links are off: start the daemon with --links-config FILE (its link domains and apps; see the README's Hosted links).")
 
+    /// `answer`, unless the request carries a query parameter the endpoint does not take.
+    static func refusingUnknown(_ request: Request, known: Set<String>, _ answer: () async -> Response) async -> Response {
+        do throws(ParameterError) {
+            _ = try StatsController.parameters(of: request, known: known)
+        } catch {
+            return .badParameter(error)
+        }
+        return await answer()
+    }
+
     func list(_ request: Request) async -> Response {
         guard let config else { return Self.off }
+        let parameters: [String: String]
+        do throws(ParameterError) { parameters = try StatsController.parameters(of: request, known: QueryParameterNames.links) } catch {
+            return .badParameter(error)
+        }
         let query = request.uri.queryParameters
         guard let limit = Self.count(query["limit"], default: Self.defaultPage), (1...Self.largestPage).contains(limit) else {
             return .error(.badRequest, code: "invalid_parameter", message: "`limit` is a whole number from 1 to \(Self.largestPage).", parameter: "limit")
@@ -108,9 +128,7 @@ struct LinksController: Sendable {
         case nil, "false": break
         case "true":
             do {
-                // The stats API's range, zone and bots; its filters would not say which links to list.
-                var parameters = StatsController.parameters(of: request)
-                for name in ["campaign", "ref", "source", "medium", "platform"] { parameters[name] = nil }
+                // The stats API's range, zone and bots (its filters are not taken here).
                 range = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             } catch {
                 return .badParameter(error)

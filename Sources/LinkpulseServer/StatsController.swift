@@ -12,29 +12,30 @@ struct StatsController: Sendable {
 
     func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.get("v1/stats/summary") { request, _ in
-            await answer(request) { parameters, query in
+            await answer(request, known: QueryParameterNames.summary) { parameters, query in
                 let range = RangeEcho(query)
                 return SummaryResponse(from: range.from, to: range.to, tz: range.tz, metrics: try await stats.summary(query))
             }
         }
         router.get("v1/stats/breakdown") { request, _ in
-            await answer(request) { parameters, query in
+            await answer(request, known: QueryParameterNames.breakdown) { parameters, query in
                 try await stats.breakdown(try BreakdownQuery.parse(parameters, stats: query))
             }
         }
         router.get("v1/stats/timeseries") { request, _ in
-            await answer(request) { parameters, query in
+            await answer(request, known: QueryParameterNames.timeseries) { parameters, query in
                 try await stats.timeseries(query, interval: try SeriesInterval.parse(parameters, stats: query))
             }
         }
     }
 
-    /// Reads the common parameters, runs `body`, and encodes its answer or error.
+    /// Reads the common parameters (refusing any the endpoint does not take), runs `body`, and
+    /// encodes its answer or error.
     func answer(
-        _ request: Request, _ body: ([String: String], StatsQuery) async throws -> some Encodable
+        _ request: Request, known: Set<String>, _ body: ([String: String], StatsQuery) async throws -> some Encodable
     ) async -> Response {
-        let parameters = Self.parameters(of: request)
         do {
+            let parameters = try Self.parameters(of: request, known: known)
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             return .json(try await body(parameters, query), status: .ok, compressingFor: request)
         } catch let error as ParameterError {
@@ -44,10 +45,13 @@ struct StatsController: Sendable {
         }
     }
 
-    /// The query parameters, the last value winning; `key` is not one of them.
-    static func parameters(of request: Request) -> [String: String] {
+    /// The query parameters, the last value winning; `key` is not one of them. A name the
+    /// endpoint does not take (not in `known`) is refused, naming it.
+    static func parameters(of request: Request, known: Set<String>) throws(ParameterError) -> [String: String] {
+        let query = request.uri.queryParameters
+        try QueryParameterNames.refuseUnknown(query.map { String($0.key) }, known: known)
         var parameters: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters where name != "key" {
+        for (name, value) in query where name != "key" {
             parameters[String(name)] = String(value)
         }
         return parameters

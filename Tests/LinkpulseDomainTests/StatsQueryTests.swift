@@ -81,3 +81,39 @@ import Testing
         #expect(throws: Never.self) { try ExportContent.parseStats(["interval": "day", "offset": "0", "limit": "5", "sort": "installs"], query: stats) }
     }
 }
+
+/// Which names an endpoint takes, and how a refused one is told.
+@Suite struct QueryParameterNamesTests {
+    @Test func aNameTheEndpointLacksIsRefusedWithTheClosestOne() {
+        #expect(throws: Never.self) { try QueryParameterNames.refuseUnknown(["campaign", "key", "from"], known: QueryParameterNames.summary) }
+        do {
+            try QueryParameterNames.refuseUnknown(["from", "campain", "colour"], known: QueryParameterNames.summary)
+            Issue.record("campain was taken")
+        } catch {
+            #expect(error.parameter == "campain")
+            #expect(error.message.hasPrefix("`campain` is not a parameter here. Did you mean `campaign`?"))
+            #expect(error.message.contains("`include_bots`, `medium`"))
+        }
+        do {
+            try QueryParameterNames.refuseUnknown(["colour"], known: QueryParameterNames.summary)
+        } catch {
+            #expect(!error.message.contains("Did you mean"), "\(error.message)")
+        }
+        do {
+            try QueryParameterNames.refuseUnknown(["limit"], known: [])
+        } catch {
+            #expect(error.message.hasSuffix("This endpoint takes no query parameters."))
+        }
+    }
+
+    @Test func typosOfOneEditAreRecognised() {
+        for (typo, meant) in [("srot", "sort"), ("limt", "limit"), ("ofset", "offset"), ("tzz", "tz"), ("include_bot", "include_bots")] {
+            do {
+                try QueryParameterNames.refuseUnknown([typo], known: QueryParameterNames.breakdown)
+                Issue.record("\(typo) was taken")
+            } catch {
+                #expect(error.message.contains("Did you mean `\(meant)`?"), "\(typo): \(error.message)")
+            }
+        }
+    }
+}

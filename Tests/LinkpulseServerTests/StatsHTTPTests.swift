@@ -51,6 +51,47 @@ import Testing
         }
     }
 
+    /// A name an endpoint does not take is a `400` naming it (a typo never answers as if
+    /// unfiltered), on every stats, export and links endpoint, on both stores; `key` is taken
+    /// everywhere, and every name an endpoint documents still passes.
+    @Test(arguments: StoreBackend.allCases)
+    func unknownParametersAreRefusedNamingThem(on backend: StoreBackend) async throws {
+        try await backend.test("strict_parameters", settings: HostedLinkHTTPTests.settings) { client, _ in
+            #expect(try await HostedLinkHTTPTests.api(client, .post, "/v1/links", #"{"ref":"s1","url":"https://example.com"}"#).status == .created)
+            let refused = [
+                ("/v1/stats/summary?campain=spring", "campain", "campaign"),
+                ("/v1/stats/breakdown?by=ref&srot=clicks", "srot", "sort"),
+                ("/v1/stats/timeseries?intervals=day", "intervals", "interval"),
+                ("/v1/export.csv?by=ref&colour=red", "colour", nil),
+                ("/v1/events.csv?by=ref", "by", nil),
+                ("/v1/exports?limit=3", "limit", nil),
+                ("/v1/links?campaign=spring", "campaign", nil),
+                ("/v1/links/s1?stats=true", "stats", nil),
+                ("/v1/links/s1/qr.svg?scale=3", "scale", nil),
+                ("/v1/links/s1/qr.png?size=300", "size", nil),
+                ("/v1/admin/quarantine?limt=5", "limt", "limit"),
+            ]
+            for (path, parameter, suggestion) in refused {
+                let answer = try await HostedLinkHTTPTests.api(client, .get, path, key: TestInstallation.readKey)
+                let error = answer.json["error"] as? [String: Any]
+                #expect(answer.status == .badRequest && error?["parameter"] as? String == parameter, "\(path): \(answer.json)")
+                let message = error?["message"] as? String ?? ""
+                #expect(message.hasPrefix("`\(parameter)` is not a parameter here."), "\(message)")
+                if let suggestion { #expect(message.contains("Did you mean `\(suggestion)`?"), "\(message)") }
+            }
+            let taken = [
+                "/v1/stats/summary?from=2026-11-01&to=2026-11-07&tz=UTC&campaign=a&ref=b&source=c&medium=d&platform=ios&include_bots=true",
+                "/v1/stats/breakdown?by=ref&sort=clicks&order=asc&limit=5&offset=0", "/v1/stats/timeseries?interval=day",
+                "/v1/export.csv?by=ref&limit=5", "/v1/export.csv?interval=day", "/v1/events.csv?include_bots=false",
+                "/v1/links?limit=5&offset=0&stats=true&tz=UTC&include_bots=true", "/v1/links/s1/qr.png?scale=2",
+                "/v1/admin/quarantine?limit=5", "/v1/stats/summary?key=\(TestInstallation.readKey)",
+            ]
+            for path in taken {
+                #expect(try await HostedLinkHTTPTests.api(client, .get, path, key: TestInstallation.readKey).status == .ok, "\(path)")
+            }
+        }
+    }
+
     @Test func answersAreGzippedWhenAccepted() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
