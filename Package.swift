@@ -136,6 +136,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ],

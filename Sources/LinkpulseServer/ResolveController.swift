@@ -216,12 +216,12 @@ struct AttributionController: Sendable {
     }
 
     func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
-        router.get("v1/attributions/:id") { request, context in await read(request, context: context) }
+        router.get("v1/attributions/{event_id}") { request, context in await read(request, context: context) }
     }
 
     func read(_ request: Request, context: LinkpulseRequestContext) async -> Response {
-        guard let id = context.parameters.get("id"), !id.isEmpty else {
-            return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "id")
+        guard let id = context.parameters.get("event_id"), !id.isEmpty else {
+            return .error(.badRequest, code: "invalid_parameter", message: "Name the event by its id: /v1/attributions/{event_id}.", parameter: "event_id")
         }
         do {
             switch try await answers.attributedEvent(eventId: id, wait: wait) {
