@@ -4,8 +4,9 @@
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
 # Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
 # tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
-# systemd's systemd-analyze (the unit in ops/systemd is verified), and PostgreSQL's server (the
-# PostgreSQL store's tests start a throwaway cluster of their own).
+# systemd's systemd-analyze (the unit in ops/systemd is verified), PostgreSQL's server (the
+# PostgreSQL store's tests start a throwaway cluster of their own), zbar (QR codes read back) and
+# promtool (/metrics checked).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
@@ -33,19 +34,37 @@ sdk_venv() {
     schemathesis==4.32.5
 }
 
+# promtool, from Debian's prometheus package, unpacked into the build folder without installing
+# (or starting) the server: the tests check /metrics with `promtool check metrics`.
+promtool_unpacked() {
+  [ "${1:-build}" = "test" ] || return 0
+  local dir=.build/promtool
+  [ -x "$dir/usr/bin/promtool" ] && return 0
+  echo "Unpacking promtool (Debian's prometheus package) into $dir" >&2
+  local download
+  download=$(mktemp -d)
+  (cd "$download" && { apt-get download prometheus >/dev/null 2>&1 || { $sudo apt-get update -qq && apt-get download prometheus >/dev/null; }; })
+  mkdir -p "$dir"
+  dpkg-deb -x "$download"/prometheus_*.deb "$dir"
+  rm -rf "$download"
+}
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+
 missing=()
 for package in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   sdk_venv "${1:-build}"
+  promtool_unpacked "${1:-build}"
   exit 0
 fi
 
 echo "Installing: ${missing[*]}" >&2
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 sdk_venv "${1:-build}"
+promtool_unpacked "${1:-build}"

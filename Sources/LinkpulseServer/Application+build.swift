@@ -447,6 +447,7 @@ struct MetricsController: Sendable {
             await refresh()
             var bytes: [UInt8] = []
             registry.emit(into: &bytes)
+            bytes = MetricHelp.annotate(bytes)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
