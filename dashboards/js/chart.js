@@ -11,6 +11,13 @@ export const SERIES = [
 ];
 
 const HEIGHT = 260;
+const INTERVAL_MS = { hour: 3_600_000, day: 86_400_000 };
+
+/** Whether a bucket (its start `t`, with offset) has not ended at `now` (ms); a day is taken
+ * as 24 hours, so on a day the clocks change the bucket is partial an hour more or less. */
+export function isPartial(point, interval, now) {
+  return point !== undefined && Date.parse(point.t) + INTERVAL_MS[interval] > now;
+}
 const MARGIN = { top: 12, right: 14, bottom: 28, left: 52 };
 
 /** Round tick values from 0 to at least `max` (about five). */
@@ -31,6 +38,8 @@ export class Chart {
     this.hidden = new Set();
     this.points = [];
     this.interval = 'day';
+    /** The clock that says which bucket is still running. */
+    this.now = () => Date.now();
     new ResizeObserver(() => this.draw()).observe(container);
   }
 
@@ -81,11 +90,21 @@ export class Chart {
     const every = Math.max(1, Math.ceil(points.length / labelCount));
     points.forEach((point, i) => {
       if (i % every !== 0) return;
-      root.append(svg('text', { class: 'axis', x: x(i), y: HEIGHT - 8, 'text-anchor': 'middle' }, bucketLabel(point.t, interval)));
+      // The rightmost label ends at the plot's edge rather than spilling past the chart.
+      const anchor = i === points.length - 1 && points.length > 1 ? 'end' : 'middle';
+      root.append(svg('text', { class: 'axis', x: x(i), y: HEIGHT - 8, 'text-anchor': anchor }, bucketLabel(point.t, interval)));
     });
+    // The bucket still running (it holds now) is partial: its segment is dashed, and its
+    // tooltip says so, rather than reading as a fall.
+    const partial = isPartial(points[points.length - 1], interval, this.now());
+    const solidEnd = partial && points.length > 1 ? points.length - 1 : points.length;
+    const path = (from, to, key) => points.slice(from, to)
+      .map((p, n) => `${n === 0 ? 'M' : 'L'}${x(from + n).toFixed(1)},${y(p.metrics[key]).toFixed(1)}`).join('');
     for (const { key } of visible) {
-      const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(p.metrics[key]).toFixed(1)}`).join('');
-      root.append(svg('path', { class: `line series-${key}`, d }));
+      root.append(svg('path', { class: `line series-${key}`, d: path(0, solidEnd, key) }));
+      if (solidEnd < points.length) {
+        root.append(svg('path', { class: `line partial series-${key}`, d: path(solidEnd - 1, points.length, key) }));
+      }
     }
 
     // Hover: the nearest bucket's values in a tooltip, a guide line and dots.
@@ -111,6 +130,7 @@ export class Chart {
       });
       replace(tooltip,
         h('strong', {}, bucketTitle(point.t, interval)),
+        partial && i === points.length - 1 && h('div', { class: 'muted' }, 'so far (this period is not over)'),
         ...visible.map(({ key, label }) => h('div', { class: `tooltip-row series-${key}` },
           h('span', { class: 'swatch' }), `${label}: `, h('b', {}, formatCount(point.metrics[key])))));
       tooltip.hidden = false;
