@@ -195,6 +195,17 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             // Tiles and table equal the API.
             let summary = try await Self.api(client, "stats/summary", "", now: now)
             try await Self.expectTiles(browser, equal: summary["metrics"] as? [String: Any] ?? [:])
+            // Seven days up to now, compared with the seven before over as much time as has
+            // elapsed of these: from the same midnight a week earlier, as long.
+            let previous = try await browser.script("const t = document.getElementById('tiles').dataset; return [t.previousFrom, t.previousTo];") as? [String] ?? []
+            let day: Int64 = 86_400_000
+            let sevenDaysAgo = (now / day - 6) * day
+            let previousFrom = try #require(previous.first.flatMap { try? Date($0, strategy: .iso8601) })
+            let previousTo = try #require(previous.last.flatMap { try? Date($0, strategy: .iso8601) })
+            #expect(Int64(previousFrom.timeIntervalSince1970 * 1000) == sevenDaysAgo - 7 * day, "\(previous)")
+            let elapsedThen = Int64((previousTo.timeIntervalSince(previousFrom)) * 1000)
+            let elapsedNow = Int64(Date().timeIntervalSince1970 * 1000) - sevenDaysAgo
+            #expect(elapsedThen <= elapsedNow && elapsedNow - elapsedThen < 120_000, "\(previous)")
             let campaigns = try await Self.api(client, "stats/breakdown", "by=campaign&limit=50", now: now)
             try await Self.expectTable(browser, equal: campaigns["rows"] as? [[String: Any]] ?? [])
             #expect((campaigns["rows"] as? [[String: Any]])?.count == 3)  // spring, autumn, organic

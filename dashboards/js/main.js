@@ -237,6 +237,8 @@ async function loadStats(current) {
       byId('curl-line').textContent = curlLine();
     } else {
       renderTiles(summary.metrics, previous.metrics);
+      byId('tiles').dataset.previousFrom = previous.from;
+      byId('tiles').dataset.previousTo = previous.to;
       chart.update(series.points, series.interval);
       byId('chart-title').textContent = series.interval === 'hour' ? 'Per hour' : 'Per day';
       renderFunnel(summary.metrics);
@@ -327,7 +329,7 @@ function renderTiles(now, before) {
     return h('div', { class: 'tile', dataset: { metric: key, value: now[key] ?? '' } },
       h('span', { class: 'tile-label' }, label),
       h('span', { class: 'tile-value' }, rate ? formatRate(now[key]) : formatCount(now[key])),
-      h('span', { class: `tile-change ${delta?.direction ?? 'flat'}`, title: 'Against the previous period of the same length' },
+      h('span', { class: `tile-change ${delta?.direction ?? 'flat'}`, title: 'Against the period before, over as much of it as has elapsed of this one' },
         delta ? `${delta.text} vs previous` : 'no previous data'));
   }));
 }

@@ -70,10 +70,30 @@ export function addDays(date, days) {
 
 const daysBetween = (from, to) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 
+/** How far a zone's wall clock is ahead of UTC at an instant (ms). */
+function zoneOffsetMs(instant, zone) {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  }).formatToParts(new Date(instant));
+  const get = (type) => Number(parts.find((part) => part.type === type).value);
+  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(instant / 1000) * 1000;
+}
+
+/** The instant (ms) a YYYY-MM-DD date starts in a time zone. */
+export function startOfDay(date, zone) {
+  const [y, m, d] = date.split('-').map(Number);
+  const wall = Date.UTC(y, m - 1, d);
+  // Twice: the offset at the guess may differ from the offset at midnight (a change of clocks).
+  let instant = wall - zoneOffsetMs(wall, zone);
+  instant = wall - zoneOffsetMs(instant, zone);
+  return instant;
+}
+
 /**
- * The API range of the state and of the period before it, of the same length:
- * {current: {from, to}, previous: {from, to}, interval}. Presets over days use local dates
- * (the API takes `to` as inclusive); "24h" uses instants.
+ * The API range of the state and of the period before it: {current: {from, to}, previous:
+ * {from, to}, interval}. Presets over days use local dates (the API takes `to` as inclusive);
+ * "24h" uses instants. A period that holds today is compared with the same elapsed span of
+ * the one before (instants), not with a whole one.
  */
 export function apiRange(state, now = new Date()) {
   if (state.range === '24h') {
@@ -97,9 +117,18 @@ export function apiRange(state, now = new Date()) {
     default: from = addDays(today, -6);
   }
   const length = daysBetween(from, to) + 1;
+  const interval = length <= 2 ? 'hour' : 'day';
+  if (to < today) {
+    return { current: { from, to }, previous: { from: addDays(from, -length), to: addDays(from, -1) }, interval };
+  }
+  // A period that is not over is compared with as much of the one before as has elapsed of it:
+  // today until now against the same hours of the day `length` days earlier.
+  const start = startOfDay(from, state.tz);
+  const earlierStart = startOfDay(addDays(from, -length), state.tz);
+  const elapsed = Math.max(0, now.getTime() - start);
   return {
     current: { from, to },
-    previous: { from: addDays(from, -length), to: addDays(from, -1) },
-    interval: length <= 2 ? 'hour' : 'day',
+    previous: { from: new Date(earlierStart).toISOString(), to: new Date(earlierStart + elapsed).toISOString() },
+    interval,
   };
 }
