@@ -209,6 +209,16 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             let campaigns = try await Self.api(client, "stats/breakdown", "by=campaign&limit=50", now: now)
             try await Self.expectTable(browser, equal: campaigns["rows"] as? [[String: Any]] ?? [])
             #expect((campaigns["rows"] as? [[String: Any]])?.count == 3)  // spring, autumn, organic
+            // The installs by match type sit under one heading; no heading wraps past two lines.
+            let headings = try await browser.script("""
+                const lines = (th) => { const r = document.createRange(); r.selectNodeContents((th.querySelector('button') ?? th).firstChild);
+                  return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; };
+                const group = document.querySelector('#table thead th.group');
+                const tall = [...document.querySelectorAll('#table thead th')].filter((th) => lines(th) > 2).map((th) => th.textContent);
+                return [group?.textContent, group?.colSpan, tall.join(', ')];
+                """) as? [Any] ?? []
+            #expect(headings.first as? String == "Installs by match" && headings.dropFirst().first as? Int == 5, "\(headings)")
+            #expect(headings.last as? String == "", "headings on more than two lines: \(headings)")
             // A line per series, each with today's bucket (not over yet) as a dashed segment of its own;
             // the last day's label ends inside the chart.
             let lines = try await browser.script("return document.querySelectorAll('#chart path.line:not(.partial)').length;") as? Int

@@ -2,7 +2,10 @@
 import { h } from './dom.js';
 import { formatCount, formatRate } from './format.js';
 
-/** Columns of the main table: [id, heading, how to read it, whether the API sorts by it]. */
+/**
+ * Columns of the main table: [id, heading, how to read it, whether the API sorts by it,
+ * the group it is drawn under (one heading over its columns), if any].
+ */
 export const COLUMNS = [
   ['clicks', 'Clicks', (m) => m.clicks, true],
   ['unique_clicks', 'Unique clicks', (m) => m.unique_clicks, true],
@@ -13,11 +16,11 @@ export const COLUMNS = [
   ['install_rate', 'Install rate', (m) => m.install_rate, true],
   ['open_rate', 'Open rate', (m) => m.open_rate, true],
   ['fallback_rate', 'Fallback rate', (m) => m.fallback_rate, true],
-  ['installs_install_referrer', 'Installs by install referrer', (m) => m.installs_by_match.install_referrer, false],
-  ['installs_click_id', 'Installs by click id', (m) => m.installs_by_match.click_id, false],
-  ['installs_ref', 'Installs by ref', (m) => m.installs_by_match.ref, false],
-  ['installs_fingerprint', 'Installs by fingerprint', (m) => m.installs_by_match.fingerprint, false],
-  ['installs_organic', 'Organic installs', (m) => m.installs_by_match.organic, false],
+  ['installs_install_referrer', 'Referrer', (m) => m.installs_by_match.install_referrer, false, 'Installs by match'],
+  ['installs_click_id', 'Click id', (m) => m.installs_by_match.click_id, false, 'Installs by match'],
+  ['installs_ref', 'Ref', (m) => m.installs_by_match.ref, false, 'Installs by match'],
+  ['installs_fingerprint', 'Fingerprint', (m) => m.installs_by_match.fingerprint, false, 'Installs by match'],
+  ['installs_organic', 'Organic', (m) => m.installs_by_match.organic, false, 'Installs by match'],
   ['bot_events', 'Bot events', (m) => m.bot_events, true],
 ];
 
@@ -37,20 +40,35 @@ function nameCell(key, onSelect, title) {
  * heading calls `onSort(metric)`; clicking a row's name calls `onSelect(key)`.
  */
 export function metricsTable({ rows, keyLabel, sort, order, onSort, onSelect, selectTitle }) {
-  const head = h('tr', {}, h('th', { scope: 'col' }, keyLabel), ...COLUMNS.map(([id, heading, , sortable]) => {
+  // Two heading rows: a grouped column's group spans its columns above their short names;
+  // every other heading spans both rows.
+  const top = [h('th', { scope: 'col', rowspan: 2 }, keyLabel)];
+  const bottom = [];
+  COLUMNS.forEach(([id, heading, , sortable, group], index) => {
     const sorted = sort === id;
     const ariaSort = sorted ? (order === 'asc' ? 'ascending' : 'descending') : undefined;
-    return h('th', { scope: 'col', class: 'num', 'aria-sort': ariaSort, dataset: { column: id } }, sortable
+    const cell = h('th', {
+      scope: 'col', class: 'num', 'aria-sort': ariaSort, dataset: { column: id }, rowspan: group ? undefined : 2,
+      title: group ? `${group}: ${heading}` : undefined,
+    }, sortable
       ? h('button', { type: 'button', class: `sort${sorted ? ` sorted-${order}` : ''}`, onclick: () => onSort(id) }, heading)
       : heading);
-  }));
+    if (!group) {
+      top.push(cell);
+      return;
+    }
+    if (COLUMNS[index - 1]?.[4] !== group) {
+      top.push(h('th', { scope: 'colgroup', class: 'group', colspan: COLUMNS.filter((column) => column[4] === group).length }, group));
+    }
+    bottom.push(cell);
+  });
   const body = rows.map((row) => h('tr', { dataset: { key: row.key ?? '' } },
     nameCell(row.key, onSelect, selectTitle),
     ...COLUMNS.map(([id, , read]) => {
       const value = read(row.metrics);
       return h('td', { class: 'num', dataset: { column: id, value: value ?? '' } }, cellText(id, value));
     })));
-  return h('table', { class: 'metrics' }, h('thead', {}, head), h('tbody', {}, body));
+  return h('table', { class: 'metrics' }, h('thead', {}, h('tr', {}, top), h('tr', {}, bottom)), h('tbody', {}, body));
 }
 
 /** A compact breakdown (platform, source): name, clicks, installs, install rate, fallbacks. */
