@@ -404,10 +404,11 @@ struct QuarantineController: Sendable {
 
     func addRoutes(to router: some RouterMethods<LinkpulseRequestContext>) {
         router.get("v1/admin/quarantine") { request, _ -> Response in
-            do throws(ParameterError) { _ = try StatsController.parameters(of: request, known: QueryParameterNames.quarantine) } catch {
+            let parameters: [String: String]
+            do throws(ParameterError) { parameters = try request.queryParameters(known: QueryParameterNames.quarantine) } catch {
                 return .badParameter(error)
             }
-            let limitText = request.uri.queryParameters["limit"].map(String.init) ?? "100"
+            let limitText = parameters["limit"] ?? "100"
             guard let limit = Int(limitText), (1...1000).contains(limit) else {
                 return .error(.badRequest, code: "invalid_parameter", message: "`limit` must be a whole number from 1 to 1000.", parameter: "limit")
             }

@@ -26,11 +26,12 @@ struct ExportController: Sendable {
             }
         }
         router.get("v1/exports") { request, _ -> Response in
-            do throws(ParameterError) { _ = try StatsController.parameters(of: request, known: []) } catch { return .badParameter(error) }
-            do {
-                return .json(ExportListResponse(exports: try await listedFiles()), status: .ok, compressingFor: request)
-            } catch {
-                return .databaseUnavailable
+            await request.refusingUnknownParameters(known: []) {
+                do {
+                    return .json(ExportListResponse(exports: try await listedFiles()), status: .ok, compressingFor: request)
+                } catch {
+                    return .databaseUnavailable
+                }
             }
         }
         router.get("v1/exports/{name}") { request, context -> Response in
@@ -60,7 +61,7 @@ struct ExportController: Sendable {
     ) async -> Response {
         let content: ExportContent
         do throws(ParameterError) {
-            let parameters = try StatsController.parameters(of: request, known: known)
+            let parameters = try request.queryParameters(known: known)
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             content = try parse(parameters, query)
         } catch {

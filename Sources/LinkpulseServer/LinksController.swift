@@ -24,13 +24,13 @@ struct LinksController: Sendable {
     func addRoutes(read: some RouterMethods<LinkpulseRequestContext>, admin: some RouterMethods<LinkpulseRequestContext>) {
         read.get("v1/links") { request, _ in await list(request) }
         read.get("v1/links/{ref}") { request, context in
-            await Self.refusingUnknown(request, known: []) { await show(context.parameters.get("ref") ?? "") }
+            await request.refusingUnknownParameters(known: []) { await show(context.parameters.get("ref") ?? "") }
         }
         read.get("v1/links/{ref}/qr.svg") { request, context in
-            await Self.refusingUnknown(request, known: []) { await qrCode(context.parameters.get("ref") ?? "", format: .svg) }
+            await request.refusingUnknownParameters(known: []) { await qrCode(context.parameters.get("ref") ?? "", format: .svg) }
         }
         read.get("v1/links/{ref}/qr.png") { request, context in
-            await Self.refusingUnknown(request, known: QueryParameterNames.qrCode) {
+            await request.refusingUnknownParameters(known: QueryParameterNames.qrCode) {
                 await qrCode(context.parameters.get("ref") ?? "", format: .png(scale: request.uri.queryParameters["scale"]))
             }
         }
@@ -100,20 +100,10 @@ struct LinksController: Sendable {
         .notFound, code: "links_off",
         message: "Hosted links are off: start the daemon with --links-config FILE (its link domains and apps; see the README's Hosted links).")
 
-    /// `answer`, unless the request carries a query parameter the endpoint does not take.
-    static func refusingUnknown(_ request: Request, known: Set<String>, _ answer: () async -> Response) async -> Response {
-        do throws(ParameterError) {
-            _ = try StatsController.parameters(of: request, known: known)
-        } catch {
-            return .badParameter(error)
-        }
-        return await answer()
-    }
-
     func list(_ request: Request) async -> Response {
         guard let config else { return Self.off }
         let parameters: [String: String]
-        do throws(ParameterError) { parameters = try StatsController.parameters(of: request, known: QueryParameterNames.links) } catch {
+        do throws(ParameterError) { parameters = try request.queryParameters(known: QueryParameterNames.links) } catch {
             return .badParameter(error)
         }
         let query = request.uri.queryParameters

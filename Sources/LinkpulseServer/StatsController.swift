@@ -35,7 +35,7 @@ struct StatsController: Sendable {
         _ request: Request, known: Set<String>, _ body: ([String: String], StatsQuery) async throws -> some Encodable
     ) async -> Response {
         do {
-            let parameters = try Self.parameters(of: request, known: known)
+            let parameters = try request.queryParameters(known: known)
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
             return .json(try await body(parameters, query), status: .ok, compressingFor: request)
         } catch let error as ParameterError {
@@ -43,18 +43,6 @@ struct StatsController: Sendable {
         } catch {
             return .databaseUnavailable
         }
-    }
-
-    /// The query parameters, the last value winning; `key` is not one of them. A name the
-    /// endpoint does not take (not in `known`) is refused, naming it.
-    static func parameters(of request: Request, known: Set<String>) throws(ParameterError) -> [String: String] {
-        let query = request.uri.queryParameters
-        try QueryParameterNames.refuseUnknown(query.map { String($0.key) }, known: known)
-        var parameters: [String: String] = [:]
-        for (name, value) in query where name != "key" {
-            parameters[String(name)] = String(value)
-        }
-        return parameters
     }
 }
 
@@ -70,5 +58,29 @@ extension Response {
             headers[.contentEncoding] = "gzip"
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+extension Request {
+    /// The query parameters, the last value winning; `key` is not one of them. A name the
+    /// endpoint does not take (not in `known`) is refused, naming it.
+    func queryParameters(known: Set<String>) throws(ParameterError) -> [String: String] {
+        let query = uri.queryParameters
+        try QueryParameterNames.refuseUnknown(query.map { String($0.key) }, known: known)
+        var parameters: [String: String] = [:]
+        for (name, value) in query where name != "key" {
+            parameters[String(name)] = String(value)
+        }
+        return parameters
+    }
+
+    /// `answer`, unless the request carries a query parameter the endpoint does not take.
+    func refusingUnknownParameters(known: Set<String>, _ answer: () async -> Response) async -> Response {
+        do throws(ParameterError) {
+            _ = try queryParameters(known: known)
+        } catch {
+            return .badParameter(error)
+        }
+        return await answer()
     }
 }
