@@ -427,6 +427,12 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             // Sign out forgets the key.
             try await browser.click("#sign-out")
             try await browser.wait(for: "document.body.dataset.state === 'sign-in' && localStorage.getItem('linkpulse.readKey') === null")
+            // An ingest key in the address is told apart from a refused one, and not kept.
+            try await browser.navigate("\(base)/dashboard/#key=\(TestInstallation.ingestKey)")
+            try await browser.wait(for: "document.body.dataset.state === 'sign-in' && !document.getElementById('sign-in-error').hidden")
+            let said = try await browser.script("return document.getElementById('sign-in-error').textContent;") as? String ?? ""
+            #expect(said.contains("That is an ingest key") && !said.contains("no longer accepted"), "\(said)")
+            #expect(try await browser.script("return localStorage.getItem('linkpulse.readKey') === null;") as? Bool == true)
             // Nothing but the links API's 404, which the browser logs for any failed request.
             let complaints = try await browser.consoleEntries().filter {
                 ($0.level == "SEVERE" || $0.level == "WARNING") && !($0.message.contains("/v1/links?") && $0.message.contains("status of 404"))
