@@ -116,7 +116,8 @@ public struct StatsQuery: Sendable {
         return value
     }
 
-    static func flag(_ parameters: [String: String], _ name: String) throws(ParameterError) -> Bool? {
+    /// A `true`/`false` (or `1`/`0`) parameter; nil when absent.
+    public static func flag(_ parameters: [String: String], _ name: String) throws(ParameterError) -> Bool? {
         switch parameters[name]?.lowercased() {
         case nil: return nil
         case "true", "1": return true

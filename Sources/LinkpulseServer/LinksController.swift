@@ -106,25 +106,19 @@ struct LinksController: Sendable {
         do throws(ParameterError) { parameters = try request.queryParameters(known: QueryParameterNames.links) } catch {
             return .badParameter(error)
         }
-        let query = request.uri.queryParameters
-        guard let limit = Self.count(query["limit"], default: Self.defaultPage), (1...Self.largestPage).contains(limit) else {
+        guard let limit = Self.count(parameters["limit"], default: Self.defaultPage), (1...Self.largestPage).contains(limit) else {
             return .error(.badRequest, code: "invalid_parameter", message: "`limit` is a whole number from 1 to \(Self.largestPage).", parameter: "limit")
         }
-        guard let offset = Self.count(query["offset"], default: 0) else {
+        guard let offset = Self.count(parameters["offset"], default: 0) else {
             return .error(.badRequest, code: "invalid_parameter", message: "`offset` is a whole number, 0 or more.", parameter: "offset")
         }
-        var range: StatsQuery?
-        switch query["stats"] {
-        case nil, "false": break
-        case "true":
-            do {
-                // The stats API's range, zone and bots (its filters are not taken here).
-                range = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
-            } catch {
-                return .badParameter(error)
-            }
-        default:
-            return .error(.badRequest, code: "invalid_parameter", message: "`stats` is `true` or `false`.", parameter: "stats")
+        // With `stats=true`, the stats API's range, zone and bots (its filters are not taken here).
+        let range: StatsQuery?
+        do throws(ParameterError) {
+            range = try StatsQuery.flag(parameters, "stats") == true
+                ? StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now()) : nil
+        } catch {
+            return .badParameter(error)
         }
         do {
             let page = try await links.links(limit: limit, offset: offset)
@@ -143,7 +137,7 @@ struct LinksController: Sendable {
         }
     }
 
-    static func count(_ text: Substring?, default value: Int) -> Int? {
+    static func count(_ text: String?, default value: Int) -> Int? {
         guard let text else { return value }
         guard let number = Int(text), number >= 0 else { return nil }
         return number

@@ -73,7 +73,7 @@ struct QRCode: Sendable, Equatable {
         header += [1, 0, 0, 0, 0]  // bit depth 1, greyscale, deflate, adaptive filters, no interlace
         var file: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         Self.appendChunk("IHDR", header, to: &file)
-        Self.appendChunk("IDAT", Self.zlibCompress(raw), to: &file)
+        Self.appendChunk("IDAT", Zlib.zlibStream(raw), to: &file)
         Self.appendChunk("IEND", [], to: &file)
         return file
     }
@@ -84,18 +84,6 @@ struct QRCode: Sendable, Equatable {
         file += typed
         let checksum = typed.withUnsafeBufferPointer { crc32(0, $0.baseAddress, UInt32($0.count)) }
         file.appendBigEndian(UInt32(checksum))
-    }
-
-    /// A zlib stream (PNG's IDAT holds one) at the best compression: the images are small.
-    private static func zlibCompress(_ input: [UInt8]) -> [UInt8] {
-        var length = compressBound(UInt(input.count))
-        var output = [UInt8](repeating: 0, count: Int(length))
-        let status = output.withUnsafeMutableBufferPointer { out in
-            input.withUnsafeBufferPointer { compress2(out.baseAddress, &length, $0.baseAddress, UInt($0.count), Z_BEST_COMPRESSION) }
-        }
-        precondition(status == Z_OK, "compressBound sized the buffer")
-        output.removeSubrange(Int(length)...)
-        return output
     }
 }
 

@@ -44,6 +44,19 @@ enum Zlib {
         return output
     }
 
+    /// Compresses bytes as a zlib stream (what a PNG's IDAT chunk holds), at the best
+    /// compression: for small images.
+    static func zlibStream(_ input: [UInt8]) -> [UInt8] {
+        var length = compressBound(UInt(input.count))
+        var output = [UInt8](repeating: 0, count: Int(length))
+        let status = output.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer { compress2(out.baseAddress, &length, $0.baseAddress, UInt($0.count), Z_BEST_COMPRESSION) }
+        }
+        precondition(status == Z_OK, "compressBound sized the buffer")
+        output.removeSubrange(Int(length)...)
+        return output
+    }
+
     /// Compresses bytes as a gzip stream (default level).
     static func gzip(_ input: [UInt8]) -> [UInt8] {
         var stream = z_stream()
