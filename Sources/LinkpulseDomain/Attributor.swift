@@ -147,7 +147,8 @@ public struct Attribution: Sendable, Equatable {
 ///    and platform within `windowMs` before the event (a click exactly `windowMs` before still
 ///    counts), of the same OS major.minor when both know it → that click's link, whole. A guess,
 ///    and how many clicks fitted is kept with it (`Attribution.candidates`).
-/// 4. **organic**: no link; the event keeps only its own source and medium.
+/// 4. **organic**: no link; the event keeps its own campaign, source and medium (an SDK's
+///    `context.campaign`, or the install referrer's `utm_*`), and counts under them.
 ///
 /// Bots are not attributed (see `MatchType.unattributed`): they keep their own dimensions.
 public struct Attributor: Sendable {
@@ -184,7 +185,7 @@ public struct Attributor: Sendable {
                 return Attribution(match: .fingerprint, clickSeq: click.seq, dimensions: click.dimensions, candidates: fitting.count)
             }
         }
-        return Attribution(match: .organic, dimensions: LinkDimensions(source: event.dimensions.source, medium: event.dimensions.medium))
+        return Attribution(match: .organic, dimensions: event.dimensions)
     }
 }
 
@@ -196,7 +197,7 @@ extension MatchType {
         switch self {
         case .installReferrer, .clickId, .ref: click.map { own.filled(from: $0) } ?? own
         case .fingerprint: click ?? own
-        case .organic: LinkDimensions(source: own.source, medium: own.medium)
+        case .organic: own
         }
     }
 }

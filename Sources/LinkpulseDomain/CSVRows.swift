@@ -169,12 +169,14 @@ public struct CSVRows: Sendable {
 }
 
 extension CSVRows {
-    /// The metric columns of stats exports, named as in the JSON API, `installs_by_match`
-    /// spread over five columns.
+    /// The metric columns of stats exports, named as in the JSON API, `installs_by_match` and
+    /// `opens_by_match` spread over five columns each (the opens' last, so that the columns
+    /// older files have keep their places).
     public static let metricColumns = [
         "clicks", "unique_clicks", "fallbacks", "installs", "opens", "deferred_opens",
         "install_rate", "open_rate", "fallback_rate",
         "installs_install_referrer", "installs_click_id", "installs_ref", "installs_fingerprint", "installs_organic", "bot_events",
+        "opens_install_referrer", "opens_click_id", "opens_ref", "opens_fingerprint", "opens_organic",
     ]
 
     /// Appends the cells of `metricColumns` (the row is not ended).
@@ -183,7 +185,8 @@ extension CSVRows {
         rate(m.installRate)
         rate(m.openRate)
         rate(m.fallbackRate)
-        let byMatch = m.installsByMatch
-        for count in [byMatch.installReferrer, byMatch.clickId, byMatch.ref, byMatch.fingerprint, byMatch.organic, m.botEvents] { integer(count) }
+        let (installs, opens) = (m.installsByMatch, m.opensByMatch)
+        for count in [installs.installReferrer, installs.clickId, installs.ref, installs.fingerprint, installs.organic, m.botEvents] { integer(count) }
+        for count in [opens.installReferrer, opens.clickId, opens.ref, opens.fingerprint, opens.organic] { integer(count) }
     }
 }

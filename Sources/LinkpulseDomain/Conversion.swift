@@ -97,8 +97,8 @@ extension CountedEvent {
     /// (lane 0 being `events`): 1 clicks, 2 fallbacks, 3–6 installs by click id, ref,
     /// fingerprint, organic, 7 opens, 9 installs by install referrer (added last, so stored
     /// vectors of nine lanes still read right); `deferred` when it also adds to lane 8, the
-    /// deferred opens. What `ConversionCounts.add(_:)` counts, for callers that keep counts
-    /// as vectors.
+    /// deferred opens. An open also adds to its match type's lane (`openMatchLane`). What
+    /// `ConversionCounts.add(_:)` counts, for callers that keep counts as vectors.
     public var countLane: (lane: Int, deferred: Bool) {
         switch kind {
         case .click: (1, false)
@@ -112,6 +112,31 @@ extension CountedEvent {
             case .fingerprint: (5, false)
             case .organic: (6, false)
             }
+        }
+    }
+
+    /// For an open, the lane of its match type besides lane 7 (all opens): 10 install
+    /// referrer, 11 click id, 12 ref, 13 fingerprint, 14 organic. Nil for every other kind.
+    /// Parts of lanes: neither `events` nor a kind count includes them twice.
+    public var openMatchLane: Int? {
+        guard kind == .open else { return nil }
+        return Self.openMatchLanes.lowerBound + (match ?? .organic).byMatchIndex
+    }
+
+    /// The lanes of opens by match type, in `MatchType.byMatchIndex` order.
+    public static let openMatchLanes = 10..<15
+}
+
+extension MatchType {
+    /// Its place in the counts by match type (`installs_by_match`, `opens_by_match`, their CSV
+    /// columns): install referrer, click id, ref, fingerprint, organic.
+    public var byMatchIndex: Int {
+        switch self {
+        case .installReferrer: 0
+        case .clickId: 1
+        case .ref: 2
+        case .fingerprint: 3
+        case .organic: 4
         }
     }
 }
@@ -129,6 +154,12 @@ public struct ConversionCounts: Sendable, Equatable {
     public var opens = 0
     public var deferredOpens = 0
     public var installsInstallReferrer = 0
+    /// The opens by match type (parts of `opens`).
+    public var opensInstallReferrer = 0
+    public var opensClickId = 0
+    public var opensRef = 0
+    public var opensFingerprint = 0
+    public var opensOrganic = 0
     /// The visitors of the clicks.
     public var clickVisitors = VisitorSketch()
 
@@ -153,6 +184,15 @@ public struct ConversionCounts: Sendable, Equatable {
         default: opens += 1
         }
         if deferred { deferredOpens += 1 }
+        if event.kind == .open {
+            switch event.match ?? .organic {
+            case .installReferrer: opensInstallReferrer += 1
+            case .clickId: opensClickId += 1
+            case .ref: opensRef += 1
+            case .fingerprint: opensFingerprint += 1
+            case .organic: opensOrganic += 1
+            }
+        }
     }
 
     /// Adds every count of `other`.
@@ -167,6 +207,11 @@ public struct ConversionCounts: Sendable, Equatable {
         opens += other.opens
         deferredOpens += other.deferredOpens
         installsInstallReferrer += other.installsInstallReferrer
+        opensInstallReferrer += other.opensInstallReferrer
+        opensClickId += other.opensClickId
+        opensRef += other.opensRef
+        opensFingerprint += other.opensFingerprint
+        opensOrganic += other.opensOrganic
         clickVisitors.merge(other.clickVisitors)
     }
 }
@@ -205,7 +250,8 @@ public struct CountsByAudience: Sendable, Equatable {
 
 /// The metrics every stats answer reports, under the same names in JSON, CSV and the dashboard.
 public struct ConversionMetrics: Sendable, Equatable, Codable {
-    public struct InstallsByMatch: Sendable, Equatable, Codable {
+    /// Installs or opens by the match type that tied them to a click (`organic`: none did).
+    public struct ByMatch: Sendable, Equatable, Codable {
         public var installReferrer: Int
         public var clickId: Int
         public var ref: Int
@@ -215,6 +261,9 @@ public struct ConversionMetrics: Sendable, Equatable, Codable {
         enum CodingKeys: String, CodingKey {
             case installReferrer = "install_referrer", clickId = "click_id", ref, fingerprint, organic
         }
+
+        /// Those a link brought: every match type but organic.
+        public var fromLinks: Int { installReferrer + clickId + ref + fingerprint }
     }
 
     public var clicks: Int
@@ -223,11 +272,14 @@ public struct ConversionMetrics: Sendable, Equatable, Codable {
     public var installs: Int
     public var opens: Int
     public var deferredOpens: Int
-    /// installs / clicks; nil when there were no clicks.
+    /// The installs links brought (every match but organic) / clicks; nil when there were no
+    /// clicks. An organic install is no click's outcome, so it is no part of a rate.
     public var installRate: Double?
+    /// The opens links brought / clicks, as `installRate`.
     public var openRate: Double?
     public var fallbackRate: Double?
-    public var installsByMatch: InstallsByMatch
+    public var installsByMatch: ByMatch
+    public var opensByMatch: ByMatch
     /// Every bot event in the answer's range and filters, whether or not bots are included.
     public var botEvents: Int
 
@@ -239,19 +291,21 @@ public struct ConversionMetrics: Sendable, Equatable, Codable {
         installs = c.installs
         opens = c.opens
         deferredOpens = c.deferredOpens
-        let clicks = Double(c.clicks)
-        installRate = c.clicks == 0 ? nil : Double(c.installs) / clicks
-        openRate = c.clicks == 0 ? nil : Double(c.opens) / clicks
-        fallbackRate = c.clicks == 0 ? nil : Double(c.fallbacks) / clicks
-        installsByMatch = InstallsByMatch(
+        installsByMatch = ByMatch(
             installReferrer: c.installsInstallReferrer, clickId: c.installsClickId, ref: c.installsRef, fingerprint: c.installsFingerprint, organic: c.installsOrganic)
+        opensByMatch = ByMatch(
+            installReferrer: c.opensInstallReferrer, clickId: c.opensClickId, ref: c.opensRef, fingerprint: c.opensFingerprint, organic: c.opensOrganic)
+        let clicks = Double(c.clicks)
+        installRate = c.clicks == 0 ? nil : Double(installsByMatch.fromLinks) / clicks
+        openRate = c.clicks == 0 ? nil : Double(opensByMatch.fromLinks) / clicks
+        fallbackRate = c.clicks == 0 ? nil : Double(c.fallbacks) / clicks
         self.botEvents = botEvents
     }
 
     enum CodingKeys: String, CodingKey {
         case clicks, uniqueClicks = "unique_clicks", fallbacks, installs, opens, deferredOpens = "deferred_opens"
         case installRate = "install_rate", openRate = "open_rate", fallbackRate = "fallback_rate"
-        case installsByMatch = "installs_by_match", botEvents = "bot_events"
+        case installsByMatch = "installs_by_match", opensByMatch = "opens_by_match", botEvents = "bot_events"
     }
 
     /// Rates are encoded as `null` when undefined (not left out).
@@ -267,6 +321,7 @@ public struct ConversionMetrics: Sendable, Equatable, Codable {
         try c.encode(openRate, forKey: .openRate)
         try c.encode(fallbackRate, forKey: .fallbackRate)
         try c.encode(installsByMatch, forKey: .installsByMatch)
+        try c.encode(opensByMatch, forKey: .opensByMatch)
         try c.encode(botEvents, forKey: .botEvents)
     }
 
@@ -300,4 +355,16 @@ public func osMajorMinor(_ version: String?) -> String? {
     guard let version, !version.isEmpty else { return nil }
     let parts = version.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
     return parts.prefix(2).joined(separator: ".")
+}
+
+/// The rules the rollups are counted by, numbered so that a store can tell rollups counted by
+/// earlier ones and count them again from the raw events:
+/// 1. until 2026-12: an organic event lost its campaign; opens were not split by match type.
+/// 2. an organic event keeps its own campaign, source and medium; opens are counted by match
+///    type (`opens_by_match`).
+public enum CountingRules {
+    /// The rules this version counts by.
+    public static let version = 2
+    /// What changed since version 1, for the log line of a recount.
+    public static let changes = "an organic install or open keeps its own campaign; opens are counted by match type"
 }

@@ -169,8 +169,9 @@ public func buildRouter(_ deps: AppDependencies, settings: ServerSettings, pacer
         now: deps.now
     )
     let answers = StoredAttributions(events: deps.database.events, attribution: deps.database.attribution)
-    let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, now: deps.now)
-    let stats = StatsService(reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now)
+    let freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, progressAtOpen: deps.database.progressAtOpen, now: deps.now)
+    let stats = StatsService(
+        reader: deps.database.stats, defaultZone: settings.defaultTimeZone, now: deps.now, freshness: { try? await freshness.read().freshness })
     let routes = DaemonRoutes(
         ingest: ingest, keys: deps.keys, answers: answers, attributionWait: .seconds(1),
         stats: stats, exports: CSVExporter(stats: stats, reader: deps.database.stats), exportLedger: deps.database.exportLedger,
@@ -355,6 +356,7 @@ struct HealthController: Sendable {
         if let status = try? await freshness.read() {
             checks["rollup_lag"] = .init(
                 ok: status.lagSeconds <= limit, detail: "\(status.lagSeconds) s behind, at most \(limit) s (--max-rollup-lag)")
+            checks["recount"] = .recount(status.recountRemainingEvents)
         } else {
             checks["rollup_lag"] = .init(ok: false, detail: "the rollup progress could not be read")
         }
@@ -468,23 +470,71 @@ struct RollupFreshness: Sendable {
     let lag = Gauge(label: "linkpulse_rollup_lag_seconds")
     let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
     let attributionBacklog = Gauge(label: "linkpulse_attribution_backlog_events")
+    let recounts: RecountTracker
 
-    struct Status: Codable {
+    init(rollups: RollupStore, pacer: IngestPacer?, progressAtOpen: RollupProgress, now: @escaping @Sendable () -> Int64) {
+        self.rollups = rollups
+        self.pacer = pacer
+        self.now = now
+        recounts = RecountTracker(storedThroughSeq: progressAtOpen.storedThroughSeq, countedThroughSeq: progressAtOpen.countedThroughSeq)
+    }
+
+    struct Status: Encodable {
         var storedThroughSeq: Int64
         var countedThroughSeq: Int64
         var backlogEvents: Int64
         var lagSeconds: Double
+        /// Every stored event received before this instant (RFC 3339, UTC) is counted.
+        var countedThrough: String
+        /// While a recount runs (`RecountWatch`), the events it has left; nil otherwise.
+        var recountRemainingEvents: Int64?
         var attributedThroughSeq: Int64
         var attributionBacklogEvents: Int64
         /// Whether ingest is paced now, past which lag, and for how long it has waited in all;
         /// nil with `--ingest-pacing off`.
         var ingestPacing: Pacing?
+        /// What every stats and export answer says of its freshness.
+        var freshness: Freshness
 
         enum CodingKeys: String, CodingKey {
             case storedThroughSeq = "stored_through_seq", countedThroughSeq = "counted_through_seq"
-            case backlogEvents = "backlog_events", lagSeconds = "lag_seconds"
+            case backlogEvents = "backlog_events", lagSeconds = "lag_seconds", countedThrough = "counted_through"
+            case recountRemainingEvents = "recount_remaining_events"
             case attributedThroughSeq = "attributed_through_seq", attributionBacklogEvents = "attribution_backlog_events"
             case ingestPacing = "ingest_pacing"
+        }
+
+        /// The status at `nowMs` of rollups counted through `countedThroughSeq` of the events
+        /// stored through `storedThroughSeq`, `recounts` taking the reading.
+        init(
+            nowMs: Int64, storedThroughSeq: Int64, countedThroughSeq: Int64, backlogEvents: Int64, oldestUncountedReceivedAtMs: Int64?,
+            attributedThroughSeq: Int64, attributionBacklogEvents: Int64, ingestPacing: Pacing?, recounts: RecountTracker
+        ) {
+            freshness = Freshness(
+                nowMs: nowMs, oldestUncountedReceivedAtMs: oldestUncountedReceivedAtMs,
+                recountRemainingEvents: recounts.observe(storedThroughSeq: storedThroughSeq, countedThroughSeq: countedThroughSeq))
+            self.storedThroughSeq = storedThroughSeq
+            self.countedThroughSeq = countedThroughSeq
+            self.backlogEvents = backlogEvents
+            lagSeconds = freshness.lagSeconds
+            countedThrough = Timestamp.formatUTC(freshness.countedThroughMs)
+            recountRemainingEvents = freshness.recountRemainingEvents
+            self.attributedThroughSeq = attributedThroughSeq
+            self.attributionBacklogEvents = attributionBacklogEvents
+            self.ingestPacing = ingestPacing
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(storedThroughSeq, forKey: .storedThroughSeq)
+            try c.encode(countedThroughSeq, forKey: .countedThroughSeq)
+            try c.encode(backlogEvents, forKey: .backlogEvents)
+            try c.encode(lagSeconds, forKey: .lagSeconds)
+            try c.encode(countedThrough, forKey: .countedThrough)
+            try c.encode(recountRemainingEvents, forKey: .recountRemainingEvents)
+            try c.encode(attributedThroughSeq, forKey: .attributedThroughSeq)
+            try c.encode(attributionBacklogEvents, forKey: .attributionBacklogEvents)
+            try c.encodeIfPresent(ingestPacing, forKey: .ingestPacing)
         }
     }
 
@@ -503,11 +553,12 @@ struct RollupFreshness: Sendable {
     func read() async throws -> Status {
         let progress = try await rollups.rollupProgress()
         let status = Status(
-            storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
-            backlogEvents: progress.backlog, lagSeconds: progress.lagSeconds(nowMs: now()),
+            nowMs: now(), storedThroughSeq: progress.storedThroughSeq, countedThroughSeq: progress.countedThroughSeq,
+            backlogEvents: progress.backlog, oldestUncountedReceivedAtMs: progress.oldestUncountedReceivedAtMs,
             attributedThroughSeq: progress.attributedThroughSeq, attributionBacklogEvents: progress.attributionBacklog,
             ingestPacing: pacer.map { Pacing(
-                holding: $0.holding, commitWaiting: $0.commitWaiting, lagLimitSeconds: Double($0.lagLimitMs) / 1000, heldSeconds: $0.heldTotal.seconds) })
+                holding: $0.holding, commitWaiting: $0.commitWaiting, lagLimitSeconds: Double($0.lagLimitMs) / 1000, heldSeconds: $0.heldTotal.seconds) },
+            recounts: recounts)
         lag.record(status.lagSeconds)
         backlog.record(Double(status.backlogEvents))
         attributionBacklog.record(Double(status.attributionBacklogEvents))

@@ -75,6 +75,8 @@ struct ExportController: Sendable {
             .cacheControl: "no-store",
         ]
         if gzip { headers[.contentEncoding] = "gzip" }
+        // How fresh the counts are (and the match types of events.csv), read before them.
+        headers.append(contentsOf: HTTPFields.freshness(await stats.currentFreshness()))
         let exporter = self.exporter
         guard case .events(let query) = content else {
             // A stats export is one bounded answer: computed before anything is sent, so that a

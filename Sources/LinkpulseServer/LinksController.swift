@@ -125,13 +125,15 @@ struct LinksController: Sendable {
             let total = try await links.linkCount()
             var answers = page.map { response($0, config: config) }
             var echo: RangeEcho?
+            var freshness: Freshness?
             if let range {
+                freshness = await stats.currentFreshness()
                 let metrics = try await stats.metrics(of: page.map(\.ref), by: .ref, range)
                 for i in answers.indices { answers[i].stats = metrics[answers[i].link.ref] }
                 echo = RangeEcho(range)
             }
-            return .json(ListResponse(links: answers, total: total, limit: limit, offset: offset, from: echo?.from, to: echo?.to, tz: echo?.tz),
-                         status: .ok, compressingFor: request)
+            let list = ListResponse(links: answers, total: total, limit: limit, offset: offset, from: echo?.from, to: echo?.to, tz: echo?.tz)
+            return .json(FreshAnswer(answer: list, freshness: freshness), status: .ok, compressingFor: request, headers: .freshness(freshness))
         } catch {
             return .databaseUnavailable
         }

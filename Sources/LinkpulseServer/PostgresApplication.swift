@@ -31,7 +31,8 @@ public func buildPostgresApplication(
         queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes), linkDomains: Set(settings.links?.domains ?? [])),
         trustProxy: settings.trustProxy, metrics: metrics, storage: StorageGuard(), now: now)
     let progress = DerivedFreshness(store: store, now: now)
-    let stats = StatsService(reader: store.stats, defaultZone: settings.defaultTimeZone, now: now)
+    let stats = StatsService(
+        reader: store.stats, defaultZone: settings.defaultTimeZone, now: now, freshness: { try? await progress.read().freshness })
     let exporter = CSVExporter(stats: stats, reader: store.stats)
     let routes = DaemonRoutes(
         ingest: ingest, keys: keys, answers: store, attributionWait: .seconds(2), stats: stats, exports: exporter,
@@ -136,6 +137,14 @@ struct DerivedFreshness: Sendable {
     let backlog = Gauge(label: "linkpulse_rollup_backlog_events")
     let attributionLag = Gauge(label: "linkpulse_attribution_lag_seconds")
     let attributionBacklog = Gauge(label: "linkpulse_attribution_backlog_events")
+    let recounts: RecountTracker
+
+    init(store: PostgresStore, now: @escaping @Sendable () -> Int64) {
+        self.store = store
+        self.now = now
+        let atOpen = store.progressAtOpen
+        recounts = RecountTracker(storedThroughSeq: atOpen?.storedThroughSeq ?? 0, countedThroughSeq: atOpen?.rollups.throughSeq ?? 0)
+    }
 
     /// Reads the progress, updates the gauges and returns it as the admin API shows it.
     @discardableResult
@@ -143,9 +152,9 @@ struct DerivedFreshness: Sendable {
         let p = try await store.derivedProgress()
         let nowMs = now()
         let status = RollupFreshness.Status(
-            storedThroughSeq: p.storedThroughSeq, countedThroughSeq: p.rollups.throughSeq, backlogEvents: p.rollups.waitingEvents,
-            lagSeconds: p.rollups.lagSeconds(nowMs: nowMs), attributedThroughSeq: p.attribution.throughSeq,
-            attributionBacklogEvents: p.attribution.waitingEvents, ingestPacing: nil)
+            nowMs: nowMs, storedThroughSeq: p.storedThroughSeq, countedThroughSeq: p.rollups.throughSeq, backlogEvents: p.rollups.waitingEvents,
+            oldestUncountedReceivedAtMs: p.rollups.oldestWaitingReceivedMs, attributedThroughSeq: p.attribution.throughSeq,
+            attributionBacklogEvents: p.attribution.waitingEvents, ingestPacing: nil, recounts: recounts)
         lag.record(status.lagSeconds)
         backlog.record(Double(status.backlogEvents))
         attributionLag.record(p.attribution.lagSeconds(nowMs: nowMs))
@@ -177,6 +186,7 @@ struct PostgresHealthController: Sendable {
                 checks["rollup_lag"] = .init(
                     ok: status.lagSeconds <= limit,
                     detail: "\(status.lagSeconds) s behind (\(status.backlogEvents) events waiting), at most \(limit) s (--max-rollup-lag)")
+                checks["recount"] = .recount(status.recountRemainingEvents)
             } else {
                 checks["rollup_lag"] = .init(ok: false, detail: "the progress of the rollups could not be read")
             }

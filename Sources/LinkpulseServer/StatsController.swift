@@ -6,7 +6,8 @@ import LinkpulseStore
 
 /// `GET /v1/stats/summary`, `/v1/stats/breakdown` and `/v1/stats/timeseries`, behind a read
 /// key middleware. Every answer is computed from the rollups (see `StatsReader.statsCounts`) and is JSON,
-/// gzip-compressed when the client accepts it.
+/// gzip-compressed when the client accepts it, and says how fresh it is (`FreshAnswer`, and the
+/// `Linkpulse-Counted-Through` and `Linkpulse-Lag-Seconds` headers).
 struct StatsController: Sendable {
     let stats: StatsService
 
@@ -37,7 +38,10 @@ struct StatsController: Sendable {
         do {
             let parameters = try request.queryParameters(known: known)
             let query = try StatsQuery.parse(parameters, defaultZone: stats.defaultZone, nowMs: stats.now())
-            return .json(try await body(parameters, query), status: .ok, compressingFor: request)
+            let freshness = await stats.currentFreshness()
+            return .json(
+                FreshAnswer(answer: try await body(parameters, query), freshness: freshness), status: .ok, compressingFor: request,
+                headers: .freshness(freshness))
         } catch let error as ParameterError {
             return .badParameter(error)
         } catch {
@@ -48,11 +52,12 @@ struct StatsController: Sendable {
 
 extension Response {
     /// JSON, gzip-compressed when the request accepts gzip and the body is worth it.
-    static func json(_ value: some Encodable, status: HTTPResponse.Status, compressingFor request: Request) -> Response {
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, compressingFor request: Request, headers more: HTTPFields = [:]) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var bytes = Array((try? encoder.encode(value)) ?? Data("{}".utf8))
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: "Accept-Encoding"]
+        headers.append(contentsOf: more)
         if bytes.count > 512, request.headers[.acceptEncoding]?.lowercased().contains("gzip") == true {
             bytes = Zlib.gzip(bytes)
             headers[.contentEncoding] = "gzip"

@@ -62,12 +62,24 @@ public struct StatsService: Sendable {
     /// The zone used when a request names none (`--timezone`).
     public let defaultZone: String
     public let now: @Sendable () -> Int64
+    /// How fresh the rollups are now (nil when it cannot be read), read before an answer is
+    /// counted so that what it says holds for the answer; nil where nobody counts beside the
+    /// reader (`linkpulse export`).
+    let freshness: (@Sendable () async -> Freshness?)?
 
     public init(reader: any StatsSource, defaultZone: String, now: @escaping @Sendable () -> Int64) {
+        self.init(reader: reader, defaultZone: defaultZone, now: now, freshness: nil)
+    }
+
+    init(reader: any StatsSource, defaultZone: String, now: @escaping @Sendable () -> Int64, freshness: (@Sendable () async -> Freshness?)?) {
         self.reader = reader
         self.defaultZone = defaultZone
         self.now = now
+        self.freshness = freshness
     }
+
+    /// The rollups' freshness now, nil when unknown.
+    func currentFreshness() async -> Freshness? { await freshness?() }
 
     /// The metrics of the whole range.
     public func summary(_ query: StatsQuery) async throws -> ConversionMetrics {

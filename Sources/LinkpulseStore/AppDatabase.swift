@@ -62,6 +62,10 @@ public final class AppDatabase: IngestStore {
     public let accessKeys: AccessKeyLedger
     /// The hosted links.
     public let links: LinkLedger
+    /// How far the rollups were when the installation was opened (after any start over at
+    /// open): a daemon tells a recount from its everyday backlog by it (`RecountWatch`).
+    public var progressAtOpen: RollupProgress { openedAt.withLock { $0 } }
+    private let openedAt = Mutex(RollupProgress(storedThroughSeq: 0, countedThroughSeq: 0, attributedThroughSeq: 0, oldestUncountedReceivedAtMs: nil))
     let queries: SQLQueries
     let logger: Logger
 
@@ -188,6 +192,8 @@ public final class AppDatabase: IngestStore {
         try events.prepare(tailLimit: tailLimit, idFilter: idFilter)
         try attribution.prepareAttribution()
         try rollups.prepareRollups()
+        let progress = try rollups.rollupProgressBlocking()
+        openedAt.withLock { $0 = progress }
     }
 
     /// `init` for async callers (`serve`): opening migrates the files and catches the id index

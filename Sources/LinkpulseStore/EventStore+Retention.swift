@@ -58,6 +58,9 @@ extension EventStore {
         guard let horizon = rawHorizonMs else { return }
         throw StoreError.rawEventsDeleted(what: what, horizonMs: horizon)
     }
+
+    /// Whether retention has deleted no raw event yet (so the rollups can be counted again).
+    func rawEventsAreAllKept() throws -> Bool { rawHorizonMs == nil }
 }
 
 extension EventStore {

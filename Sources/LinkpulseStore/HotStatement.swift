@@ -93,7 +93,7 @@ struct HotStatement {
 
     /// The counts of a rollup row, from `first` on, in `rollup_counts.sql` order: events,
     /// clicks, fallbacks, four installs by match, opens, deferred opens, then (after the
-    /// sketch, at `first + 10`) installs by install referrer.
+    /// sketch, at `first + 10`) installs by install referrer and the five opens by match.
     func counts(from first: Int32) -> ConversionCounts {
         var c = ConversionCounts()
         (c.events, c.clicks, c.fallbacks) = (Int(int64(first)), Int(int64(first + 1)), Int(int64(first + 2)))
@@ -101,6 +101,8 @@ struct HotStatement {
             (Int(int64(first + 3)), Int(int64(first + 4)), Int(int64(first + 5)), Int(int64(first + 6)))
         (c.opens, c.deferredOpens) = (Int(int64(first + 7)), Int(int64(first + 8)))
         c.installsInstallReferrer = Int(int64(first + 10))
+        (c.opensInstallReferrer, c.opensClickId, c.opensRef, c.opensFingerprint, c.opensOrganic) =
+            (Int(int64(first + 11)), Int(int64(first + 12)), Int(int64(first + 13)), Int(int64(first + 14)), Int(int64(first + 15)))
         return c
     }
 

@@ -41,8 +41,8 @@ extension CubeCell: PassCellKey {
 /// The cells one rollup pass counts into (32-bit counts: see `PassCounts`).
 typealias PassCells<Key: PassCellKey> = CellTable<Key, Int32>
 
-/// Cells in flat arrays: every distinct key once (in the order first met), its ten counts
-/// (lanes 0…9 of a vector of `Lane`s), and the visitor hash of every click counted (repeats
+/// Cells in flat arrays: every distinct key once (in the order first met), its fifteen counts
+/// (lanes 0…14 of a vector of `Lane`s), and the visitor hash of every click counted (repeats
 /// included; `visitors()` sorts them out once, at the end). A rollup pass touches about one
 /// cell an event at fine grains, so cells are kept as plain values: no sketch, dictionary or
 /// reference-counted buffer per cell.
@@ -109,12 +109,13 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
         }
     }
 
-    /// Counts one event in cell `index` (see `CountedEvent.countLane`).
+    /// Counts one event in cell `index` (see `CountedEvent.countLane` and `openMatchLane`).
     mutating func count(_ event: CountedEvent, in index: Int) {
         let (lane, deferred) = event.countLane
         counts[index][0] &+= 1
         counts[index][lane] &+= 1
         if deferred { counts[index][8] &+= 1 }
+        if let matchLane = event.openMatchLane { counts[index][matchLane] &+= 1 }
         if lane == 1 { clicks.append(CellClick(cell: Int32(index), hash: event.visitorHash)) }
     }
 

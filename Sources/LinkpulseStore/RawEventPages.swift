@@ -19,7 +19,7 @@ public struct RawEventQuery: Sendable {
 public enum RawEventColumn: Int32, CaseIterable, Sendable {
     case seq, eventId, type, occurredAt, sentAt, receivedAt, ref, campaign, source, medium, platform
     case deviceId, clickId, deferred, url, referrer, userAgent, osVersion, appVersion, properties
-    case bot, botReason, visitorId, matchType, matchedClickId
+    case bot, botReason, visitorId, matchType, matchedClickId, clickIdSource
 }
 
 /// Where a raw-event export reads its pages (`events.csv`, scheduled event exports): the SQLite
@@ -43,7 +43,7 @@ public struct RawEventPage: Sendable {
     /// The text columns, in this order per row.
     public static let textColumns: [RawEventColumn] = [
         .eventId, .type, .ref, .campaign, .source, .medium, .platform, .deviceId, .clickId, .url, .referrer,
-        .userAgent, .osVersion, .appVersion, .properties, .botReason, .visitorId, .matchType, .matchedClickId,
+        .userAgent, .osVersion, .appVersion, .properties, .botReason, .visitorId, .matchType, .matchedClickId, .clickIdSource,
     ]
 
     /// Every text value of the page, back to back.
@@ -105,6 +105,10 @@ public struct RawEventPage: Sendable {
         case .matchType:
             guard let match = s.matchType(column.rawValue) else { return false }
             bytes.append(contentsOf: match.rawValue.utf8)
+            return true
+        case .clickIdSource:
+            guard !s.isNull(column.rawValue), let source = ClickIdSource(code: Int(s.int64(column.rawValue))) else { return false }
+            bytes.append(contentsOf: source.rawValue.utf8)
             return true
         case .visitorId:
             return s.withStoredVisitor(visitor: column.rawValue, device: RawEventColumn.deviceId.rawValue) { bytes.append(contentsOf: $0) } != nil

@@ -271,27 +271,36 @@ struct NarrowIds: Sendable, Equatable {
     }
 }
 
-/// The counts of one cell of a cube as a vector: lanes 0…9 are the ten counts of
-/// `ConversionCounts` in `CountedEvent.countLane` order (so thousands of entries add up quickly).
+/// The counts of one cell of a cube as a vector: lanes 0…14 are the fifteen counts of
+/// `ConversionCounts` in `CountedEvent.countLane` and `openMatchLane` order (so thousands of
+/// entries add up quickly).
 typealias CountsVector = SIMD16<Int64>
 
 extension ConversionCounts {
-    /// The ten counts as a vector (lanes 0…9, see `CountedEvent.countLane`).
+    /// The fifteen counts as a vector (lanes 0…14, see `CountedEvent.countLane`).
     var vector: CountsVector {
         var v = CountsVector()
         v[0] = Int64(events); v[1] = Int64(clicks); v[2] = Int64(fallbacks); v[3] = Int64(installsClickId)
         v[4] = Int64(installsRef); v[5] = Int64(installsFingerprint); v[6] = Int64(installsOrganic)
         v[7] = Int64(opens); v[8] = Int64(deferredOpens); v[9] = Int64(installsInstallReferrer)
+        v[10] = Int64(opensInstallReferrer); v[11] = Int64(opensClickId); v[12] = Int64(opensRef)
+        v[13] = Int64(opensFingerprint); v[14] = Int64(opensOrganic)
         return v
     }
 
-    /// Counts from a vector (lanes 0…9), with no visitors.
+    /// Counts from a vector (lanes 0…14), with no visitors.
     init(vector v: CountsVector) {
         self.init()
         events = Int(v[0]); clicks = Int(v[1]); fallbacks = Int(v[2]); installsClickId = Int(v[3])
         installsRef = Int(v[4]); installsFingerprint = Int(v[5]); installsOrganic = Int(v[6])
         opens = Int(v[7]); deferredOpens = Int(v[8]); installsInstallReferrer = Int(v[9])
+        opensInstallReferrer = Int(v[10]); opensClickId = Int(v[11]); opensRef = Int(v[12])
+        opensFingerprint = Int(v[13]); opensOrganic = Int(v[14])
     }
+
+    /// Whether `lane` counts events of one kind, so that lane 0 (events) is their sum: not the
+    /// deferred opens (8) nor the opens by match (10…14), which are parts of the opens.
+    static func isKindLane(_ lane: Int) -> Bool { lane != 8 && lane < 10 }
 }
 
 /// One stored part of a conversion cube (`cube_parts.entries`): the counts of every cell of one
@@ -305,7 +314,7 @@ extension ConversionCounts {
 /// and its length in bytes; then the groups. A group is `groupSize` entries (the last one
 /// fewer), each: the key as a difference from the previous entry's key of the group (the
 /// first from 0), the length of the rest of the entry, the counts (nine lanes in format 1, ten in
-/// format 2, the lanes that are not zero in format 3: see `appendCounts`), and the serialized
+/// format 2, the lanes that are not zero in formats 3 and 4: see `appendCounts`), and the serialized
 /// `VisitorSketch` of the clicks' visitors as a length and its bytes (length 0: none). The
 /// group index lets a filtered read (one campaign's or one ref's tuples) skip every group that
 /// holds none of its tuples, and the entry length every entry it does not want.
@@ -317,16 +326,17 @@ enum CubePart {
     static let mergeBytes = 1 << 20
     /// Entries per group of the index.
     static let groupSize = 32
-    /// The format number every part starts with: 3 since the counts are written by their
-    /// lanes that are not zero. Parts of format 2 (ten lanes each written) and 1 (nine, before
-    /// installs by install referrer) are still read. A reader treats another number as empty.
-    static let format: UInt64 = 3
+    /// The format number every part starts with: 4 since opens are counted by match type
+    /// (lanes 10…14, the header bits 9…13). Parts of format 3 (the same layout, never naming
+    /// those lanes), 2 (ten lanes each written) and 1 (nine, before installs by install
+    /// referrer) are still read. A reader treats another number as empty.
+    static let format: UInt64 = 4
 
     /// How the entries of a part hold their counts.
     enum CountsLayout {
         /// Every lane, this many of them, each a varint (formats 1 and 2).
         case everyLane(Int)
-        /// A header naming the lanes that are not zero, then their values (format 3).
+        /// A header naming the lanes that are not zero, then their values (formats 3 and 4).
         case nonZeroLanes
 
         /// The layout of a part of this format, nil for an unknown format.
@@ -334,19 +344,20 @@ enum CubePart {
             switch format {
             case 1: self = .everyLane(9)
             case 2: self = .everyLane(10)
-            case 3: self = .nonZeroLanes
+            case 3, 4: self = .nonZeroLanes
             default: return nil
             }
         }
     }
 
-    /// Lanes 1…9 in the order of their bits in a format-3 header: those most entries have
-    /// (clicks, fallbacks, opens, deferred opens, installs by install referrer) first, so that
-    /// most headers take one byte.
-    static let headerLanes = [1, 2, 7, 8, 9, 4, 5, 3, 6]
+    /// Lanes 1…14 in the order of their bits in a header: those most entries have (clicks,
+    /// fallbacks, opens, deferred opens, installs by install referrer) first, so that most
+    /// headers take one byte; the opens by match type last (format 4 added them after the
+    /// nine of format 3, whose headers read the same).
+    static let headerLanes = [1, 2, 7, 8, 9, 4, 5, 3, 6, 10, 11, 12, 13, 14]
     /// `headerLanes` a nibble each (bit b's lane in bits 4b…4b+3), for the reader's loop: a
     /// constant, where the array is a global read through a lazy initializer.
-    static let headerLaneNibbles: UInt64 = 0x6_3549_8721
+    static let headerLaneNibbles: UInt64 = 0xED_CBA6_3549_8721
 
     @inline(__always) static func headerLane(bit: Int) -> Int { Int(truncatingIfNeeded: headerLaneNibbles >> UInt64(4 * bit) & 0xF) }
 
@@ -545,10 +556,10 @@ enum CubePart {
     /// Appends an entry's counts (negative ones as 0) in format 3: a header, then the events
     /// when they are not the sum of the kinds, then the lanes that are not zero unless all of
     /// them are 1. The header is `mask << 2 | derived << 1 | ones`: bit b of `mask` for lane
-    /// `headerLanes[b]` not zero, `derived` when lane 0 (events) is the sum of lanes 1…9 but
-    /// deferred opens (a part of opens), `ones` when every lane named is 1. Most entries are
-    /// one click, or an install or open with its link: one byte, against ten lanes of one
-    /// byte each in format 2 (a quarter of the rollup file).
+    /// `headerLanes[b]` not zero, `derived` when lane 0 (events) is the sum of the kind lanes
+    /// (`ConversionCounts.isKindLane`), `ones` when every lane named is 1. Most entries are
+    /// one click, or an install with its link: one byte (an open, with its match lane, two),
+    /// against ten lanes of one byte each in format 2 (a quarter of the rollup file).
     static func appendCounts(_ v: CountsVector, to bytes: inout [UInt8]) {
         var mask: UInt64 = 0
         var ones = true
@@ -556,7 +567,7 @@ enum CubePart {
         for (bit, lane) in headerLanes.enumerated() where v[lane] > 0 {
             mask |= 1 << UInt64(bit)
             if v[lane] != 1 { ones = false }
-            if lane != 8 { kinds &+= v[lane] }
+            if ConversionCounts.isKindLane(lane) { kinds &+= v[lane] }
         }
         let events = max(v[0], 0)
         let derived = events == kinds
@@ -636,7 +647,7 @@ enum CubePart {
         case .nonZeroLanes:
             guard let header = readVarint(group, &at) else { return nil }
             var mask = header >> 2
-            guard mask >> 9 == 0 else { return nil }  // nine lanes
+            guard mask >> 14 == 0 else { return nil }  // fourteen header lanes
             let derived = header & 2 != 0, ones = header & 1 != 0
             if !derived {
                 guard let n = readVarint(group, &at) else { return nil }
@@ -652,7 +663,7 @@ enum CubePart {
                     n = Int64(truncatingIfNeeded: read)
                 }
                 v[lane] = n
-                if lane != 8 { kinds &+= n }
+                if ConversionCounts.isKindLane(lane) { kinds &+= n }
             }
             if derived { v[0] = kinds }
         }

@@ -35,10 +35,8 @@ struct RollupCount {
     var ownLinkTuples: [UInt32] = []
     var rawLinks = RawLinkCache()
     /// The tuple an event attributed by click id, install referrer or ref is counted under,
-    /// by its own values' number and its click's tuple (`own << 32 | click`); an organic
-    /// one's by its own values' number.
+    /// by its own values' number and its click's tuple (`own << 32 | click`).
     var filledTuples: [UInt64: UInt32] = [:]
-    var organicTuples: [Int: UInt32] = [:]
     let eventsAfter, attributionsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
@@ -135,10 +133,7 @@ struct RollupCount {
             filledTuples[key] = id
             return (id, match)
         case .organic:
-            if let known = organicTuples[own] { return (known, match) }
-            let id = tupleId(LinkDimensions(source: ownLinks[own].source, medium: ownLinks[own].medium))
-            organicTuples[own] = id
-            return (id, match)
+            return (tuple(ofOwn: own), match)
         }
     }
 
@@ -475,6 +470,7 @@ struct RollupWriter {
             for lane in 0..<9 { try upsert.bind(9 + Int32(lane), Int64(counts[lane])) }
             try upsert.bind(18, visitors.sketch(i))
             try upsert.bind(19, Int64(counts[9]))
+            for lane in CountedEvent.openMatchLanes { try upsert.bind(10 + Int32(lane), Int64(counts[lane])) }
             try upsert.run()
         }
     }

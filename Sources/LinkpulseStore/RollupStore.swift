@@ -255,7 +255,9 @@ public final class RollupStore: Sendable {
         let databaseId = try events.databaseId()
         try queue.inDatabase { db in
             try db.inTransaction(.deferred) {
-                try db.execute(sql: queries.rollup.reset, arguments: ["database_id": databaseId, "window_ms": attribution.windowMs])
+                try db.execute(
+                    sql: queries.rollup.reset,
+                    arguments: ["database_id": databaseId, "window_ms": attribution.windowMs, "counting_rules": CountingRules.version])
                 return .commit
             }
             // The emptied file would otherwise keep every page of the old rollups as free space.
@@ -535,8 +537,9 @@ public final class RollupStore: Sendable {
     }
 
     /// At open: ties the rollup file to this database, and starts it over when its state does
-    /// not fit the events database (see `mismatch(ofDerivedState:)`) or it is ahead of the
-    /// attribution.
+    /// not fit the events database (see `mismatch(ofDerivedState:)`), it was counted by earlier
+    /// `CountingRules` (when the raw events are all kept to count again), or it is ahead of
+    /// the attribution.
     func prepareRollups() throws {
         let state = try queue.inDatabase { db -> Row? in
             try queries.prepareRollupStatements(db)
@@ -546,6 +549,18 @@ public final class RollupStore: Sendable {
         if let reason = try events.mismatch(ofDerivedState: state) {
             logger.warning("recomputing the rollups", metadata: ["reason": "\(reason)"])
             return try resetRollups()
+        }
+        let rules: Int = state[6]
+        if rules < CountingRules.version {
+            if try events.rawEventsAreAllKept() {
+                logger.notice("counting the rollups again by this version's rules", metadata: ["changes": "\(CountingRules.changes)"])
+                return try resetRollups()
+            }
+            // Retention deleted raw events: their rollups are the only counts of them and stay.
+            logger.warning(
+                "the rollups of deleted raw events stay as counted by earlier rules; what is counted from now on follows this version's",
+                metadata: ["changes": "\(CountingRules.changes)"])
+            try queue.inDatabase { db in try db.execute(sql: queries.rollup.adoptCountingRules, arguments: [CountingRules.version]) }
         }
         let watermark: Int64 = state[1]
         if watermark > (try attribution.attributedThroughSeq()) {

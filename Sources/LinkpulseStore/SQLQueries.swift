@@ -93,6 +93,7 @@ struct SQLQueries: Sendable {
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
                 reset: try text("rollup/reset_rollups.sql"),
+                adoptCountingRules: try text("rollup/adopt_counting_rules.sql"),
                 lock: try text("rollup/lock.sql"),
                 attributionState: try text("rollup/attribution_state.sql"),
                 advanceWatermark: try text("rollup/advance_watermark.sql"),
@@ -251,7 +252,7 @@ struct RetentionQueries: Sendable {
 /// The rollup job's statements (run on the rollup connection: rollup file as main, the events
 /// database and the id index attached).
 struct RollupQueries: Sendable {
-    let state, reset, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, progress: String
+    let state, reset, adoptCountingRules, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, progress: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
     /// `deleteDimensionDayParts` has two statements and runs with `execute`).

@@ -119,10 +119,14 @@ import Testing
         #expect(try r.event(.install, at: 1, ip: 4).match == .fingerprint)
     }
 
-    @Test func organicKeepsOnlySourceAndMedium() throws {
+    /// An install no click brought keeps the campaign it came with (an SDK's `context.campaign`,
+    /// the store referrer's `utm_*`): it counts under that campaign, as organic.
+    @Test func organicKeepsItsOwnCampaign() throws {
         var r = replay
-        let a = try r.event(.install, at: 0, campaign: "c", source: "s", medium: "m", ip: nil)
-        #expect(a == Attribution(match: .organic, dimensions: LinkDimensions(source: "s", medium: "m")))
+        _ = r.click("c1", at: 0, ref: "a", campaign: "other", ip: 5)
+        let a = try r.event(.install, at: 1, campaign: "c", source: "s", medium: "m", ip: nil)
+        #expect(a == Attribution(match: .organic, dimensions: LinkDimensions(campaign: "c", source: "s", medium: "m")))
+        #expect(a.match.countedDimensions(own: LinkDimensions(campaign: "c", source: "s", medium: "m"), click: nil) == a.dimensions)
     }
 
     @Test func botsAreNotAttributed() throws {

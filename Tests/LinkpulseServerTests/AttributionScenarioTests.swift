@@ -61,8 +61,8 @@ import Testing
                 Self.event("c6", "click", at: 0, ip: "198.51.100.11", ["ref": "e", "os_version": "16.0"]),
                 Self.event("i4", "install", at: Self.minute, ip: "198.51.100.11", ["os_version": "17.1"]),
                 Self.event("i5", "install", at: Self.minute, ip: "198.51.100.11", platform: "android"),
-                // Organic keeps no ref and no campaign even if the app sent one.
-                Self.event("i6", "install", at: Self.minute, ip: "198.51.100.99", ["campaign": "junk"]),
+                // Organic: no click brought it; it keeps the campaign it came with.
+                Self.event("i6", "install", at: Self.minute, ip: "198.51.100.99", ["campaign": "own"]),
                 // Opens, deferred opens and a fallback.
                 Self.event("o2", "open", at: 20 * Self.minute, ip: "198.51.100.50", ["click_id": "c1", "deferred": true]),
                 Self.event("f1", "fallback", at: 5 * Self.minute, ip: "198.51.100.3", platform: "desktop", ["ref": "a"]),
@@ -74,7 +74,9 @@ import Testing
             #expect(all["clicks"] == 6 && all["installs"] == 6 && all["opens"] == 2 && all["fallbacks"] == 1)
             #expect(all["deferred_opens"] == 1 && all["unique_clicks"] == 5)  // c2 and c3 share a visitor
             #expect(all["click_id"] == 1 && all["ref"] == 0 && all["fingerprint"] == 1 && all["organic"] == 4)
-            #expect(all["install_rate"] == 1.0 && all["open_rate"] == 2.0 / 6 && all["fallback_rate"] == 1.0 / 6)
+            #expect(all["opens_click_id"] == 1 && all["opens_ref"] == 1 && all["opens_organic"] == 0)
+            // Rates count what links brought: two of the six installs, both opens.
+            #expect(all["install_rate"] == 2.0 / 6 && all["open_rate"] == 2.0 / 6 && all["fallback_rate"] == 1.0 / 6)
 
             let x = try await Self.metrics(client, "campaign=x")
             #expect(x["clicks"] == 1 && x["installs"] == 1 && x["opens"] == 1 && x["click_id"] == 1)
@@ -85,7 +87,8 @@ import Testing
             // i1 kept its own source; the fallback counts under ref a.
             #expect(try await Self.metrics(client, "source=sms")["installs"] == 1)
             #expect(try await Self.metrics(client, "ref=a")["fallbacks"] == 1)
-            #expect(try await Self.metrics(client, "campaign=junk")["installs"] == 0)
+            let own = try await Self.metrics(client, "campaign=own")
+            #expect(own["installs"] == 1 && own["organic"] == 1 && own["clicks"] == 0 && own["install_rate"] == .some(nil))
 
             let byRef = try await StatsOracleTests.get(client, "/v1/stats/breakdown?\(Self.range)&by=ref&sort=installs")
             let rows = byRef["rows"] as? [[String: Any]] ?? []

@@ -106,10 +106,20 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         return Dictionary(uniqueKeysWithValues: pairs.map { ($0[0], $0[1]) })
     }
 
-    /// Every tile equals the API's summary metric (rates as the same JSON numbers).
+    /// Every tile equals the API's summary metric (rates as the same JSON numbers); installs
+    /// and opens are shown from links and organic apart, as `opens_by_match` splits them.
     static func expectTiles(_ browser: WebDriver, equal metrics: [String: Any]) async throws {
         let shown = try await tiles(browser)
-        #expect(shown.count == 8)
+        #expect(shown.count == 10)
+        var metrics = metrics
+        for kind in ["installs", "opens"] {
+            let total = (metrics[kind] as? Int) ?? 0
+            let organic = ((metrics["\(kind)_by_match"] as? [String: Any])?["organic"] as? Int) ?? 0
+            metrics["\(kind)_from_links"] = total - organic
+            metrics["\(kind)_organic"] = organic
+        }
+        #expect(Set(shown.keys) == ["clicks", "unique_clicks", "installs_from_links", "installs_organic", "install_rate",
+                                    "opens_from_links", "opens_organic", "open_rate", "fallbacks", "fallback_rate"])
         for (key, value) in shown {
             switch metrics[key] {
             case let number as NSNumber: #expect(abs((Double(value) ?? .nan) - number.doubleValue) < 1e-12, "tile \(key)")
@@ -131,8 +141,9 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
             for cell in row.dropFirst() {
                 let parts = cell.split(separator: "=", maxSplits: 1).map(String.init)
                 let column = parts[0], value = parts.count > 1 ? parts[1] : ""
-                let byMatch = metrics["installs_by_match"] as? [String: Any] ?? [:]
-                let api = column.hasPrefix("installs_") ? byMatch[String(column.dropFirst(9))] : metrics[column]
+                let installs = metrics["installs_by_match"] as? [String: Any] ?? [:], opens = metrics["opens_by_match"] as? [String: Any] ?? [:]
+                let api = column.hasPrefix("installs_") ? installs[String(column.dropFirst(9))]
+                    : column.hasPrefix("opens_") ? opens[String(column.dropFirst(6))] : metrics[column]
                 if let number = api as? NSNumber {
                     #expect(abs((Double(value) ?? .nan) - number.doubleValue) < 1e-12, "\(row[0]) \(column)")
                 } else {
@@ -219,11 +230,12 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
                 """) as? [Any] ?? []
             #expect(headings.first as? String == "Installs by match" && headings.dropFirst().first as? Int == 5, "\(headings)")
             #expect(headings.last as? String == "", "headings on more than two lines: \(headings)")
-            // A line per series, each with today's bucket (not over yet) as a dashed segment of its own;
+            // A line per series (clicks, installs from links, organic installs, opens from links,
+            // fallbacks), each with today's bucket (not over yet) as a dashed segment of its own;
             // the last day's label ends inside the chart.
             let lines = try await browser.script("return document.querySelectorAll('#chart path.line:not(.partial)').length;") as? Int
             let partial = try await browser.script("return document.querySelectorAll('#chart path.line.partial').length;") as? Int
-            #expect(lines == 4 && partial == 4, "\(String(describing: lines)) \(String(describing: partial))")
+            #expect(lines == 5 && partial == 5, "\(String(describing: lines)) \(String(describing: partial))")
             let overflow = try await browser.script("""
                 const chart = document.querySelector('#chart svg').getBoundingClientRect();
                 return [...document.querySelectorAll('#chart text.axis')].map(t => t.getBoundingClientRect())
@@ -401,6 +413,36 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         try await browser.screenshot().write(to: file)
         let read = try ChildProcess.run("/usr/bin/zbarimg", ["--quiet", "--raw", file.path])
         #expect(read.trimmingCharacters(in: .newlines) == text)
+    }
+
+    /// A daemon counting again (here: after an upgrade) shows a banner saying how many events
+    /// its figures lack, and every answer says how long ago it was counted; once the recount is
+    /// done, the banner goes.
+    @Test func aRecountIsShownUntilItIsDone() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        try await CountingRulesUpgradeTests.storeAndCountTraffic(in: installation)
+        try CountingRulesUpgradeTests.changeRollupFile(of: installation, "UPDATE rollup_state SET counting_rules = 1")
+        let reopened = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        defer { try? reopened.close() }
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder, ingestPacing: .off)
+        try await CountingRulesUpgradeTests.daemon(on: reopened, of: installation, settings: settings).test(.live) { client in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            try await WebDriver.with { browser in
+                try await browser.navigate("\(base)/dashboard/?range=custom&from=2026-11-01&to=2026-11-03#key=\(TestInstallation.readKey)")
+                _ = try await Self.waitForRender(browser, after: 0)
+                let banner = try await browser.script(
+                    "const b = document.getElementById('recount'); return [b.hidden, b.dataset.remaining, b.textContent];") as? [Any] ?? []
+                #expect(banner.first as? Bool == false && banner.dropFirst().first as? String == "4", "\(banner)")
+                #expect((banner.last as? String)?.contains("Counting again") == true)
+                let status = try await browser.script("return document.getElementById('status').textContent;") as? String ?? ""
+                #expect(status.contains("· updated "), "\(status)")
+                _ = try await AttributionScenarioTests.rollUp(client)
+                try await browser.navigate("\(base)/dashboard/?range=custom&from=2026-11-01&to=2026-11-03")
+                _ = try await Self.waitForRender(browser, after: 0)
+                #expect(try await browser.script("return document.getElementById('recount').hidden;") as? Bool == true)
+            }
+        }
     }
 
     @Test func aNewInstallationShowsHowToSendAFirstEvent() async throws {

@@ -45,7 +45,7 @@ func expectedCell(_ value: Any?, column: String) -> String {
             }
             events.append(AttributionScenarioTests.event(
                 "i-\(index)", "install", at: Int64(index * 60 + 30) * AttributionScenarioTests.minute, ip: "203.0.113.9",
-                ["click_id": "c-\(index)-0", "user_agent": value]))
+                ["click_id": "c-\(index)-0", "user_agent": value, "click_id_source": index % 2 == 0 ? "pasteboard" : "universal_link"]))
         }
         try await AttributionScenarioTests.send(events, client)
         return events
@@ -63,9 +63,10 @@ func expectedCell(_ value: Any?, column: String) -> String {
         for (row, object) in zip(rows, json) {
             #expect(CSVRows.restoreText(row[0]) == keyOf(object))
             let metrics = object["metrics"] as? [String: Any] ?? [:]
-            let byMatch = metrics["installs_by_match"] as? [String: Any] ?? [:]
+            let installs = metrics["installs_by_match"] as? [String: Any] ?? [:], opens = metrics["opens_by_match"] as? [String: Any] ?? [:]
             for (column, cell) in zip(CSVRows.metricColumns, row.dropFirst()) {
-                let value = column.hasPrefix("installs_") ? byMatch[String(column.dropFirst("installs_".count))] : metrics[column]
+                let value = column.hasPrefix("installs_") ? installs[String(column.dropFirst("installs_".count))]
+                    : column.hasPrefix("opens_") ? opens[String(column.dropFirst("opens_".count))] : metrics[column]
                 #expect(cell == expectedCell(value is NSNull ? nil : value, column: column), "\(column) of \(keyOf(object))")
             }
         }
@@ -181,6 +182,8 @@ func expectedCell(_ value: Any?, column: String) -> String {
                 #expect(column("url") == (event["url"] as? String ?? ""))
                 #expect(column("user_agent") == (event["user_agent"] as? String ?? ""))
                 #expect(column("timestamp") == ZoneClock(identifier: "Asia/Kolkata")!.format(event["timestamp"] as! Int64))
+                // Where the app read the click id, as sent (empty when it did not say).
+                #expect(column("click_id_source") == (event["click_id_source"] as? String ?? ""))
                 if (event["type"] as? String) == "install" {
                     #expect(column("match_type") == "click_id")
                     #expect(column("matched_click_id") == (event["click_id"] as? String ?? ""))

@@ -7,6 +7,7 @@ import LinkpulseServer
 import LinkpulseStore
 import NIOCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The stats oracle at scale: a million events sent through the real ingest route over 30
@@ -120,9 +121,12 @@ import Testing
     @Test func aMillionEventsCountExactlyInEveryZone() async throws {
         let began = ContinuousClock.now
         @Sendable func phase(_ what: String) { print("million-event oracle: \(what) after \(ContinuousClock.now - began)") }
-        let requests = Self.traffic(seed: 42)
-        let sent = requests.flatMap { $0.map(\.event) }
-        let oracle = IndexedOracle(sent)
+        // The oracle's work runs off the cooperative pool (see `onThreadOfItsOwn`).
+        let (requests, sent, oracle) = try await onThreadOfItsOwn {
+            let requests = Self.traffic(seed: 42)
+            let sent = requests.flatMap { $0.map(\.event) }
+            return (requests, sent, IndexedOracle(sent))
+        }
         #expect(oracle.counted.count == Self.eventCount && sent.count > Self.eventCount)
         // The indexed oracle reads the rules as the plain one does (checked where both run).
         let plain = Oracle(Array(sent.prefix(4_000)))
@@ -179,12 +183,12 @@ import Testing
         let ranges = [(dates, from, to), ("from=\(Timestamp.formatUTC(odd.from))&to=\(Timestamp.formatUTC(odd.to))", odd.from, odd.to)]
         for (range, from, to) in ranges {
             let common = "\(range)&tz=\(encodedZone)&include_bots=\(includeBots)"
-            let all = oracle.metrics(from: from, to: to, includeBots: includeBots) { _ in 0 }
+            let all = try await onThreadOfItsOwn { oracle.metrics(from: from, to: to, includeBots: includeBots) { _ in 0 } }
             let summary = try await StatsOracleTests.get(client, "/v1/stats/summary?\(common)")
             expectSame(Oracle.flatten(summary["metrics"] as? [String: Any] ?? [:]), all[0] ?? [:], "summary \(common)")
 
             for by in ["campaign", "ref", "source", "medium", "platform"] {
-                let want = oracle.metrics(from: from, to: to, includeBots: includeBots) { oracle.key(of: $0, by: by) }
+                let want = try await onThreadOfItsOwn { oracle.metrics(from: from, to: to, includeBots: includeBots) { oracle.key(of: $0, by: by) } }
                 let page = try await StatsOracleTests.get(client, "/v1/stats/breakdown?\(common)&by=\(by)&limit=1000")
                 let rows = page["rows"] as? [[String: Any]] ?? []
                 #expect(page["total_rows"] as? Int == rows.count)
@@ -205,12 +209,15 @@ import Testing
                 t = max(t + 1, StatsOracleTests.localStart(dayStart + 30 * 3_600_000, .day, zone))
             }
             #expect(points.count == starts.count, "daily points \(common)")
-            let byDay = oracle.metrics(from: from, to: to, includeBots: includeBots) { i in
-                // The last local day starting at or before the event.
-                let ms = oracle.counted[i].event.ms
-                var low = 0, high = starts.count
-                while low < high { let mid = (low + high) / 2; if starts[mid] <= ms { low = mid + 1 } else { high = mid } }
-                return max(low - 1, 0)
+            let dayStarts = starts
+            let byDay = try await onThreadOfItsOwn {
+                oracle.metrics(from: from, to: to, includeBots: includeBots) { i in
+                    // The last local day starting at or before the event.
+                    let ms = oracle.counted[i].event.ms
+                    var low = 0, high = dayStarts.count
+                    while low < high { let mid = (low + high) / 2; if dayStarts[mid] <= ms { low = mid + 1 } else { high = mid } }
+                    return max(low - 1, 0)
+                }
             }
             for (i, point) in points.enumerated() where i < starts.count {
                 #expect(Timestamp.parseRFC3339(point["t"] as? String ?? "") == starts[i])
@@ -327,6 +334,7 @@ struct IndexedOracle {
         struct Tally {
             var clicks = 0, fallbacks = 0, installs = 0, opens = 0, deferred = 0, bots = 0
             var matches: [String: Int] = [:]
+            var openMatches: [String: Int] = [:]
             var visitors = Set<Int32>()
             var any = false
         }
@@ -343,7 +351,10 @@ struct IndexedOracle {
                 case "click": tallies[g].clicks += 1; tallies[g].visitors.insert(visitor[i])
                 case "fallback": tallies[g].fallbacks += 1
                 case "install": tallies[g].installs += 1; tallies[g].matches[c.match ?? "", default: 0] += 1
-                default: tallies[g].opens += 1; if c.event.deferred == true { tallies[g].deferred += 1 }
+                default:
+                    tallies[g].opens += 1
+                    tallies[g].openMatches[c.match ?? "", default: 0] += 1
+                    if c.event.deferred == true { tallies[g].deferred += 1 }
                 }
             }
         }
@@ -352,15 +363,18 @@ struct IndexedOracle {
         return answers
         func answer(_ t: Tally) -> [String: Double?] {
             func rate(_ x: Int) -> Double? { t.clicks == 0 ? nil : Double(x) / Double(t.clicks) }
-            return [
+            var answer: [String: Double?] = [
                 "clicks": Double(t.clicks), "unique_clicks": Double(t.visitors.count), "fallbacks": Double(t.fallbacks),
                 "installs": Double(t.installs), "opens": Double(t.opens), "deferred_opens": Double(t.deferred),
-                "install_rate": rate(t.installs), "open_rate": rate(t.opens), "fallback_rate": rate(t.fallbacks),
-                "bot_events": Double(t.bots),
-                "install_referrer": Double(t.matches["install_referrer"] ?? 0),
-                "click_id": Double(t.matches["click_id"] ?? 0), "ref": Double(t.matches["ref"] ?? 0),
-                "fingerprint": Double(t.matches["fingerprint"] ?? 0), "organic": Double(t.matches["organic"] ?? 0),
+                // Rates count what links brought: every match type but organic.
+                "install_rate": rate(t.installs - (t.matches["organic"] ?? 0)), "open_rate": rate(t.opens - (t.openMatches["organic"] ?? 0)),
+                "fallback_rate": rate(t.fallbacks), "bot_events": Double(t.bots),
             ]
+            for match in ["install_referrer", "click_id", "ref", "fingerprint", "organic"] {
+                answer[match] = Double(t.matches[match] ?? 0)
+                answer["opens_" + match] = Double(t.openMatches[match] ?? 0)
+            }
+            return answer
         }
     }
 }

@@ -92,10 +92,45 @@ import Testing
         }
     }
 
+    /// Every stats, export and links-with-stats answer says how fresh it is: `counted_through`
+    /// (every event received before it is counted) and `lag_seconds`, in its JSON and its
+    /// headers, on both stores; on SQLite, whose rollups wait for the test here, exactly.
+    @Test(arguments: StoreBackend.allCases)
+    func everyAnswerSaysHowFreshItIs(on backend: StoreBackend) async throws {
+        let clock = Locked<Int64>(1_795_255_620_000)
+        try await backend.test("freshness", settings: HostedLinkHTTPTests.settings, now: { clock.withLock { $0 } }) { client, _ in
+            #expect(try await HostedLinkHTTPTests.api(client, .post, "/v1/links", #"{"ref":"f1","url":"https://example.com"}"#).status == .created)
+            let received = clock.withLock { $0 }
+            try await AttributionScenarioTests.send([AttributionScenarioTests.event("fresh-1", "click", at: 0, ["ref": "f1"])], client)
+            clock.withLock { $0 += 5_000 }
+            let now = received + 5_000
+            for path in ["/v1/stats/summary", "/v1/stats/breakdown?by=ref", "/v1/stats/timeseries", "/v1/links?stats=true"] {
+                let answer = try await HostedLinkHTTPTests.api(client, .get, path, key: TestInstallation.readKey)
+                let through = try #require(Timestamp.parseRFC3339(answer.json["counted_through"] as? String ?? ""), "\(path): \(answer.json)")
+                let lag = try #require(answer.json["lag_seconds"] as? Double, "\(path)")
+                // Up to date, or behind by the one event waiting since it arrived.
+                #expect(Double(now - through) / 1000 == lag && (through == now || through == received), "\(path): \(answer.json)")
+                if backend == .sqlite { #expect(through == received && lag == 5, "\(path): \(answer.json)") }
+                #expect(answer.response.headers[HTTPField.Name("Linkpulse-Counted-Through")!] == answer.json["counted_through"] as? String)
+                #expect(answer.response.headers[HTTPField.Name("Linkpulse-Lag-Seconds")!] == "\(lag)")
+            }
+            for path in ["/v1/export.csv?by=ref", "/v1/events.csv"] {
+                let answer = try await HostedLinkHTTPTests.api(client, .get, path, key: TestInstallation.readKey)
+                #expect(answer.status == .ok)
+                #expect(answer.response.headers[HTTPField.Name("Linkpulse-Counted-Through")!].flatMap(Timestamp.parseRFC3339) != nil, "\(path)")
+                #expect(answer.response.headers[HTTPField.Name("Linkpulse-Lag-Seconds")!].flatMap(Double.init) != nil, "\(path)")
+            }
+            _ = try await AttributionScenarioTests.rollUp(client)
+            let counted = try await HostedLinkHTTPTests.api(client, .get, "/v1/stats/summary", key: TestInstallation.readKey)
+            #expect(counted.json["counted_through"] as? String == Timestamp.formatUTC(now) && counted.json["lag_seconds"] as? Double == 0)
+        }
+    }
+
     @Test func answersAreGzippedWhenAccepted() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        try await installation.application().test(.router) { client in
+        // A clock that stands still: both answers say the same `counted_through`.
+        try await installation.application(installation.dependencies(now: { 1_795_255_620_000 })).test(.router) { client in
             let path = "/v1/stats/timeseries?from=2026-11-01&to=2026-11-07"
             let plain = try await client.execute(uri: path, method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
             #expect(plain.headers[.contentEncoding] == nil)

@@ -103,10 +103,9 @@ struct Oracle {
             ref = click.ref; campaign = click.campaign; source = click.source; medium = click.medium
         }
 
-        /// Rule 4: no link.
+        /// Rule 4: no link; the event keeps its own campaign, source and medium.
         mutating func organic() {
             match = "organic"
-            ref = nil; campaign = nil
         }
     }
 
@@ -172,27 +171,32 @@ struct Oracle {
         func n(_ type: String) -> Int { people.filter { $0.event.type == type }.count }
         let clicks = n("click"), installs = n("install")
         func rate(_ x: Int) -> Double? { clicks == 0 ? nil : Double(x) / Double(clicks) }
-        return [
+        func matched(_ type: String, _ match: String) -> Int { people.filter { $0.event.type == type && $0.match == match }.count }
+        var byMatch: [String: Double?] = [:]
+        for match in ["install_referrer", "click_id", "ref", "fingerprint", "organic"] {
+            byMatch[match] = Double(matched("install", match))
+            byMatch["opens_" + match] = Double(matched("open", match))
+        }
+        // Rates count what links brought: every match type but organic.
+        let linkedInstalls = installs - matched("install", "organic"), linkedOpens = n("open") - matched("open", "organic")
+        return byMatch.merging([
             "clicks": Double(clicks),
             "unique_clicks": Double(Set(people.filter { $0.event.type == "click" }.map(\.event.visitor)).count),
             "fallbacks": Double(n("fallback")), "installs": Double(installs), "opens": Double(n("open")),
             "deferred_opens": Double(people.filter { $0.event.type == "open" && $0.event.deferred == true }.count),
-            "install_rate": rate(installs), "open_rate": rate(n("open")), "fallback_rate": rate(n("fallback")),
+            "install_rate": rate(linkedInstalls), "open_rate": rate(linkedOpens), "fallback_rate": rate(n("fallback")),
             "bot_events": Double(inRange.filter { $0.event.isBot }.count),
-            "install_referrer": Double(people.filter { $0.event.type == "install" && $0.match == "install_referrer" }.count),
-            "click_id": Double(people.filter { $0.event.type == "install" && $0.match == "click_id" }.count),
-            "ref": Double(people.filter { $0.event.type == "install" && $0.match == "ref" }.count),
-            "fingerprint": Double(people.filter { $0.event.type == "install" && $0.match == "fingerprint" }.count),
-            "organic": Double(people.filter { $0.event.type == "install" && $0.match == "organic" }.count),
-        ]
+        ]) { own, _ in own }
     }
 
-    /// The API's metrics object flattened the same way.
+    /// The API's metrics object flattened the same way: `installs_by_match`'s counts under
+    /// their match type's name, `opens_by_match`'s under `opens_` and the name.
     static func flatten(_ metrics: [String: Any]) -> [String: Double?] {
         var flat: [String: Double?] = [:]
         for (name, value) in metrics {
             if let nested = value as? [String: Any] {
-                for (inner, v) in nested { flat.updateValue((v as? NSNumber)?.doubleValue, forKey: inner) }
+                let prefix = name == "opens_by_match" ? "opens_" : ""
+                for (inner, v) in nested { flat.updateValue((v as? NSNumber)?.doubleValue, forKey: prefix + inner) }
             } else {
                 flat.updateValue((value as? NSNumber)?.doubleValue, forKey: name)
             }

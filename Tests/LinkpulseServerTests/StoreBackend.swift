@@ -36,10 +36,13 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// Runs `body` against a fresh installation on this backend (`name` names its PostgreSQL
     /// database), with `settings` (the SQLite default's rollup timer waits an hour: see
     /// `TestInstallation.application`), changed for each daemon (0, 1) by `perDaemon`, and the
-    /// clock `now` when given. `live` serves real HTTP on SQLite too.
+    /// clock `now` when given. `live` serves real HTTP on SQLite too. `postgresURL` names an
+    /// existing PostgreSQL database to use instead of a fresh one (a test that starts daemons
+    /// on it again).
     func test(
         _ name: String, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: .off),
-        now: (@Sendable () -> Int64)? = nil, live: Bool = false, perDaemon: (@Sendable (inout ServerSettings, Int) -> Void)? = nil,
+        now: (@Sendable () -> Int64)? = nil, live: Bool = false, postgresURL: String? = nil,
+        perDaemon: (@Sendable (inout ServerSettings, Int) -> Void)? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, Probe) async throws -> Void
     ) async throws {
         switch self {
@@ -56,7 +59,7 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
             try await app.test(live ? .live : .router) { client in try await body(client, probe) }
         case .postgres:
             let cluster = try PostgresTestCluster.shared.get()
-            let url = try cluster.makeDatabase(name)
+            let url = try postgresURL ?? cluster.makeDatabase(name)
             let database = String(url.split(separator: "/").last!)
             var logger = Logger(label: "test")
             logger.logLevel = .warning

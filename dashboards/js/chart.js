@@ -5,8 +5,9 @@ import { bucketLabel, bucketTitle, formatCount } from './format.js';
 
 export const SERIES = [
   { key: 'clicks', label: 'Clicks' },
-  { key: 'installs', label: 'Installs' },
-  { key: 'opens', label: 'Opens' },
+  { key: 'installs_from_links', label: 'Installs from links' },
+  { key: 'installs_organic', label: 'Organic installs' },
+  { key: 'opens_from_links', label: 'Opens from links' },
   { key: 'fallbacks', label: 'Fallbacks' },
 ];
 

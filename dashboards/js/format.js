@@ -37,3 +37,25 @@ export function bucketTitle(t, interval) {
 
 const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const monthName = (month) => months[month - 1];
+
+/**
+ * A metrics object of the API with the figures the dashboard shows links and organic apart
+ * by: installs and opens a link brought (every match type but organic) and organic ones.
+ */
+export function withLinkFigures(m) {
+  return {
+    ...m,
+    installs_from_links: m.installs - m.installs_by_match.organic,
+    installs_organic: m.installs_by_match.organic,
+    opens_from_links: m.opens - m.opens_by_match.organic,
+    opens_organic: m.opens_by_match.organic,
+  };
+}
+
+/** How long ago something was, for "updated … ago": seconds, minutes or hours, rounded. */
+export function formatAge(seconds) {
+  if (seconds < 1) return 'just now';
+  if (seconds < 90) return `${Math.round(seconds)} s ago`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min ago`;
+  return `${Math.round(seconds / 3600)} h ago`;
+}

@@ -3,15 +3,19 @@
 import { ApiError, forgetKey, getJSON, request, storeKey, storedKey } from './api.js';
 import { Chart } from './chart.js';
 import { byId, h, replace, saveFile } from './dom.js';
-import { countChange, formatCount, formatRate, rateChange } from './format.js';
+import { countChange, formatAge, formatCount, formatRate, rateChange, withLinkFigures } from './format.js';
 import { FILTERS, apiRange, formatState, parseState, todayIn, addDays } from './state.js';
 import { loadLinks, setUpLinks, showLinkForm } from './links.js';
 import { metricsTable, smallTable } from './table.js';
 
 const PAGE_SIZE = 50;
+// Two rows of five: clicks and installs, then opens and fallbacks. Rates count only what links
+// brought; organic installs and opens are figures of their own.
 const TILES = [
-  ['clicks', 'Clicks'], ['unique_clicks', 'Unique clicks'], ['installs', 'Installs'], ['opens', 'Opens'],
-  ['fallbacks', 'Fallbacks'], ['install_rate', 'Install rate'], ['open_rate', 'Open rate'], ['fallback_rate', 'Fallback rate'],
+  ['clicks', 'Clicks'], ['unique_clicks', 'Unique clicks'], ['installs_from_links', 'Installs from links'],
+  ['installs_organic', 'Organic installs'], ['install_rate', 'Install rate'],
+  ['opens_from_links', 'Opens from links'], ['opens_organic', 'Organic opens'], ['open_rate', 'Open rate'],
+  ['fallbacks', 'Fallbacks'], ['fallback_rate', 'Fallback rate'],
 ];
 
 let state = parseState(location.search);
@@ -218,7 +222,7 @@ async function loadStats(current) {
   const common = commonParameters();
   const by = tableDimension();
   try {
-    const [summary, previous, series, table, platforms, sources] = await Promise.all([
+    const [summary, previous, series, table, platforms, sources, progress] = await Promise.all([
       getJSON('stats/summary', { ...common, ...range.current }),
       getJSON('stats/summary', { ...common, ...range.previous }),
       getJSON('stats/timeseries', { ...common, ...range.current, interval: range.interval }),
@@ -227,6 +231,7 @@ async function loadStats(current) {
       }),
       getJSON('stats/breakdown', { ...common, ...range.current, by: 'platform', limit: 10 }),
       getJSON('stats/breakdown', { ...common, ...range.current, by: 'source', limit: 10 }),
+      getJSON('admin/rollup', {}),
     ]);
     if (current !== generation) return;
     const empty = isEmpty(summary.metrics) && Object.keys(state.filters).length === 0 && await hasNoEventsAtAll();
@@ -236,17 +241,20 @@ async function loadStats(current) {
     if (empty) {
       byId('curl-line').textContent = curlLine();
     } else {
-      renderTiles(summary.metrics, previous.metrics);
+      renderTiles(withLinkFigures(summary.metrics), withLinkFigures(previous.metrics));
       byId('tiles').dataset.previousFrom = previous.from;
       byId('tiles').dataset.previousTo = previous.to;
-      chart.update(series.points, series.interval);
+      chart.update(series.points.map((p) => ({ ...p, metrics: withLinkFigures(p.metrics) })), series.interval);
       byId('chart-title').textContent = series.interval === 'hour' ? 'Per hour' : 'Per day';
-      renderFunnel(summary.metrics);
+      renderFunnel(withLinkFigures(summary.metrics));
       renderTable(table, by);
       replace(byId('by-platform'), smallTable({ rows: platforms.rows, keyLabel: 'Platform', onSelect: (key) => change({ filters: { platform: key } }) }));
       replace(byId('by-source'), smallTable({ rows: sources.rows, keyLabel: 'Source', onSelect: (key) => change({ filters: { source: key } }) }));
     }
-    setStatus('ready', `${summary.from.slice(0, 16).replace('T', ' ')} – ${summary.to.slice(0, 16).replace('T', ' ')} (${summary.tz})`);
+    renderRecount(progress);
+    setStatus('ready', `${summary.from.slice(0, 16).replace('T', ' ')} – ${summary.to.slice(0, 16).replace('T', ' ')} (${summary.tz})`
+      + ` · updated ${formatAge(summary.lag_seconds)}`);
+    byId('status').dataset.countedThrough = summary.counted_through;
     markRendered();
   } catch (error) {
     failed(current, error);
@@ -334,9 +342,23 @@ function renderTiles(now, before) {
   }));
 }
 
+/** While the rollups count again what they had counted, the figures are short: say so. */
+function renderRecount(progress) {
+  const banner = byId('recount');
+  const left = progress.recount_remaining_events;
+  banner.hidden = left === null || left === undefined;
+  banner.dataset.remaining = banner.hidden ? '' : String(left);
+  banner.textContent = banner.hidden ? ''
+    : `Counting again: ${formatCount(left)} stored events are not in these figures yet (after a restore, an upgrade or a rebuild). `
+      + 'They fill in as the recount goes; reload to see its progress.';
+}
+
 function renderFunnel(m) {
-  const top = Math.max(m.clicks, m.installs, m.opens, m.fallbacks, 1);
-  const bars = [['clicks', 'Clicks', m.clicks], ['installs', 'Installs', m.installs], ['opens', 'Opens', m.opens], ['fallbacks', 'Fallbacks (web)', m.fallbacks]];
+  const top = Math.max(m.clicks, m.installs_from_links, m.opens_from_links, m.fallbacks, 1);
+  const bars = [
+    ['clicks', 'Clicks', m.clicks], ['installs', 'Installs from links', m.installs_from_links],
+    ['opens', 'Opens from links', m.opens_from_links], ['fallbacks', 'Fallbacks (web)', m.fallbacks],
+  ];
   replace(byId('funnel'), ...bars.map(([key, label, value]) => {
     const bar = h('div', { class: `funnel-bar series-${key}` });
     bar.style.width = `${(value / top) * 100}%`;

@@ -21,6 +21,11 @@ export const COLUMNS = [
   ['installs_ref', 'Ref', (m) => m.installs_by_match.ref, false, 'Installs by match'],
   ['installs_fingerprint', 'Fingerprint', (m) => m.installs_by_match.fingerprint, false, 'Installs by match'],
   ['installs_organic', 'Organic', (m) => m.installs_by_match.organic, false, 'Installs by match'],
+  ['opens_install_referrer', 'Referrer', (m) => m.opens_by_match.install_referrer, false, 'Opens by match'],
+  ['opens_click_id', 'Click id', (m) => m.opens_by_match.click_id, false, 'Opens by match'],
+  ['opens_ref', 'Ref', (m) => m.opens_by_match.ref, false, 'Opens by match'],
+  ['opens_fingerprint', 'Fingerprint', (m) => m.opens_by_match.fingerprint, false, 'Opens by match'],
+  ['opens_organic', 'Organic', (m) => m.opens_by_match.organic, false, 'Opens by match'],
   ['bot_events', 'Bot events', (m) => m.bot_events, true],
 ];
 

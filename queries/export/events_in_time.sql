@@ -9,7 +9,8 @@
 -- The cursor is the index's lower bound (occurred_at_ms >= after_ms), so each page seeks
 -- straight to where the last one ended instead of scanning from the range's start.
 -- Idempotent: yes (read-only).
--- match_type is stored as a code (MatchType.code: 1 is click_id), which the reader names.
+-- match_type is stored as a code (MatchType.code: 1 is click_id), which the reader names, and
+-- so is click_id_source (ClickIdSource.code).
 -- Columns as stored in event_rows (type and platform codes, ids and visitor in their compact
 -- form, see migrations/0004): the reader decodes them (RawEventPage), which is several times
 -- cheaper than the events view's SQL. platform is compared as its code.
@@ -20,7 +21,7 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END
+       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source
 FROM event_rows e INDEXED BY events_by_time
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
@@ -34,7 +35,7 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END
+       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3

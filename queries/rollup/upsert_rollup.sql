@@ -2,12 +2,13 @@
 -- merged with lp_sketch_union. Parameters (positional): grain, bucket, platform, bot, ref,
 -- campaign, source, medium, events, clicks, fallbacks, installs_click_id, installs_ref,
 -- installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors,
--- installs_install_referrer.
+-- installs_install_referrer, opens_install_referrer, opens_click_id, opens_ref,
+-- opens_fingerprint, opens_organic.
 -- Idempotent: no (it adds); the watermark advanced in the same transaction prevents reruns.
 INSERT INTO rollups (grain, bucket, platform, bot, ref, campaign, source, medium, events, clicks, fallbacks,
     installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors,
-    installs_install_referrer)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    installs_install_referrer, opens_install_referrer, opens_click_id, opens_ref, opens_fingerprint, opens_organic)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (grain, bucket, platform, bot, ref, campaign, source, medium) DO UPDATE SET
     events = events + excluded.events,
     clicks = clicks + excluded.clicks,
@@ -19,4 +20,9 @@ ON CONFLICT (grain, bucket, platform, bot, ref, campaign, source, medium) DO UPD
     opens = opens + excluded.opens,
     deferred_opens = deferred_opens + excluded.deferred_opens,
     installs_install_referrer = installs_install_referrer + excluded.installs_install_referrer,
+    opens_install_referrer = opens_install_referrer + excluded.opens_install_referrer,
+    opens_click_id = opens_click_id + excluded.opens_click_id,
+    opens_ref = opens_ref + excluded.opens_ref,
+    opens_fingerprint = opens_fingerprint + excluded.opens_fingerprint,
+    opens_organic = opens_organic + excluded.opens_organic,
     click_visitors = lp_sketch_union(click_visitors, excluded.click_visitors)

@@ -9,7 +9,8 @@
 -- array of keys to keep. Parameters (positional): grain, from_ms, to_ms, key, filters…, keys.
 -- Idempotent: yes (read-only).
 SELECT key, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
-       installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors, installs_install_referrer
+       installs_fingerprint, installs_organic, opens, deferred_opens, click_visitors, installs_install_referrer,
+       opens_install_referrer, opens_click_id, opens_ref, opens_fingerprint, opens_organic
 FROM (
     SELECT CASE ?4 WHEN 'bucket' THEN bucket WHEN 'ref' THEN ref WHEN 'campaign' THEN campaign
                    WHEN 'source' THEN source WHEN 'medium' THEN medium WHEN 'platform' THEN platform

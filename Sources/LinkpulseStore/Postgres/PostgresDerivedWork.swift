@@ -286,12 +286,9 @@ public final class PostgresDerivedWork: Sendable {
                 let key = RollupCells.Key(
                     dimension: try c[0].decode(Int16.self), grain: try c[1].decode(Int16.self), bucketMs: try c[2].decode(Int64.self),
                     value: try c[3].decode(String.self), platform: try c[4].decode(Int16.self), bot: try c[5].decode(Bool.self))
-                var stored = ConversionCounts()
-                let v = try (6..<16).map { Int(try c[$0].decode(Int64.self)) }
-                (stored.events, stored.clicks, stored.fallbacks, stored.installsClickId, stored.installsRef) = (v[0], v[1], v[2], v[3], v[4])
-                (stored.installsFingerprint, stored.installsOrganic, stored.opens, stored.deferredOpens, stored.installsInstallReferrer) =
-                    (v[5], v[6], v[7], v[8], v[9])
-                let sketch = try c[16].decode(ByteBuffer.self)
+                let counted = 6..<(6 + ConversionCounts.rowColumnCount)
+                var stored = ConversionCounts(row: try counted.map { try c[$0].decode(Int64.self) })
+                let sketch = try c[counted.upperBound].decode(ByteBuffer.self)
                 if sketch.readableBytes > 0 { sketch.withUnsafeReadableBytes { stored.clickVisitors.merge(serialized: $0) } }
                 cells.merge(stored: stored, into: key)
             }
@@ -302,10 +299,10 @@ public final class PostgresDerivedWork: Sendable {
         }
     }
 
-    /// The cells as the seventeen arrays of `rollups/upsert.sql`.
+    /// The cells as the twenty-two arrays of `rollups/upsert.sql`.
     static func rows(_ cells: RollupCells) -> PostgresBindings {
         let entries = Array(cells.counts)
-        var b = PostgresBindings(capacity: 17)
+        var b = PostgresBindings(capacity: 22)
         b.append(entries.map(\.key.dimension))
         b.append(entries.map(\.key.grain))
         b.append(entries.map(\.key.bucketMs))
@@ -313,10 +310,8 @@ public final class PostgresDerivedWork: Sendable {
         b.append(entries.map(\.key.platform))
         b.append(entries.map(\.key.bot))
         let counts = entries.map(\.value)
-        for lane in [\ConversionCounts.events, \.clicks, \.fallbacks, \.installsClickId, \.installsRef, \.installsFingerprint,
-                     \.installsOrganic, \.opens, \.deferredOpens, \.installsInstallReferrer] {
-            b.append(counts.map { Int64($0[keyPath: lane]) })
-        }
+        let rows = counts.map(\.row)
+        for column in 0..<ConversionCounts.rowColumnCount { b.append(rows.map { $0[column] }) }
         b.append(counts.map { $0.clicks == 0 ? ByteBuffer() : ByteBuffer(bytes: $0.clickVisitors.serialized) })
         return b
     }

@@ -137,10 +137,7 @@ public struct PostgresStatsReader: StatsSource {
             let sign = counting == .subtract ? -1 : 1
             for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
                 let c = row.makeRandomAccess()
-                var n = ConversionCounts()
-                let v = try (2..<12).map { sign * Int(try c[$0].decode(Int64.self)) }
-                (n.events, n.clicks, n.fallbacks, n.installsClickId, n.installsRef) = (v[0], v[1], v[2], v[3], v[4])
-                (n.installsFingerprint, n.installsOrganic, n.opens, n.deferredOpens, n.installsInstallReferrer) = (v[5], v[6], v[7], v[8], v[9])
+                let n = ConversionCounts(row: try (2..<(2 + ConversionCounts.rowColumnCount)).map { try c[$0].decode(Int64.self) }, sign: sign)
                 groups[rows.group(try c[0].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[1].decode(Bool.self))
             }
         }
@@ -349,6 +346,7 @@ extension PostgresStatsReader: RawEventSource {
                 switch column {
                 case .type: return CompactEvent.kind(code: Int64(try cell.decode(Int16.self))).rawValue
                 case .platform: return Platform.fromCode(UInt8(truncatingIfNeeded: try cell.decode(Int16.self))).rawValue
+                case .clickIdSource: return try cell.decode(Int16?.self).flatMap { ClickIdSource(code: Int($0)) }?.rawValue
                 default: return try cell.decode(String?.self)
                 }
             })

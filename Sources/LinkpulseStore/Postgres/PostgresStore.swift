@@ -18,6 +18,10 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public let events: PostgresEventStore
     /// Attribution, done by whichever daemon holds the derived-work lock.
     public let derived: PostgresDerivedWork
+    /// How far the derived work was when this store opened (after its migrations): a daemon
+    /// tells a recount from its everyday backlog by it (`RecountWatch`).
+    public var progressAtOpen: PostgresDerivedProgress? { openedAt.withLock { $0 } }
+    private let openedAt = Mutex<PostgresDerivedProgress?>(nil)
     /// Stats, counted from the attributed raw events, and the raw-event export's pages.
     public let stats: PostgresStatsReader
     /// The scheduled export periods done and files kept.
@@ -66,6 +70,8 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
             try await withTimeout(connectTimeout, what: "connecting to \(location)") {
                 _ = try await store.migrate()
                 try await store.ensureEventMonths(aroundMs: nowMs)
+                let progress = try await store.derivedProgress()
+                store.openedAt.withLock { $0 = progress }
             }
             return store
         } catch {

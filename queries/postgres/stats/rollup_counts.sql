@@ -1,12 +1,14 @@
 -- rollup_counts: the summed counts of the rollup rows of one dimension ($1) and grain ($2) in
 -- [$3, $4), of the value $5 and platform $6 when given, grouped by $7: 'value', 'platform',
 -- 'bucket' (the row's bucket start) or 'all'; people and bots apart. Columns: the group key as
--- text, bot, then the ten counts in ConversionCounts' order (sums of bigint are numeric: cast).
+-- text, bot, then the fifteen counts in ConversionCounts.row order (sums of bigint are
+-- numeric: cast).
 SELECT CASE $7::text WHEN 'value' THEN r.value WHEN 'platform' THEN r.platform::text
                      WHEN 'bucket' THEN r.bucket_ms::text ELSE '' END AS key,
        r.bot, sum(r.events)::bigint, sum(r.clicks)::bigint, sum(r.fallbacks)::bigint, sum(r.installs_click_id)::bigint, sum(r.installs_ref)::bigint,
        sum(r.installs_fingerprint)::bigint, sum(r.installs_organic)::bigint, sum(r.opens)::bigint, sum(r.deferred_opens)::bigint,
-       sum(r.installs_install_referrer)::bigint
+       sum(r.installs_install_referrer)::bigint, sum(r.opens_install_referrer)::bigint, sum(r.opens_click_id)::bigint,
+       sum(r.opens_ref)::bigint, sum(r.opens_fingerprint)::bigint, sum(r.opens_organic)::bigint
 FROM lp_rollups r
 WHERE r.dimension = $1 AND r.grain = $2 AND r.bucket_ms >= $3 AND r.bucket_ms < $4
   AND ($5::text IS NULL OR r.value = $5) AND ($6::smallint IS NULL OR r.platform = $6)
