@@ -79,7 +79,8 @@ public struct EventValidator: Sendable {
             if clickId == nil, let carried = opened.clickId { (clickId, clickIdSource) = (carried, .universalLink) }
         }
         var referrer = try text(p.referrer, "referrer", max: IngestLimits.maxURLLength)
-        if let raw = try text(p.installReferrer, "install_referrer", max: IngestLimits.maxURLLength) {
+        let installReferrer = try text(p.installReferrer, "install_referrer", max: IngestLimits.maxURLLength)
+        if let raw = installReferrer {
             // The referrer's values fill what the event did not send, as if it had sent them;
             // its click id is the most certain one the app can have.
             let parsed = InstallReferrer(parsing: raw)
@@ -127,7 +128,7 @@ public struct EventValidator: Sendable {
             userAgent: userAgent, ipHash: ipHash,
             visitorId: deviceId ?? hasher.visitorId(ipHash: ipHash, userAgent: userAgent),
             osVersion: osVersion, appVersion: appVersion, propertiesJSON: properties,
-            botReason: verdict.botReason)
+            botReason: verdict.botReason, installReferrer: installReferrer)
     }
 
     func eventKind(_ field: Field<String>) throws -> EventKind {

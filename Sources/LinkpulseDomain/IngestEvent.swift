@@ -19,6 +19,9 @@ public struct IngestEvent: Sendable, Equatable {
     public var clickId: String?
     /// Where the app read `clickId` from (`click_id_source`, or the install referrer).
     public var clickIdSource: ClickIdSource?
+    /// The Play Install Referrer as the app sent it (`install_referrer`), before its click id
+    /// and `utm_*` values were read out of it.
+    public var installReferrer: String?
     public var deferred: Bool?
     public var url: String?
     public var referrer: String?
@@ -45,7 +48,7 @@ public struct IngestEvent: Sendable, Equatable {
         platform: Platform, deviceId: String? = nil, clickId: String? = nil, clickIdSource: ClickIdSource? = nil, deferred: Bool? = nil,
         url: String? = nil, referrer: String? = nil, userAgent: String? = nil, ipHash: String? = nil,
         visitorId: String, osVersion: String? = nil, appVersion: String? = nil,
-        propertiesJSON: String? = nil, botReason: String? = nil
+        propertiesJSON: String? = nil, botReason: String? = nil, installReferrer: String? = nil
     ) {
         self.id = id; self.kind = kind; self.occurredAtMs = occurredAtMs; self.receivedAtMs = receivedAtMs
         self.sentAtMs = sentAtMs; self.ref = ref; self.campaign = campaign; self.source = source
@@ -53,6 +56,7 @@ public struct IngestEvent: Sendable, Equatable {
         self.clickIdSource = clickIdSource; self.deferred = deferred; self.url = url; self.referrer = referrer; self.userAgent = userAgent
         self.ipHash = ipHash; self.visitorId = visitorId; self.osVersion = osVersion
         self.appVersion = appVersion; self.propertiesJSON = propertiesJSON; self.botReason = botReason
+        self.installReferrer = installReferrer
     }
 }
 

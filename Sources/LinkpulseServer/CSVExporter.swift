@@ -21,6 +21,7 @@ public struct CSVExporter: Sendable {
         "id", "type", "timestamp", "sent_at", "received_at", "ref", "campaign", "source", "medium", "platform",
         "device_id", "click_id", "deferred", "url", "referrer", "user_agent", "os_version", "app_version",
         "properties", "bot", "bot_reason", "visitor_id", "match_type", "matched_click_id", "click_id_source",
+        "install_referrer",
     ]
 
     public init(stats: StatsService, reader: any RawEventSource) {
@@ -147,7 +148,7 @@ public struct CSVExporter: Sendable {
     /// Appends a page's rows in `eventColumns` order.
     static func format(_ page: RawEventPage, clock: ZoneClock, into csv: inout CSVRows) {
         // Indexes into RawEventPage.textColumns / integerColumns.
-        let (id, type, dimensions, details, added) = (0, 1, 2..<9, 9..<15, 15..<20)
+        let (id, type, dimensions, details, added) = (0, 1, 2..<9, 9..<15, 15..<21)
         let (occurred, sent, received, deferred, bot) = (0, 1, 2, 3, 4)
         for row in 0..<page.count {
             text(page, row, id, &csv)

@@ -201,6 +201,7 @@ extension EventStore {
         try statement.bind(23, e.propertiesJSON)
         try statement.bind(24, e.clickIdSource.map { Int64($0.code) })
         try statement.bind(25, e.isResolve ? Int64(1) : nil)
+        try statement.bind(26, e.installReferrer)
         try statement.run()
     }
 

@@ -45,7 +45,10 @@ func expectedCell(_ value: Any?, column: String) -> String {
             }
             events.append(AttributionScenarioTests.event(
                 "i-\(index)", "install", at: Int64(index * 60 + 30) * AttributionScenarioTests.minute, ip: "203.0.113.9",
-                ["click_id": "c-\(index)-0", "user_agent": value, "click_id_source": index % 2 == 0 ? "pasteboard" : "universal_link"]))
+                index % 3 == 2
+                    // The Play Install Referrer as the app got it: its click id makes the match.
+                    ? ["install_referrer": "lp_click=c-\(index)-0&utm_source=\(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")", "user_agent": value]
+                    : ["click_id": "c-\(index)-0", "user_agent": value, "click_id_source": index % 2 == 0 ? "pasteboard" : "universal_link"]))
         }
         try await AttributionScenarioTests.send(events, client)
         return events
@@ -182,12 +185,15 @@ func expectedCell(_ value: Any?, column: String) -> String {
                 #expect(column("url") == (event["url"] as? String ?? ""))
                 #expect(column("user_agent") == (event["user_agent"] as? String ?? ""))
                 #expect(column("timestamp") == ZoneClock(identifier: "Asia/Kolkata")!.format(event["timestamp"] as! Int64))
-                // Where the app read the click id, as sent (empty when it did not say).
-                #expect(column("click_id_source") == (event["click_id_source"] as? String ?? ""))
-                if (event["type"] as? String) == "install" {
+                // Where the app read the click id, and the install referrer, as sent.
+                let referrer = event["install_referrer"] as? String
+                #expect(column("click_id_source") == (referrer != nil ? "install_referrer" : event["click_id_source"] as? String ?? ""))
+                #expect(column("install_referrer") == (referrer ?? ""))
+                if (event["type"] as? String) == "install", referrer == nil {
                     #expect(column("match_type") == "click_id")
                     #expect(column("matched_click_id") == (event["click_id"] as? String ?? ""))
                 }
+                if referrer != nil { #expect(column("match_type") == "install_referrer") }
             }
             // The same bytes, gzip-compressed when asked.
             let gzipped = try await Self.get(client, path, headers: Self.read + [.acceptEncoding: "gzip"])

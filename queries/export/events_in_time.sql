@@ -21,7 +21,7 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source
+       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source, e.install_referrer
 FROM event_rows e INDEXED BY events_by_time
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
@@ -35,7 +35,7 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source
+       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source, e.install_referrer
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3

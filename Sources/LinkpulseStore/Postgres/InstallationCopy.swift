@@ -122,7 +122,8 @@ public enum InstallationCopy {
                 clickIdSource: (r["click_id_source"] as String?).flatMap(ClickIdSource.init(rawValue:)),
                 deferred: (r["deferred"] as Int64?).map { $0 != 0 }, url: r["url"], referrer: r["referrer"],
                 userAgent: r["user_agent"], ipHash: r["ip_hash"], visitorId: r["visitor_id"], osVersion: r["os_version"],
-                appVersion: r["app_version"], propertiesJSON: r["properties"], botReason: r["bot_reason"])
+                appVersion: r["app_version"], propertiesJSON: r["properties"], botReason: r["bot_reason"],
+                installReferrer: r["install_referrer"])
             event.isResolve = (r["resolve"] as Int64?) == 1
             return (r["seq"], event)
         }

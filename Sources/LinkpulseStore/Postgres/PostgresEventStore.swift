@@ -189,6 +189,7 @@ struct IngestCommit: Sendable {
             out.member("app_version", e.appVersion)
             out.member("bot_reason", e.botReason)
             out.member("properties", e.propertiesJSON)
+            out.member("install_referrer", e.installReferrer)
             out.close()
         }
         return out.text
