@@ -173,6 +173,10 @@ public final class AppDatabase: IngestStore {
         }
         let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
+        // The derived files' connections attached the events database before its migrations ran.
+        for derived in [attributionQueue, rollupQueue] {
+            _ = try derived.inDatabase { db in try Int.fetchOne(db, sql: connection.reloadEventsSchema) }
+        }
         try pool.write { db in try queries.prepareEventStatements(db) }
 
         events = EventStore(

@@ -348,6 +348,9 @@ struct ConnectionQueries: Sendable {
     /// A file rewritten without its free pages; how many it has, of how many, their size and its
     /// auto_vacuum mode (`vacuum`, `page_counts`).
     let vacuum, pageCounts: String
+    /// Has a derived file's connection load the attached events schema again (after the events
+    /// migrations ran elsewhere).
+    let reloadEventsSchema: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
     static func load() throws -> ConnectionQueries {
@@ -360,6 +363,7 @@ struct ConnectionQueries: Sendable {
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
             checkpointRestart: try text("checkpoint_restart"),
             vacuum: try text("vacuum"), pageCounts: try text("page_counts"),
+            reloadEventsSchema: try text("reload_events_schema"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }
 

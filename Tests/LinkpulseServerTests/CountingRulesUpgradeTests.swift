@@ -75,6 +75,36 @@ import Testing
         }
     }
 
+    /// An installation of the version before the install referrer was kept (events migration
+    /// 0009) opens, migrates and counts: its derived files' connections, which attached the
+    /// events database before it was migrated, read the new schema.
+    @Test func anInstallationOfTheVersionBeforeTheInstallReferrerColumnUpgrades() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        try await Self.storeAndCountTraffic(in: installation)
+        // Back to 0008: without the column, with the events view of migration 0006.
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let blocks = try String(contentsOf: repository.appending(path: "queries/migrations/0006_event_blocks.sql"), encoding: .utf8)
+        let oldView = String(blocks[blocks.range(of: "CREATE VIEW events AS")!.lowerBound...])
+        var config = Configuration()
+        config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
+        let events = try DatabaseQueue(path: installation.directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
+        try await events.write { db in
+            try db.execute(sql: "DROP VIEW events; ALTER TABLE event_rows DROP COLUMN install_referrer")
+            try db.execute(sql: oldView)
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = '0009_install_referrer'")
+        }
+        try events.close()
+        let reopened = try AppDatabase(directory: installation.directory, logger: installation.logger)
+        defer { try? reopened.close() }
+        try await Self.daemon(on: reopened, of: installation).test(.router) { client in
+            try await Scenario.send([Scenario.event("i9", "install", at: 3 * Scenario.minute, ip: "198.51.100.43", ["install_referrer": "lp_click=c1"])], client)
+            #expect(try await Scenario.rollUp(client) == 1)
+            let all = try await Scenario.metrics(client, "")
+            #expect(all["installs"] == 3 && all["install_referrer"] == 1, "\(all)")
+        }
+    }
+
     @Test func sqliteRollupsOfDeletedRawEventsStayAsCounted() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
