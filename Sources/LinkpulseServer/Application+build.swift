@@ -483,11 +483,12 @@ struct RollupFreshness: Sendable {
         var storedThroughSeq: Int64
         var countedThroughSeq: Int64
         var backlogEvents: Int64
-        var lagSeconds: Double
+        /// How long the oldest uncounted event has waited (`freshness`).
+        var lagSeconds: Double { freshness.lagSeconds }
         /// Every stored event received before this instant (RFC 3339, UTC) is counted.
-        var countedThrough: String
+        var countedThrough: String { Timestamp.formatUTC(freshness.countedThroughMs) }
         /// While a recount runs (`RecountWatch`), the events it has left; nil otherwise.
-        var recountRemainingEvents: Int64?
+        var recountRemainingEvents: Int64? { freshness.recountRemainingEvents }
         var attributedThroughSeq: Int64
         var attributionBacklogEvents: Int64
         /// Whether ingest is paced now, past which lag, and for how long it has waited in all;
@@ -516,9 +517,6 @@ struct RollupFreshness: Sendable {
             self.storedThroughSeq = storedThroughSeq
             self.countedThroughSeq = countedThroughSeq
             self.backlogEvents = backlogEvents
-            lagSeconds = freshness.lagSeconds
-            countedThrough = Timestamp.formatUTC(freshness.countedThroughMs)
-            recountRemainingEvents = freshness.recountRemainingEvents
             self.attributedThroughSeq = attributedThroughSeq
             self.attributionBacklogEvents = attributionBacklogEvents
             self.ingestPacing = ingestPacing

@@ -60,7 +60,7 @@ extension EventStore {
     }
 
     /// Whether retention has deleted no raw event yet (so the rollups can be counted again).
-    func rawEventsAreAllKept() throws -> Bool { rawHorizonMs == nil }
+    var rawEventsAreAllKept: Bool { rawHorizonMs == nil }
 }
 
 extension EventStore {

@@ -552,7 +552,7 @@ public final class RollupStore: Sendable {
         }
         let rules: Int = state[6]
         if rules < CountingRules.version {
-            if try events.rawEventsAreAllKept() {
+            if events.rawEventsAreAllKept {
                 logger.notice("counting the rollups again by this version's rules", metadata: ["changes": "\(CountingRules.changes)"])
                 return try resetRollups()
             }
