@@ -1,14 +1,22 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Linkpulse builds and runs on Linux (tested on Debian 12, x86_64, with Swift 6.1 or newer): it
+// calls Glibc and reads /proc for its memory and disk figures.
+#if !os(Linux)
+#error("Linkpulse builds and runs on Linux only: it calls Glibc and reads /proc.")
+#endif
+
 let package = Package(
     name: "linkpulse",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "linkpulse", targets: ["linkpulse"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // One trait, not Hummingbird's two defaults: SwiftPM passes the defines of several traits in
+        // an order that changes from one build plan to the next, which rebuilt Hummingbird and
+        // everything above it on every other `swift build`. Linkpulse reads no swift-configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),

@@ -51,4 +51,8 @@ for entry in entries {
     source += "        \"\(key)\": \(literal(entry.text)),\n"
 }
 source += "    ]\n}\n"
-try source.write(toFile: outputPath, atomically: true, encoding: .utf8)
+// Debug and release builds share the plugin's output file and each runs this tool; rewriting an
+// unchanged file would make the other configuration recompile every module that embeds it.
+if (try? String(contentsOfFile: outputPath, encoding: .utf8)) != source {
+    try source.write(toFile: outputPath, atomically: true, encoding: .utf8)
+}
