@@ -72,7 +72,7 @@ public struct EventError: Error, Sendable, Equatable, Codable {
     }
 }
 
-/// The limits of the ingest contract, in one place for validation, framing and the README.
+/// The limits of the ingest contract, in one place for validation, framing and docs/ingest.md.
 public enum IngestLimits {
     /// Largest request body, after decompression.
     public static let maxBodyBytes = 1 << 20

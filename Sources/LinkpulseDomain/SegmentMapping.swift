@@ -10,7 +10,7 @@ public enum SegmentOutcome: Sendable, Equatable {
     case invalid(EventError)
 }
 
-/// How Segment messages map onto Linkpulse events (the README's table). Pure: the same message
+/// How Segment messages map onto Linkpulse events (the table of docs/sdk.md). Pure: the same message
 /// always maps the same way.
 ///
 /// - `track` events named like Segment's mobile lifecycle spec (`Application Installed` →

@@ -13,7 +13,9 @@ import Synchronization
 ///
 /// Keys created or revoked through this daemon take effect at once; those created or revoked
 /// elsewhere (another daemon on PostgreSQL, `linkpulse keys`) at this daemon's next `refresh`,
-/// which the access-keys timer runs every second.
+/// which the access-keys timer runs every second. A key this daemon does not know yet is looked
+/// for in the store before it is refused (`authorizeLookingFurther`), so a key made beside the
+/// daemon works at its first request.
 public final class AccessKeys: Sendable {
     let store: any AccessKeyRecords
     let hasher: AccessKeyHasher
@@ -26,7 +28,13 @@ public final class AccessKeys: Sendable {
         /// The store's key version the table was read at; nil before the first read.
         var version: Int64?
         var uses = AccessKeyUses()
+        /// When an unknown key last made this daemon read the store's key version.
+        var lastLookFurtherMs: Int64?
     }
+
+    /// The shortest time between two reads of the store an unknown key causes: unknown keys
+    /// sent in a flood cost at most ten small reads a second.
+    public static let lookFurtherIntervalMs: Int64 = 100
 
     /// - Parameters:
     ///   - store: where the keys are kept (either backend's ledger).
@@ -54,6 +62,24 @@ public final class AccessKeys: Sendable {
             if !grant.configured { _ = state.uses.note(grant.id, nowMs: nowMs) }
             return grant
         }
+    }
+
+    /// The key `secret` is, as `authorize` finds it; a key not found sends this daemon to the
+    /// store's key version first (at most once per `lookFurtherIntervalMs`), and reloads the
+    /// keys when it moved, so a key made a moment ago by `linkpulse keys` or another daemon is
+    /// accepted without waiting for the next `refresh`.
+    public func authorizeLookingFurther(_ secret: String) async -> AccessGrant? {
+        if let grant = authorize(secret) { return grant }
+        let nowMs = now()
+        let mayLook = state.withLock { state in
+            if let last = state.lastLookFurtherMs, nowMs - last < Self.lookFurtherIntervalMs, nowMs >= last { return false }
+            state.lastLookFurtherMs = nowMs
+            return true
+        }
+        guard mayLook, let version = try? await store.accessKeysVersion(),
+              state.withLock({ $0.version }) != version, (try? await reload()) != nil
+        else { return nil }
+        return authorize(secret)
     }
 
     /// How many keys of each kind are accepted now.
@@ -178,7 +204,7 @@ struct AccessKeyMiddleware: RouterMiddleware {
             if keyMayBeInBody { return try await next(request, context) }
             return refuse(.missing, needed)
         }
-        switch check(secret) {
+        switch await check(secret) {
         case .success(let grant):
             var context = context
             context.access = grant
@@ -189,8 +215,8 @@ struct AccessKeyMiddleware: RouterMiddleware {
     }
 
     /// The key `secret` checked against what these routes need.
-    func check(_ secret: String) -> Result<AccessGrant, AccessRefusal> {
-        guard let grant = keys.authorize(secret) else { return .failure(.unknown) }
+    func check(_ secret: String) async -> Result<AccessGrant, AccessRefusal> {
+        guard let grant = await keys.authorizeLookingFurther(secret) else { return .failure(.unknown) }
         if let needed, !grant.kind.allows(needed) { return .failure(.wrongKind(grant)) }
         return .success(grant)
     }

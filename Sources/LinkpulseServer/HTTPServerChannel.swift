@@ -11,7 +11,7 @@ import NIOCore
 /// now and then, and with the defaults each kept 45–57 KiB of buffers (about 60 MB of the heap
 /// at 1,000 connections under `ops/bench/overload.sh`, heaptrack). One read of at most 16 KiB
 /// per wake-up kept the overload's peak RSS 25–35 MB lower in five alternating runs, at the
-/// same acknowledged rate (docs/PERFORMANCE.md, "Read buffers of 16 KiB"). A large batch
+/// same acknowledged rate (`ops/bench/overload.sh`, 2026-11-25). A large batch
 /// takes more reads (a body of 1 MiB, about sixty).
 struct ConnectionReadBuffers: Sendable, Equatable {
     /// The largest read buffer, bytes (NIO rounds it up to a power of two).

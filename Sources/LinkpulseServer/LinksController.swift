@@ -98,7 +98,7 @@ struct LinksController: Sendable {
 
     static let off = Response.error(
         .notFound, code: "links_off",
-        message: "Hosted links are off: start the daemon with --links-config FILE (its link domains and apps; see the README's Hosted links).")
+        message: "Hosted links are off: start the daemon with --links-config FILE (its link domains and apps; see docs/links.md).")
 
     func list(_ request: Request) async -> Response {
         guard let config else { return Self.off }

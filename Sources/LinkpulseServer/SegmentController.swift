@@ -73,7 +73,7 @@ struct SegmentController: Sendable {
         let envelope = read?.envelope
         if context.access == nil {
             guard let writeKey = envelope?.writeKey else { return Self.refusal(.missing, needed: .ingest) }
-            if case .failure(let refusal) = gate.check(writeKey) { return Self.refusal(refusal, needed: .ingest) }
+            if case .failure(let refusal) = await gate.check(writeKey) { return Self.refusal(refusal, needed: .ingest) }
         }
 
         let forwardedFor = ingest.forwardedAddresses(request)

@@ -180,7 +180,7 @@ public struct RollupJob: TimerJob {
         let (processed, duration, logger) = (self.processed, self.duration, self.logger)
         // Passes of up to 200,000 events: a backlog is worked off in fewer, larger passes, each
         // rewriting the same day's parts once (measured: after a minute of full load, caught up
-        // 37 s after it instead of 85 s with 50,000, and a lower peak RSS; docs/PERFORMANCE.md).
+        // 37 s after it instead of 85 s with 50,000, and a lower peak RSS).
         rollups.requestRollUp(batch: 200_000, budget: budget) { result in
             switch result {
             case .success(let (count, took)):

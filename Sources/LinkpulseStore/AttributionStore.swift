@@ -162,7 +162,7 @@ public final class AttributionStore: Sendable {
     /// `attributeAll` for the command line, which has the machine to itself: rounds of 200,000
     /// events in a 256 MiB page cache (the daemon's follower keeps 2 MiB). Fewer commits and
     /// checkpoints, and click indexes that stay in memory, replay 1 M generated events in about
-    /// half the time (see docs/PERFORMANCE.md).
+    /// half the time.
     @discardableResult
     public func attributeAllInBulk() throws -> Int {
         try queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: 262_144)) }

@@ -49,7 +49,7 @@ public final class EventStore: Sendable {
     /// The thread merge steps run on while the writer's tail is within its bound: at the
     /// rollups' low priority, since a step rewrites many of the index's leaves and the handlers
     /// come first (measured on 16 M events: single-event ingest at 64 connections 18,400–20,600
-    /// requests/s against 14,900–18,300 with merges at normal priority; docs/PERFORMANCE.md).
+    /// requests/s against 14,900–18,300 with merges at normal priority).
     let idMergeThread = StoreThread(name: "linkpulse.ids", nice: 10)
     let idMergeRequests: CoalescedWork
     /// The same steps at normal priority, once the tail has outgrown its bound: a load that

@@ -16,7 +16,7 @@ public struct PageCaches: Sendable {
 
     /// The daemon's (`serve`) and the default: small caches, the OS page cache behind them.
     /// Under `ops/bench/ingest.sh` they took the daemon's peak RSS from about 180 to 147 MB at
-    /// the same throughput and freshness (docs/PERFORMANCE.md, "Ingest RSS, third cut").
+    /// the same throughput and freshness (2026-11-28).
     public static let daemon = PageCaches(rollupKiB: 4096, attributionKiB: 2048, attachedKiB: 256)
 
     /// The commands that have the machine to themselves (`rollup`, `generate`, `export`): the

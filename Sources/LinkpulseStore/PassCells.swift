@@ -157,7 +157,7 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
 /// `VisitorSketch.exactLimit` of them (what a sketch keeps exactly), else as they came, repeats
 /// and all, so more than `exactLimit` of them: a sketch of so many visitors is registers, which
 /// need neither order nor distinct values. Sorting those cells' hashes only to count them took 12% of a rebuild's
-/// writing thread (docs/PERFORMANCE.md, "Closing figures").
+/// writing thread (`perf record` of `linkpulse rollup --rebuild`, 2026-11-29).
 struct CellVisitors {
     private var hashes: [UInt64]
     private var starts: [Int]

@@ -18,8 +18,8 @@ import LinkpulseDomain
 ///   own cost a 32-byte header and growth slack besides;
 /// - by ref, an array per ref holds the slots' numbers, 4 bytes each: refs are few against
 ///   clicks, so each has many. They held the time and seq again, 16 bytes an entry: 12 of the
-///   30 MB the memory half took after 240 s of batches (docs/PERFORMANCE.md, "Ingest RSS: what
-///   the resident set is made of").
+///   30 MB the memory half took after 240 s of batches (measured with
+///   `ops/bench/ingest.sh` and heaptrack, 2026-11-29).
 ///
 /// A move hands what leaves to disk straight from these arrays, slice by slice
 /// (`outgoingRows`): it keeps only the order to write them in (a line per ref, 16 bytes a

@@ -213,7 +213,7 @@ struct Serve: AsyncParsableCommand {
         // Blocks of 1 MiB and more (a rollup pass's cell tables and tuples, a merge's id
         // filter) get pages of their own, given back when the pass frees them: by default glibc
         // raises that bound to the largest block freed so far, and a pass's megabytes then stay
-        // in the heap after it (see docs/PERFORMANCE.md, "Ingest RSS").
+        // in the heap after it (see docs/performance.md, Ingest).
         _ = linkpulse_tune_malloc(2, 1 << 20)
         let logger = storage.bootstrapLogging()
         let registry = PrometheusCollectorRegistry()

@@ -2,7 +2,7 @@ import Foundation
 @testable import LinkpulseDomain
 import Testing
 
-/// Segment messages onto link events: the README's mapping table, rule by rule.
+/// Segment messages onto link events: the mapping table of docs/sdk.md, rule by rule.
 @Suite struct SegmentMappingTests {
     static func message(_ json: String) throws -> SegmentMessage {
         try #require(Array(json.utf8).withUnsafeBufferPointer(FastEventParser.segmentMessage), "\(json)")

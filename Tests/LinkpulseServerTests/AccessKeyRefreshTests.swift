@@ -97,4 +97,34 @@ import Testing
             #expect(try await a.list().count == 3)
         }
     }
+
+    @Test(arguments: StoreBackend.allCases)
+    func aKeyMadeElsewhereIsLookedForBeforeItIsRefused(on backend: StoreBackend) async throws {
+        try await Self.withTwoLedgers(backend) { first, second in
+            let clock = Locked<Int64>(1_800_000_000_000)
+            let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
+            let a = AccessKeys(store: first, hashSecret: Self.secret, now: now)
+            let b = AccessKeys(store: second, hashSecret: Self.secret, now: now)
+            try await a.refresh()
+            try await b.refresh()
+
+            let key = try await a.create(kind: .ingest, name: "first app")
+            #expect(b.authorize(key.secret) == nil, "not in b's table before a refresh")
+            #expect(await b.authorizeLookingFurther(key.secret)?.id == key.record.id, "found in the store at its first request")
+
+            // An unknown key reads the store at most once per interval: a second key made within
+            // it is refused until the interval has passed (or the next refresh).
+            #expect(await b.authorizeLookingFurther("lpi_nobody") == nil)
+            let second = try await a.create(kind: .read, name: "dashboard")
+            #expect(await b.authorizeLookingFurther(second.secret) == nil, "within the interval: no second read")
+            clock.withLock { $0 += AccessKeys.lookFurtherIntervalMs }
+            #expect(await b.authorizeLookingFurther(second.secret)?.kind == .read)
+
+            // A revoked key is refused by the other daemon from its next refresh, as before.
+            _ = try await a.revoke(id: key.record.id)
+            try await b.refresh()
+            clock.withLock { $0 += AccessKeys.lookFurtherIntervalMs }
+            #expect(await b.authorizeLookingFurther(key.secret) == nil)
+        }
+    }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Backup and restore (issue "Operations"): `linkpulse backup` of a large installation while
+# Backup and restore: `linkpulse backup` of a large installation while
 # the daemon ingests, then `linkpulse restore` and the restored daemon's first start, until
 # its rebuilt attribution and rollups count every restored event.
 #

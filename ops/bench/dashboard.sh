@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dashboard speed benchmark (issue "The marketer dashboard"): first full render and filter
+# Dashboard speed benchmark: first full render and filter
 # changes, measured in headless Chromium with the page's own Performance API marks, against a
 # daemon serving 90 days of data with 10,000 refs.
 #

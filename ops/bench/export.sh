@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Raw-event export benchmark (issue "CSV exports"), with a same-run baseline.
+# Raw-event export benchmark, with a same-run baseline.
 #
 # Usage: ops/bench/export.sh [--events N] [--keep DIR]
 #   defaults: 1,000,000 events over 30 days.

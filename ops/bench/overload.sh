@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Overload (issue "Operations"): the daemon's capacity for single events and for 100-event
+# Overload: the daemon's capacity for single events and for 100-event
 # batches, then five times that offered for 60 s each, while a probe client measures the
 # latency of the requests that get through and the daemon's RSS is sampled.
 #

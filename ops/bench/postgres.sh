@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ingest on PostgreSQL (issue 16): one daemon, then two daemons side by side, on one PostgreSQL,
+# Ingest on PostgreSQL: one daemon, then two daemons side by side, on one PostgreSQL,
 # beside the SQLite daemon in the same run (the baseline), driven by wrk on loopback.
 #
 # Usage: ops/bench/postgres.sh [--duration SECONDS] [--skip-ingest] [--resolve] [--stats-events N [--requests R]]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Raw-event retention (issue "Operations"): how long `--retention-days` takes to delete the
+# Raw-event retention: how long `--retention-days` takes to delete the
 # raw events past it and what it costs ingest meanwhile, how much space comes back, and whether
 # the events database stops growing when every event that arrives is already past its time.
 #
@@ -7,7 +7,7 @@
 #   defaults: 2,000,000 generated events over 60 days (10,000 refs, 100 campaigns) in a new
 #   directory, 30 days kept; a 30 s batched load beside the deletion; 120 s of each steady
 #   load, paced to 100 batches of 100 events a second (a rate the rollups keep up with: events
-#   are deleted only once counted, see the conversion engine's freshness in PERFORMANCE.md).
+#   are deleted only once counted, see docs/performance.md, Freshness).
 #
 # Prints, each beside the same run's baseline:
 #   1. the deletion: events deleted and how long it took, the batched ingest rate beside it

@@ -2,7 +2,7 @@
 # Segment-compatible ingest against Linkpulse's own, same run: wrk posts batches of 100 link
 # lifecycle events to /v1/batch as a mobile Segment SDK shapes them, and the same events to
 # /v1/events in Linkpulse's shape, alternating rounds on one release daemon (so drift on a noisy
-# machine hits both). Target (issue 14): /v1/batch within 20% of /v1/events.
+# machine hits both). Target: /v1/batch within 20% of /v1/events.
 #
 # Usage: ops/bench/segment.sh [--duration SECONDS] [--rounds N (even: see the order below)] [--connections C]
 set -euo pipefail

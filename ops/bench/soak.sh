@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Freshness soak (issue "Conversion engine v2"): batched ingest at the daemon's maximum for a
+# Freshness soak: batched ingest at the daemon's maximum for a
 # while, sampling every second how far the stats are behind, then until they have caught up.
 #
 # Usage: ops/bench/soak.sh [--duration SECONDS] [--interval DURATION] [--batch N] [--connections N]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up benchmark (issue "Operations"): how long `linkpulse serve` takes from launch to
+# Start-up benchmark: how long `linkpulse serve` takes from launch to
 # answering /healthz on an installation of many events, a start after a clean stop (the id
 # filter loaded as saved, `data/linkpulse-ids.filter`) beside a start without the saved filter
 # (built from every id of the index, as after a crash, and as every start did before).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rollup and stats benchmark (issue "Conversion by ref and campaign"), with same-run baselines.
+# Rollup and stats benchmark, with same-run baselines.
 #
 # Usage: ops/bench/stats.sh [--events N] [--days D] [--refs R] [--campaigns C] [--requests K] [--keep DIR] [--skip-rollup] [--rebuilds N]
 #   defaults: 10,000,000 events over 90 days, 10,000 refs, 100 campaigns, 100 requests a query.
