@@ -215,3 +215,58 @@ extension HTTPFields {
         return fields
     }
 }
+
+/// One attribution record behind every answer: for each match type, `/v1/resolve`, `GET
+/// /v1/attributions/{id}` and the row of `events.csv` name the same match type and the same
+/// click (none for `ref` and `organic`, whose answers name no click), on both backends.
+@Suite struct OneAnswerEverywhereTests {
+    typealias Scenario = AttributionScenarioTests
+
+    @Test(arguments: StoreBackend.allCases)
+    func resolveAttributionsAndEventsCSVNameTheSameClick(on backend: StoreBackend) async throws {
+        try await backend.test("one_answer", live: true) { client, probe in
+            try await Scenario.send([
+                Scenario.event("c-id", "click", at: 0, ip: "198.51.100.10", ["ref": "r-id"]),
+                Scenario.event("c-ref", "click", at: 0, ip: "198.51.100.11", ["ref": "r-ref"]),
+                Scenario.event("c-fp", "click", at: 0, ip: "198.51.100.12", platform: "android", ["ref": "r-fp"]),
+                Scenario.event("c-ir", "click", at: 0, ip: "198.51.100.13", platform: "android", ["ref": "r-ir"]),
+            ], client)
+            let later = 10 * Scenario.minute
+            let installs: [(body: [String: Any], match: String, click: String?)] = [
+                (ResolveHTTPTests.install("i-id", at: later, ip: "203.0.113.1", platform: "ios",
+                                          ["click_id": "c-id", "click_id_source": "pasteboard"]), "click_id", "c-id"),
+                (ResolveHTTPTests.install("i-ir", at: later, ip: "203.0.113.2", ["install_referrer": "lp_click=c-ir&utm_source=news"]),
+                 "install_referrer", "c-ir"),
+                (ResolveHTTPTests.install("i-ref", at: later, ip: "203.0.113.3", ["ref": "r-ref"]), "ref", nil),
+                (ResolveHTTPTests.install("i-fp", at: later, ip: "198.51.100.12"), "fingerprint", "c-fp"),
+                (ResolveHTTPTests.install("i-org", at: later, ip: "203.0.113.4", platform: "ios", ["campaign": "own"]), "organic", nil),
+            ]
+            var resolved: [String: [String: Any]] = [:]
+            for install in installs {
+                let reply = try await ResolveHTTPTests.resolve(install.body, client)
+                #expect(reply.status == .ok, "\(reply.text)")
+                resolved[install.body["id"] as! String] = reply.json
+            }
+            try await probe.settle()
+            let csv = try parseCSV(String(buffer: try await ExportHTTPTests.get(client, "/v1/events.csv?\(Scenario.range)").body))
+            let column = { (name: String) in CSVExporter.eventColumns.firstIndex(of: name)! }
+            let rows = Dictionary(uniqueKeysWithValues: csv.rows.map { ($0[column("id")], $0) })
+
+            for install in installs {
+                let id = install.body["id"] as! String
+                let answer = try #require(resolved[id])
+                let stored = try await ExportHTTPTests.get(client, "/v1/attributions/\(id)")
+                #expect(stored.status == .ok)
+                let attribution = (try JSONSerialization.jsonObject(with: Data(buffer: stored.body)) as? [String: Any])?["attribution"] as? [String: Any]
+                let row = try #require(rows[id])
+
+                #expect(answer["match_type"] as? String == install.match, "\(id): resolve")
+                #expect(attribution?["match_type"] as? String == install.match, "\(id): attributions")
+                #expect(row[column("match_type")] == install.match, "\(id): events.csv")
+                #expect((answer["click"] as? [String: Any])?["id"] as? String == install.click, "\(id): resolve's click")
+                #expect((attribution?["click"] as? [String: Any])?["id"] as? String == install.click, "\(id): attributions' click")
+                #expect(row[column("matched_click_id")] == (install.click ?? ""), "\(id): events.csv's click")
+            }
+        }
+    }
+}

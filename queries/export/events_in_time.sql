@@ -1,7 +1,9 @@
 -- events_in_time: one page of the raw-event export, the events stored when the export began,
 -- ordered by time then seq (through events_by_time), with their attribution (empty
 -- for the few not attributed yet).
--- matched_click_id is the click the event named, for click_id matches.
+-- matched_click_id is the event id of the click the event was attributed to, for the match
+-- types whose answers name a click (click_id 1, fingerprint 3, install_referrer 4: MatchType.code),
+-- read as /v1/resolve reads it (the click may be sealed).
 -- Parameters (positional): after_ms, to_ms, snapshot_seq (the newest seq when the export
 --   began), after_seq (the keyset cursor: the page starts after (after_ms, after_seq); from_ms
 --   and -1 at the start), ref, campaign, source, medium, platform code (NULL = any; compared with the
@@ -21,7 +23,8 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source, e.install_referrer
+       CASE WHEN a.match_type IN (1, 3, 4) THEN coalesce((SELECT c.event_id FROM event_rows c WHERE c.seq = a.matched_click_seq),
+                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer
 FROM event_rows e INDEXED BY events_by_time
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
@@ -35,7 +38,8 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        e.url, e.referrer, (SELECT value FROM event_texts WHERE id = e.user_agent),
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
-       CASE WHEN a.match_type = 1 THEN e.click_id END, e.click_id_source, e.install_referrer
+       CASE WHEN a.match_type IN (1, 3, 4) THEN coalesce((SELECT c.event_id FROM event_rows c WHERE c.seq = a.matched_click_seq),
+                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
