@@ -9,7 +9,9 @@
 #   --baseline-key flag  the baseline sends the --ingest-key flag's key even when it could make a
 #                   stored one (with --baseline .build/release/linkpulse: what a stored key costs)
 #
-# Prints req/s, events/s, p50/p99 latency, the ratio to nginx, and each daemon's peak RSS (with its anonymous and file-backed parts).
+# Prints accepted req/s and events/s (a refused request counts in errors, not in the rates),
+# p50/p99 latency, the ratio to nginx, and each daemon's peak RSS (with its anonymous and
+# file-backed parts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . ops/bench/lib.sh  # bench_paced_seconds
@@ -169,7 +171,7 @@ for name, batch, conns, f in sorted(rows, key=lambda r: (r[1], -r[2], r[0] != "n
     if name == "nginx":
         ceiling[(batch, conns)] = rps
     ratio = rps / ceiling[(batch, conns)] if name != "nginx" and (batch, conns) in ceiling else None
-    errors = int(f["errors"]) + int(f["non2xx"])
+    errors = int(f["errors"]) + int(f["non2xx"])  # rps counts accepted requests only
     print(f"{name:<10} {batch:>10} {conns:>5} {rps:>10.0f} {rps * batch:>11.0f} {float(f['p50_ms']):>8.2f} {float(f['p99_ms']):>8.2f} {errors:>6} {('%.0f%%' % (ratio * 100)) if ratio else '':>8}")
 for name in ("linkpulse", "baseline"):
     path = f"{sys.argv[2]}/rss_{name}"
