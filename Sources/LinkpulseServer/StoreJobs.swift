@@ -4,6 +4,7 @@ import LinkpulseDomain
 import LinkpulseStore
 import Logging
 import Metrics
+import Synchronization
 
 /// Merges the writer's in-memory id tail into the on-disk id index when it has grown past
 /// `threshold` ids, or when ids have waited longer than `maxAge` (to keep restarts fast).
@@ -53,20 +54,27 @@ public struct IdIndexJob: TimerJob {
 }
 
 /// Checkpoints the events database's WAL on its own connection, so commits never pay for it.
-public struct CheckpointJob: TimerJob {
+public final class CheckpointJob: TimerJob {
     public let name = "checkpoint"
     let database: AppDatabase
+    private let atRest: Mutex<WALsAtRest>
 
-    public init(database: AppDatabase) {
+    public init(database: AppDatabase, atRest: WALsAtRest = WALsAtRest()) {
         self.database = database
+        self.atRest = Mutex(atRest)
     }
 
     let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
 
+    /// A passive checkpoint of the events and attribution files (see `AppDatabase.checkpoint`),
+    /// then, once the store has been quiet for a few seconds, every WAL truncated to zero bytes
+    /// (`WALsAtRest`).
     public func run() throws {
         let start = ContinuousClock.now
         try database.checkpoint()
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        let progress = try database.rollups.rollupProgressBlocking()
+        if atRest.withLock({ $0.observe(progress, at: .now) }) { database.truncateWALs() }
     }
 }
 

@@ -3,8 +3,9 @@
 # while, sampling every second how far the stats are behind, then until they have caught up.
 #
 # Usage: ops/bench/soak.sh [--duration SECONDS] [--interval DURATION] [--batch N] [--connections N]
-#                         [--baseline BIN] [--serve-args "ARGS"] [--baseline-args "ARGS"]
-#   defaults: 600 s of 100-event POSTs on 64 connections, --rollup-interval 10s.
+#                         [--idle SECONDS] [--baseline BIN] [--serve-args "ARGS"] [--baseline-args "ARGS"]
+#   defaults: 600 s of 100-event POSTs on 64 connections, --rollup-interval 10s, then 30 s
+#   with nothing sent once everything is counted (--idle), after which the WALs are measured.
 #   --baseline BIN: afterwards, the same soak against another linkpulse binary (e.g. a release
 #   build of an earlier commit) on a data directory of its own, printed beside this build's.
 #   --serve-args / --baseline-args: more `serve` flags for this build's / the baseline's daemon;
@@ -15,19 +16,21 @@
 # GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
 # load and its trend (least-squares slope over the load, s per minute); the backlog (events
 # stored, not yet counted); how long after the load stopped every stored event was counted;
-# the daemon's peak RSS; the largest WAL file's peak size; and the targets (lag p99 <= 2 x interval, no upward trend, caught up
+# the daemon's peak RSS; the largest WAL file's peak size; every WAL's size after the quiet
+# spell (target: 4 MiB in all); and the targets (lag p99 <= 2 x interval, no upward trend, caught up
 # <= 1 interval after the load). Samples are kept in this/soak.csv (and baseline/soak.csv) in the
 # work directory with --keep.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; KEEP=""; BASELINE=""; SERVE_ARGS=""; BASELINE_ARGS=""
+DURATION=600; INTERVAL=10s; BATCH=100; CONNECTIONS=64; IDLE=30; KEEP=""; BASELINE=""; SERVE_ARGS=""; BASELINE_ARGS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --interval) INTERVAL="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
+    --idle) IDLE="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
     --baseline) BASELINE="$2"; shift 2 ;;
     --serve-args) SERVE_ARGS="$2"; shift 2 ;;
@@ -94,6 +97,12 @@ while python3 -c "import time, sys; sys.exit(0 if time.time() < $END else 1)"; d
   tail -1 "$SAMPLES" | awk -F, '{ exit ($4 == "0" ? 0 : 1) }' && break
   sleep 1
 done
+# Then quiet: nothing sent for IDLE seconds, the WALs sampled each second.
+IDLE_END=$(python3 -c "import time; print(time.time() + $IDLE)")
+while python3 -c "import time, sys; sys.exit(0 if time.time() < $IDLE_END else 1)"; do
+  sample idle "$T0"
+  sleep 1
+done
 
 python3 - "$SAMPLES" "$DATA/wrk.out" "$INTERVAL_S" "$DURATION" <<'PY'
 import csv, sys
@@ -135,6 +144,12 @@ wal = [int(r["wal_bytes"] or 0) for r in rows]
 during = [int(r["wal_bytes"] or 0) for r in rows if r["phase"] == "load"] or [0]
 print(f"   largest WAL file: peak {max(wal) / 2**20:.1f} MiB (during the load {max(during) / 2**20:.1f} MiB, "
       f"p50 {pct(during, 50) / 2**20:.1f} MiB), at the end {wal[-1] / 2**20:.1f} MiB (target <= 64 MiB)")
+quiet = [r for r in rows if r["phase"] == "idle"]
+if quiet:
+    names = ("events", "ids", "attribution", "rollups")
+    at_rest = sum(int(quiet[-1]["wal_" + n] or 0) for n in names)
+    print(f"   every WAL {float(quiet[-1]['t']) - float(after[-1]['t'] if after else duration):.0f} s after everything was counted, in all: "
+          f"{at_rest / 2**20:.1f} MiB (" + ", ".join(f"{n} {int(quiet[-1]['wal_' + n] or 0) / 2**20:.1f}" for n in names) + "; target <= 4 MiB)")
 print("   each WAL's peak during the load / after it: " + ", ".join(
     f"{name} {max(int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'load') / 2**20:.0f}"
     f" / {max([int(r['wal_' + name] or 0) for r in rows if r['phase'] == 'after'] or [0]) / 2**20:.0f} MiB"
