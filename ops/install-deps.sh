@@ -5,8 +5,8 @@
 # Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
 # tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
 # systemd's systemd-analyze (the unit in ops/systemd is verified), PostgreSQL's server (the
-# PostgreSQL store's tests start a throwaway cluster of their own), zbar (QR codes read back) and
-# promtool (/metrics checked).
+# PostgreSQL store's tests start a throwaway cluster of their own), zbar (QR codes read back),
+# curl (the docs' examples run as written) and promtool (/metrics checked).
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
@@ -20,6 +20,8 @@ if [ "${1:-build}" = "test" ]; then
   want+=(postgresql)
   # Hosted links' QR codes are read back with zbarimg.
   want+=(zbar-tools)
+  # The docs' examples, which the suite runs as written, call curl.
+  want+=(curl)
 fi
 
 # The SDKs' Python environment, pinned, inside the build folder (never in git).
