@@ -8,8 +8,9 @@ import Synchronization
 
 /// The keys this daemon accepts: the stored ones (an in-memory table of their keyed hashes,
 /// reloaded when the store's key version moves) and the ones given by flag. A request's key
-/// costs one HMAC and one dictionary read, never a database read; its use is noted in memory
-/// and written at most once a minute per key, by `refresh`.
+/// costs one HMAC and one dictionary read (an unknown key at most one small read of the store,
+/// see below); its use is noted in memory and written at most once a minute per key, by
+/// `refresh`.
 ///
 /// Keys created or revoked through this daemon take effect at once; those created or revoked
 /// elsewhere (another daemon on PostgreSQL, `linkpulse keys`) at this daemon's next `refresh`,
