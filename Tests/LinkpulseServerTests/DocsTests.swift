@@ -78,7 +78,9 @@ import TestSupport
         try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(at: release.appending(path: "linkpulse"), withDestinationURL: DaemonProcess.binary)
 
-        let daemon = try DaemonProcess(dataDirectory: data)
+        // Hosted links on, with the example configuration the links page shows.
+        let daemon = try DaemonProcess(
+            dataDirectory: data, arguments: ["--links-config", Self.root.appending(path: "ops/links.example.json").path])
         defer { _ = daemon.terminate() }
         // Pages after the README read keys of their own from the environment, as a reader who
         // has made them would.
