@@ -5,7 +5,8 @@
 /// binary and its libraries, mapped from the OS page cache. Those pages are clean, shared with
 /// every other process that maps the same files, and dropped by the kernel whenever it needs
 /// the room. The binary with the Swift and Foundation libraries keeps about 40 MB of them
-/// resident, whatever the load (see docs/performance.md, Ingest), so a resident figure says little about the daemon until it is split.
+/// resident, whatever the load (see docs/performance.md, Ingest), so a resident figure says
+/// little about the daemon until it is split.
 public struct ProcessMemory: Sendable, Equatable {
     /// Resident set size (`VmRSS`): every page of the process in RAM.
     public var residentBytes: Int64

@@ -39,9 +39,10 @@ public struct WALsAtRest: Sendable {
 
 extension AppDatabase {
     /// Copies every file's WAL back into its file and truncates it to zero bytes (the events
-    /// database, the id index, attribution, rollups), each on a connection that is not a
-    /// writer's. Run by the checkpoint job when `WALsAtRest` says so; a file busy at that
-    /// moment keeps what could not be copied, harmlessly.
+    /// database and attribution on their checkpointers' connections, the id index and rollups on
+    /// their writers' queues, idle when the store is quiet). Run by the checkpoint job when
+    /// `WALsAtRest` says so; a file busy at that moment keeps what could not be copied,
+    /// harmlessly.
     public func truncateWALs() {
         let truncate = queries.truncateWAL
         for connection in [events.checkpointer, events.idIndex, attribution.checkpointer, rollups.queue] {

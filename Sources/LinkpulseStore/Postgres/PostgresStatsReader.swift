@@ -9,8 +9,8 @@ import PostgresNIO
 /// `StatsPlan.addRaw` as the SQLite store's edges. The rows are kept by one link dimension at a
 /// time (or by platform), so a query filtered by more than one dimension, or grouped by one
 /// and filtered by another, is counted from the raw events of its whole range (slower; see
-/// `docs/performance.md`, PostgreSQL). Counts what the rollups have counted (seq up to their watermark), as
-/// SQLite does, read in one snapshot.
+/// `docs/performance.md`, PostgreSQL). Counts what the rollups have counted (seq up to their
+/// watermark), as SQLite does, read in one snapshot.
 public struct PostgresStatsReader: StatsSource {
     let client: PostgresClient
     let queries: PostgresQueries
