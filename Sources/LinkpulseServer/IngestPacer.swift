@@ -22,7 +22,18 @@ public final class IngestPacer: Sendable {
         var pacing: IngestPacing
         var stopped = false
         var held = Duration.zero
-        var commitWaiting = false
+        /// The commit's wait in progress, woken by a release.
+        var waiting: Wakeup<HoldEnded>?
+    }
+
+    /// How a commit's wait for a pacing hold ended.
+    public enum HoldEnded: Sendable, Equatable {
+        /// The hold was released (the stats caught up, or the pacer stopped).
+        case released
+        /// Somebody waits for a request queued meanwhile (a resolve, a link's tap).
+        case urgent
+        /// `maxHold` passed.
+        case maxHold
     }
 
     /// - Parameters:
@@ -44,45 +55,54 @@ public final class IngestPacer: Sendable {
     public var catchUpMs: Int64? { state.withLock { $0.pacing.catchUpMs } }
 
     /// Whether a commit is waiting now.
-    public var commitWaiting: Bool { state.withLock { $0.commitWaiting } }
+    public var commitWaiting: Bool { state.withLock { $0.waiting != nil } }
 
     /// Whether commits wait now.
     public var holding: Bool { state.withLock { !$0.stopped && $0.pacing.holding } }
 
     /// Feeds one reading to the rule; returns whether it holds now, and whether it did before.
+    /// A release wakes the commit waiting.
     @discardableResult
     func observe(_ reading: IngestPacing.Reading) -> (before: Bool, now: Bool) {
-        let result = state.withLock { state -> (Bool, Bool) in
+        let (before, now, waiting) = state.withLock { state in
             let before = state.pacing.holding
-            return (before, state.pacing.observe(reading))
+            let now = state.pacing.observe(reading)
+            return (before, now, now ? nil : state.waiting)
         }
-        holdingGauge.record(result.1 ? 1 : 0)
-        return result
+        waiting?.wake(.released)
+        holdingGauge.record(now ? 1 : 0)
+        return (before, now)
     }
 
     /// Releases any hold for good (at shutdown, so the writer drains at full speed).
     func stop() {
-        state.withLock { $0.stopped = true }
+        let waiting = state.withLock { state in
+            state.stopped = true
+            return state.waiting
+        }
+        waiting?.wake(.released)
         holdingGauge.record(0)
     }
 
-    /// Waits while the pacing holds, at most `maxHold`, and no longer once `cutShort` says so;
-    /// returns how long it waited. Sleeps in short steps (a task sleep, nothing blocked), so a
-    /// release is seen within 10 ms.
-    func waitWhileHolding(unless cutShort: () -> Bool = { false }) async -> Duration {
-        guard holding else { return .zero }
+    /// Waits while the pacing holds, at most `maxHold`; returns how it ended and how long it
+    /// waited. `wakeup` ends it early too: the writer hands it to the queue, which wakes it with
+    /// `.urgent` when a request somebody waits for arrives.
+    func waitWhileHolding(_ wakeup: Wakeup<HoldEnded> = Wakeup()) async -> (ended: HoldEnded, waited: Duration) {
         let start = ContinuousClock.now
-        state.withLock { $0.commitWaiting = true }
-        while holding, !cutShort(), ContinuousClock.now - start < maxHold {
-            try? await Task.sleep(for: .milliseconds(10))
+        let registered = state.withLock { state in
+            guard !state.stopped, state.pacing.holding, state.waiting == nil else { return false }
+            state.waiting = wakeup
+            return true
         }
+        guard registered else { return (.released, .zero) }
+        let ended = await wakeup.wait(atMost: maxHold, timedOut: .maxHold)
         let waited = ContinuousClock.now - start
         state.withLock {
             $0.held += waited
-            $0.commitWaiting = false
+            $0.waiting = nil
         }
         heldSeconds.increment(by: waited.seconds)
-        return waited
+        return (ended, waited)
     }
 }
 

@@ -36,6 +36,8 @@ public final class IngestQueue: Sendable {
         var pendingEvents = 0
         /// Whether a pending submission carries a `/v1/resolve` (an app waits for its answer).
         var urgentPending = false
+        /// Called once at the next urgent submission (see `onUrgentSubmission`).
+        var urgentWatcher: (@Sendable () -> Void)?
         var writer: CheckedContinuation<Void, Never>?
         var closed = false
     }
@@ -85,21 +87,26 @@ public final class IngestQueue: Sendable {
     public func submit(_ work: IngestWork) async throws -> [StoredOutcome] {
         let size = max(1, work.events.count + work.quarantine.count)
         return try await withCheckedThrowingContinuation { continuation in
-            let (refusal, writer) = state.withLock { state -> (Failure?, CheckedContinuation<Void, Never>?) in
-                if state.closed { return (.closed, nil) }
+            let (refusal, writer, watcher) = state.withLock { state -> (Failure?, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+                if state.closed { return (.closed, nil, nil) }
                 // One oversized submission is let through when nothing else waits.
-                if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil) }
+                if state.pendingEvents > 0, state.pendingEvents + size > capacity { return (.full, nil, nil) }
                 let pending = Pending(work: work, urgent: work.personWaiting || work.events.contains(where: \.isResolve), continuation: continuation)
                 state.pending.append(pending)
                 state.pendingEvents += size
-                if pending.urgent { state.urgentPending = true }
+                var watcher: (@Sendable () -> Void)?
+                if pending.urgent {
+                    state.urgentPending = true
+                    swap(&watcher, &state.urgentWatcher)
+                }
                 let writer = state.writer
                 state.writer = nil
-                return (nil, writer)
+                return (nil, writer, watcher)
             }
             if let refusal {
                 continuation.resume(throwing: refusal)
             } else {
+                watcher?()
                 writer?.resume()
             }
         }
@@ -130,15 +137,25 @@ public final class IngestQueue: Sendable {
         state.withLock { Self.takeAll(&$0) }
     }
 
-    /// Whether an urgent submission (a resolve, a link's tap) waits for the writer (the writer
-    /// then ends a pacing hold early: somebody waits for that answer).
-    public var urgentPending: Bool { state.withLock { $0.urgentPending } }
+    /// Calls `watcher` once, at the next urgent submission (a resolve, a link's tap), or at
+    /// once when one is already pending: the writer ends a pacing hold with it, since somebody
+    /// waits for that answer. Only the writer calls this; the writer's next `take` drops a
+    /// watcher not called by then.
+    public func onUrgentSubmission(_ watcher: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.urgentPending { return true }
+            state.urgentWatcher = watcher
+            return false
+        }
+        if now { watcher() }
+    }
 
     private static func takeAll(_ state: inout State) -> [Pending] {
         let batch = state.pending
         state.pending = []
         state.pendingEvents = 0
         state.urgentPending = false
+        state.urgentWatcher = nil
         return batch
     }
 

@@ -30,9 +30,10 @@ public struct IngestWriterService: Service {
     public func run() async throws {
         await withGracefulShutdownHandler {
             while var batch = await queue.take() {
-                if let pacer, pacer.holding, !batch.contains(where: \.urgent),
-                   await pacer.waitWhileHolding(unless: { queue.urgentPending }) > .zero {
-                    batch += queue.takeIfAny()
+                if let pacer, pacer.holding, !batch.contains(where: \.urgent) {
+                    let wakeup = Wakeup<IngestPacer.HoldEnded>()
+                    queue.onUrgentSubmission { wakeup.wake(.urgent) }
+                    if await pacer.waitWhileHolding(wakeup).waited > .zero { batch += queue.takeIfAny() }
                 }
                 metrics.queueDepth.record(queue.depth)
                 await commit(batch)

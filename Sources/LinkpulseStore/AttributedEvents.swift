@@ -4,9 +4,8 @@ import LinkpulseDomain
 import Synchronization
 
 /// How far the attribution follower has come in this process, and the tasks waiting for it to
-/// pass a seq (an app waiting for its answer): woken when a round commits, or at their deadline
-/// by one sweeping task that runs only while someone waits (not a timer per waiter: resolves
-/// come thousands a second). A round that reads the answers its waiters want hands them over
+/// pass a seq (an app waiting for its answer): each wait is a `Wakeup`, woken when a round
+/// commits or at its deadline. A round that reads the answers its waiters want hands them over
 /// with the wake-up, so a waiter does not read its own (a hop to a reader and a query each).
 final class AttributionProgress: Sendable {
     /// How a wait ended.
@@ -21,15 +20,13 @@ final class AttributionProgress: Sendable {
 
     private struct Waiter {
         var seq: Int64
-        var deadline: ContinuousClock.Instant
-        var continuation: CheckedContinuation<Reached, Never>
+        var wakeup: Wakeup<Reached>
     }
 
     private struct State {
         var through: Int64 = 0
         var nextId = 0
         var waiters: [Int: Waiter] = [:]
-        var sweeping = false
         /// Seqs of stored resolves whose callers will wait for their answers but may not have
         /// begun to yet (see `expect`).
         var expected: Set<Int64> = []
@@ -39,8 +36,8 @@ final class AttributionProgress: Sendable {
     }
 
     private let state = Mutex(State())
-    /// How often the sweeper looks for waiters past their deadline.
-    static let sweepEvery: Duration = .milliseconds(50)
+    /// Broadcast at each advance, for the threads blocked in `waitBlocking`.
+    private let moved = ProgressCondition()
 
     /// How long a parked answer waits for its caller before it is dropped (the caller then
     /// reads it itself).
@@ -74,8 +71,22 @@ final class AttributionProgress: Sendable {
             return done
         }
         for waiter in ready {
-            waiter.continuation.resume(returning: answers[waiter.seq].map(Reached.answered) ?? .attributed)
+            waiter.wakeup.wake(answers[waiter.seq].map(Reached.answered) ?? .attributed)
         }
+        moved.broadcast()
+    }
+
+    /// Blocks the calling store thread (a rollup run) until the next advance or
+    /// `wakeBlockedWaiters`, or `deadline`, unless `done` (read under the condition's lock, so
+    /// no wake-up between the two is lost) already holds. The caller looks at what it waits for
+    /// again and calls it anew if need be.
+    func waitBlocking(until deadline: ContinuousClock.Instant, unless done: () -> Bool) {
+        moved.wait(until: deadline, unlessAlready: done)
+    }
+
+    /// Wakes the threads blocked in `waitBlocking` (the store is closing).
+    func wakeBlockedWaiters() {
+        moved.broadcast()
     }
 
     /// Says that callers will wait for the answers of these stored seqs (the resolves of a
@@ -112,44 +123,39 @@ final class AttributionProgress: Sendable {
     /// attributed it returns at once, with the answer a round parked for it if there is one.
     @discardableResult
     func wait(for seq: Int64, timeout: Duration) async -> Reached {
-        let deadline = ContinuousClock.now + timeout
-        return await withCheckedContinuation { continuation in
-            let registration = state.withLock { s -> Registration in
-                guard s.through < seq else { return .reached(s.parked.removeValue(forKey: seq)?.answer) }
-                s.nextId += 1
-                s.waiters[s.nextId] = Waiter(seq: seq, deadline: deadline, continuation: continuation)
-                defer { s.sweeping = true }
-                return .waiting(startsSweeper: !s.sweeping)
-            }
-            switch registration {
-            case .reached(let parked): continuation.resume(returning: parked.map(Reached.answered) ?? .attributed)
-            case .waiting(startsSweeper: true): Task { [self] in await sweep() }
-            case .waiting(startsSweeper: false): break
-            }
+        let wakeup = Wakeup<Reached>()
+        let registration = state.withLock { s -> (id: Int?, parked: AttributedEvent?) in
+            guard s.through < seq else { return (nil, s.parked.removeValue(forKey: seq)?.answer) }
+            s.nextId += 1
+            s.waiters[s.nextId] = Waiter(seq: seq, wakeup: wakeup)
+            return (s.nextId, nil)
         }
+        guard let id = registration.id else { return registration.parked.map(Reached.answered) ?? .attributed }
+        let reached = await wakeup.wait(atMost: timeout, timedOut: .timedOut)
+        if case .timedOut = reached { state.withLock { _ = $0.waiters.removeValue(forKey: id) } }
+        return reached
+    }
+}
+
+/// A condition a blocked store thread waits on until another thread broadcasts, for
+/// `AttributionProgress.waitBlocking`.
+private final class ProgressCondition: @unchecked Sendable {
+    private let condition = NSCondition()
+
+    func broadcast() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 
-    /// What `wait` found under the lock: the seq already attributed (with its parked answer, if
-    /// a round left one), or a waiter added.
-    private enum Registration {
-        case reached(AttributedEvent?)
-        case waiting(startsSweeper: Bool)
-    }
-
-    /// Wakes waiters past their deadline until none is left.
-    private func sweep() async {
-        while true {
-            try? await Task.sleep(for: Self.sweepEvery)
-            let now = ContinuousClock.now
-            let (expired, done) = state.withLock { s -> ([Waiter], Bool) in
-                let expired = s.waiters.filter { $0.value.deadline <= now }
-                for id in expired.keys { s.waiters[id] = nil }
-                if s.waiters.isEmpty { s.sweeping = false }
-                return (Array(expired.values), s.waiters.isEmpty)
-            }
-            for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
-            if done { return }
-        }
+    /// Waits for one broadcast or `deadline`, unless `done` already holds.
+    func wait(until deadline: ContinuousClock.Instant, unlessAlready done: () -> Bool) {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        if done() { return }
+        _ = condition.wait(until: Date().addingTimeInterval(Double(left.nanoseconds) / 1e9))
     }
 }
 

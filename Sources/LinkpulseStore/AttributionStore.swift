@@ -138,12 +138,12 @@ public final class AttributionStore: Sendable {
                 // just ended, and the last round of a flood wakes the follower too early to go
                 // on: it looks again once apps may have gone quiet.
                 if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return total }
-                Thread.sleep(forTimeInterval: Double(Self.appsQuietFor.nanoseconds) / 1e9)
+                RetryBackoff(pause: Self.appsQuietFor).pauseThread()
                 continue
             }
             if processed < batch, !urgent, sliceWaitsForWAL {
                 // Looked at again shortly rather than in a run of empty rounds.
-                Thread.sleep(forTimeInterval: Double(Self.sliceRetryAfter.nanoseconds) / 1e9)
+                RetryBackoff(pause: Self.sliceRetryAfter).pauseThread()
                 continue
             }
             if processed < batch && (urgent || !moveInProgress) { return total }
@@ -644,9 +644,12 @@ public final class AttributionStore: Sendable {
         while true {
             let (pages, done) = try checkpoint(db)
             if done >= pages || ContinuousClock.now >= deadline { return }
-            Thread.sleep(forTimeInterval: 0.02)
+            RetryBackoff(pause: Self.checkpointRetryAfter).pauseThread()
         }
     }
+
+    /// How often `checkpointToEnd` tries the copy again while a reader keeps it short.
+    static let checkpointRetryAfter: Duration = .milliseconds(20)
 
     /// The most of the attribution file one slice of a spill rewrites (see `moveSlices`):
     /// `WriteSlices.maxBytes` in the daemon.

@@ -77,6 +77,7 @@ public final class RollupStore: Sendable {
     /// Makes runs stop between two passes (the next start finishes the backlog).
     func beginClosing() {
         closing.withLock { $0 = true }
+        attribution.progress.wakeBlockedWaiters()
     }
 
     /// Lets the queued runs finish and ends the thread (after `beginClosing`).
@@ -161,8 +162,8 @@ public final class RollupStore: Sendable {
     }
 
     /// When a timer run has counted everything the follower attributed and events still wait
-    /// for attribution: waits, polling every 100 ms, until the follower has attributed
-    /// `followBatch` more events or everything stored, or `deadline`.
+    /// for attribution: waits, woken by each of the follower's rounds, until the follower has
+    /// attributed `followBatch` more events or everything stored, or `deadline`.
     ///
     /// Why: a run that ended on catching up with the follower left what it attributed next
     /// to the next tick, up to an interval later. After a 10-minute soak the rollups stood
@@ -176,7 +177,10 @@ public final class RollupStore: Sendable {
             if through >= (try events.maxSeq()) { return through > from ? .attributed : .nothingToAwait }
             if followerStalled(at: through) || closing.withLock({ $0 }) { return .nothingToAwait }
             if ContinuousClock.now >= deadline { return .budgetSpent }
-            Thread.sleep(forTimeInterval: 0.1)
+            let stallAt = attributionLastMoved.withLock { $0.at } + Self.followerStalledAfter
+            attribution.progress.waitBlocking(until: min(deadline, stallAt + .milliseconds(1))) {
+                attribution.progress.through != through || closing.withLock { $0 }
+            }
         }
     }
 
