@@ -132,6 +132,8 @@ public struct AppDependencies: Sendable {
     public var prometheus: PrometheusCollectorRegistry?
     /// The current time in UTC milliseconds.
     public var now: @Sendable () -> Int64
+    /// What runs the timer jobs: nil for Dispatch timers, a test's ticks otherwise.
+    public var ticks: ManualTicks?
     public var logger: Logger
 
     /// - Parameter configuredKeys: keys given by flag, by kind (used when `keys` is nil, which
@@ -142,9 +144,11 @@ public struct AppDependencies: Sendable {
         metrics: IngestMetrics = IngestMetrics(), storage: StorageGuard = StorageGuard(),
         prometheus: PrometheusCollectorRegistry? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+        ticks: ManualTicks? = nil,
         logger: Logger = Logger(label: "linkpulse")
     ) {
         self.logger = logger
+        self.ticks = ticks
         self.database = database
         self.secrets = secrets
         self.keys = keys ?? AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys, now: now)
@@ -251,31 +255,30 @@ public func buildApplication(
         IngestPacer(pacing: IngestPacing(lagLimitMs: $0, rateWindowMs: IngestPacing.standardRateWindowMs(rollupIntervalMs: intervalMs)))
     }
     deps.database.attribution.listRecentClicksSoon()
+    let timers = Timers(ticks: deps.ticks, logger: logger)
     var services: [any Service] = [
         IngestWriterService(queue: deps.queue, database: deps.database, metrics: deps.metrics, pacer: pacer, logger: logger),
-        TimerService(job: IdIndexJob(events: deps.database.events, threshold: settings.idMergeThreshold, logger: logger), every: settings.idIndexInterval, logger: logger),
-        TimerService(job: CheckpointJob(database: deps.database), every: .seconds(1), logger: logger),
-        TimerService(job: DiskWatchJob(events: deps.database.events, storage: deps.storage, logger: logger), every: settings.diskWatchInterval, logger: logger),
-        TimerService(job: MemoryWatchJob(database: deps.database), every: settings.diskWatchInterval, logger: logger),
-        TimerService(
-            job: RetentionJob(
-                database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
-                rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
-                now: deps.now, logger: logger),
-            every: settings.retentionInterval, logger: logger),
-        TimerService(job: RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger), every: settings.rollupInterval, logger: logger),
-        TimerService(job: SealJob(database: deps.database, age: settings.sealAge, now: deps.now, logger: logger), every: settings.sealInterval, logger: logger),
-        TimerService(job: AsyncTickJob.accessKeys(deps.keys, logger: logger), every: settings.keyRefreshInterval, logger: logger),
+        timers.every(settings.idIndexInterval, IdIndexJob(events: deps.database.events, threshold: settings.idMergeThreshold, logger: logger)),
+        timers.every(.seconds(1), CheckpointJob(database: deps.database)),
+        timers.every(settings.diskWatchInterval, DiskWatchJob(events: deps.database.events, storage: deps.storage, logger: logger)),
+        timers.every(settings.diskWatchInterval, MemoryWatchJob(database: deps.database)),
+        timers.every(settings.retentionInterval, RetentionJob(
+            database: deps.database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
+            rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
+            now: deps.now, logger: logger)),
+        timers.every(settings.rollupInterval, RollupJob(rollups: deps.database.rollups, budget: settings.rollupInterval, logger: logger)),
+        timers.every(settings.sealInterval, SealJob(database: deps.database, age: settings.sealAge, now: deps.now, logger: logger)),
+        timers.every(settings.keyRefreshInterval, AsyncTickJob.accessKeys(deps.keys, logger: logger)),
     ]
     if let pacer {
-        services.append(TimerService(
-            job: IngestPacingJob(rollups: deps.database.rollups, pacer: pacer, now: deps.now, logger: logger), every: .milliseconds(250), logger: logger))
+        services.append(timers.every(
+            IngestPacingJob.interval, IngestPacingJob(rollups: deps.database.rollups, pacer: pacer, now: deps.now, logger: logger)))
     }
     if !settings.exportJobs.isEmpty {
         let scheduler = exportScheduler(deps, settings: settings, logger: logger)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
         for job in settings.exportJobs {
-            services.append(TimerService(job: ScheduledExportJob(job: job.name, scheduler: scheduler), every: settings.exportCheckInterval, logger: logger))
+            services.append(timers.every(settings.exportCheckInterval, ScheduledExportJob(job: job.name, scheduler: scheduler)))
         }
     }
     return Application(

@@ -110,6 +110,8 @@ public final class IngestPacer: Sendable {
 /// logging when pacing begins (at most once a minute) so an operator sees why ingest slowed.
 public struct IngestPacingJob: TimerJob {
     public let name = "ingest-pacing"
+    /// How often the job reads the lag.
+    public static let interval: Duration = .milliseconds(250)
     let rollups: RollupStore
     let pacer: IngestPacer
     let now: @Sendable () -> Int64

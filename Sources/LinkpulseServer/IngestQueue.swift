@@ -40,6 +40,7 @@ public final class IngestQueue: Sendable {
         var urgentWatcher: (@Sendable () -> Void)?
         var writer: CheckedContinuation<Void, Never>?
         var closed = false
+        var handedOut = 0
     }
 
     /// Most events (valid plus quarantined) that may wait for the writer at once.
@@ -81,6 +82,9 @@ public final class IngestQueue: Sendable {
 
     /// How many events wait for the writer now.
     public var depth: Int { state.withLock { $0.pendingEvents } }
+
+    /// How many submissions the writer has taken since the start.
+    public var handedOut: Int { state.withLock { $0.handedOut } }
 
     /// Queues a request's work and returns, per valid event, what the writer made of it, once
     /// it is committed. Throws `Failure.full` / `.closed` without queueing, or the writer's error.
@@ -152,6 +156,7 @@ public final class IngestQueue: Sendable {
 
     private static func takeAll(_ state: inout State) -> [Pending] {
         let batch = state.pending
+        state.handedOut += batch.count
         state.pending = []
         state.pendingEvents = 0
         state.urgentPending = false

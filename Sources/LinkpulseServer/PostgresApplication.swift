@@ -25,7 +25,7 @@ public func buildPostgresApplication(
     store: PostgresStore, secrets: InstallationSecrets, keys: AccessKeys, settings: ServerSettings,
     queue: IngestQueue, metrics: IngestMetrics = IngestMetrics(), prometheus: PrometheusCollectorRegistry?,
     now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
-    logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ticks: ManualTicks? = nil, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let ingest = IngestController(
         queue: queue, validator: EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes), linkDomains: Set(settings.links?.domains ?? [])),
@@ -56,17 +56,17 @@ public func buildPostgresApplication(
     }
     let derivedWork = AsyncTickJob.derivedWork(store.derived, logger: logger)
     store.derived.whenWoken { derivedWork.nudge() }
+    let timers = Timers(ticks: ticks, logger: logger)
     var services: [any Service] = [
         IngestWriterService(queue: queue, database: store, metrics: metrics, logger: logger),
-        TimerService(job: AsyncTickJob.eventMonths(store, now: now, logger: logger), every: .seconds(3600), logger: logger),
-        TimerService(job: derivedWork, every: settings.rollupInterval, logger: logger),
-        TimerService(job: MemoryWatchJob(database: nil), every: settings.diskWatchInterval, logger: logger),
-        TimerService(job: AsyncTickJob.accessKeys(keys, logger: logger), every: settings.keyRefreshInterval, logger: logger),
+        timers.every(.seconds(3600), AsyncTickJob.eventMonths(store, now: now, logger: logger)),
+        timers.every(settings.rollupInterval, derivedWork),
+        timers.every(settings.diskWatchInterval, MemoryWatchJob(database: nil)),
+        timers.every(settings.keyRefreshInterval, AsyncTickJob.accessKeys(keys, logger: logger)),
     ]
     if settings.quarantineRetentionDays > 0 {
-        services.append(TimerService(
-            job: AsyncTickJob.quarantineRetention(store, days: settings.quarantineRetentionDays, now: now, logger: logger),
-            every: settings.retentionInterval, logger: logger))
+        services.append(timers.every(
+            settings.retentionInterval, AsyncTickJob.quarantineRetention(store, days: settings.quarantineRetentionDays, now: now, logger: logger)))
     }
     if !settings.exportJobs.isEmpty {
         // Every daemon checks; the one doing the derived work writes (see ExportScheduler).
@@ -76,7 +76,7 @@ public func buildPostgresApplication(
             runsHere: { store.derived.isLeading }, now: now, logger: logger)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
         for job in settings.exportJobs {
-            services.append(TimerService(job: ScheduledExportJob(job: job.name, scheduler: scheduler), every: settings.exportCheckInterval, logger: logger))
+            services.append(timers.every(settings.exportCheckInterval, ScheduledExportJob(job: job.name, scheduler: scheduler)))
         }
     }
     return Application(

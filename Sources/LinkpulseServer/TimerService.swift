@@ -22,40 +22,120 @@ extension TimerJob {
 /// Runs a job every `interval` on a `DispatchSourceTimer` with its own serial queue, both
 /// created and cancelled inside `run()`. On graceful shutdown it stops the timer and waits for
 /// a running job, and the work it handed off, to finish. A failing job is logged and tried again at the next tick.
+/// With `ticks` (tests), no timer is made: the job runs when the test ticks it, on the same
+/// queue, so a test decides when each reading or pass happens instead of waiting for one.
 public struct TimerService: Service {
     let job: any TimerJob
     let interval: Duration
+    let ticks: ManualTicks?
     let logger: Logger
 
-    public init(job: any TimerJob, every interval: Duration, logger: Logger) {
+    public init(job: any TimerJob, every interval: Duration, ticks: ManualTicks? = nil, logger: Logger) {
         self.job = job
         self.interval = interval
+        self.ticks = ticks
         self.logger = logger
     }
 
     public func run() async throws {
         let queue = DispatchQueue(label: "linkpulse.timer.\(job.name)")
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let nanos = Int(interval.nanoseconds)
-        timer.schedule(
-            deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
-            leeway: .nanoseconds(max(nanos / 20, 1_000_000)))
         let job = self.job
         let logger = self.logger
-        timer.setEventHandler {
+        let tick: @Sendable () -> Void = {
             do {
                 try job.run()
             } catch {
                 logger.error("timer job failed; it runs again at the next tick", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
-        timer.resume()
+        var timer: (any DispatchSourceTimer)?
+        if let ticks {
+            ticks.register(job.name, queue: queue, tick: tick)
+        } else {
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            let nanos = Int(interval.nanoseconds)
+            source.schedule(
+                deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
+                leeway: .nanoseconds(max(nanos / 20, 1_000_000)))
+            source.setEventHandler(handler: tick)
+            source.resume()
+            timer = source
+        }
         try? await gracefulShutdown()
-        timer.cancel()
+        timer?.cancel()
+        ticks?.unregister(job.name)
         // A job already running finishes before this service reports that it has stopped.
         await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
         await job.finish()
         logger.debug("timer stopped", metadata: ["job": "\(job.name)"])
+    }
+}
+
+/// Makes the `TimerService`s of one application, all with the same logger and trigger: Dispatch
+/// timers in a daemon, the test's `ManualTicks` in a test that drives them.
+public struct Timers: Sendable {
+    let ticks: ManualTicks?
+    let logger: Logger
+
+    public init(ticks: ManualTicks? = nil, logger: Logger) {
+        self.ticks = ticks
+        self.logger = logger
+    }
+
+    /// A service running `job` every `interval`.
+    public func every(_ interval: Duration, _ job: any TimerJob) -> TimerService {
+        TimerService(job: job, every: interval, ticks: ticks, logger: logger)
+    }
+}
+
+/// The timers of an application built for a test: each `TimerService` given these ticks
+/// registers its job by name instead of starting a Dispatch timer, and `tick` runs it.
+public final class ManualTicks: Sendable {
+    private struct Registered {
+        var queue: DispatchQueue
+        var tick: @Sendable () -> Void
+    }
+
+    private struct State {
+        var jobs: [String: Registered] = [:]
+        var waiting: [String: [CheckedContinuation<Registered, Never>]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    func register(_ name: String, queue: DispatchQueue, tick: @escaping @Sendable () -> Void) {
+        let registered = Registered(queue: queue, tick: tick)
+        let waiting = state.withLock { state in
+            state.jobs[name] = registered
+            return state.waiting.removeValue(forKey: name) ?? []
+        }
+        for continuation in waiting { continuation.resume(returning: registered) }
+    }
+
+    func unregister(_ name: String) {
+        _ = state.withLock { $0.jobs.removeValue(forKey: name) }
+    }
+
+    /// Runs the job named `name` once, on its timer's queue as a tick would, and returns when
+    /// that run has returned (work it handed to a store thread may still go on). Waits for the
+    /// job's service to start when it has not yet.
+    public func tick(_ name: String) async {
+        let registered = await withCheckedContinuation { (continuation: CheckedContinuation<Registered, Never>) in
+            let found = state.withLock { state -> Registered? in
+                if let job = state.jobs[name] { return job }
+                state.waiting[name, default: []].append(continuation)
+                return nil
+            }
+            if let found { continuation.resume(returning: found) }
+        }
+        await withCheckedContinuation { continuation in
+            registered.queue.async {
+                registered.tick()
+                continuation.resume()
+            }
+        }
     }
 }
 

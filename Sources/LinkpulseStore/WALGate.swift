@@ -23,6 +23,8 @@ final class WALGate: @unchecked Sendable {
     /// Readers should wait: the last checkpoint could not reach the end (a reader held an older
     /// snapshot).
     private var closed = false
+    /// Readers in `waitWhileClosed`.
+    private var waiting = 0
 
     /// Whether the file's writer should checkpoint to the end before its next commit.
     var restartWanted: Bool {
@@ -67,8 +69,17 @@ final class WALGate: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
         condition.lock()
         defer { condition.unlock() }
+        waiting += 1
+        defer { waiting -= 1 }
         while closed {
             if !condition.wait(until: deadline) { return }
         }
+    }
+
+    /// How many readers wait at the gate now.
+    var readersWaiting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting
     }
 }

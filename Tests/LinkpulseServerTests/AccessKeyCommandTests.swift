@@ -12,11 +12,9 @@ import Testing
     /// progress; the daemon takes a change at its next refresh, every second, which
     /// `AccessKeyRefreshTests` checks and `ops/bench/keys.sh` measures).
     static func waitUntil(_ http: HTTPClient, _ base: String, key: String, answers status: Int) async throws {
-        let start = ContinuousClock.now
-        while try await LiveHTTP.send(http, base + "/v1/key", method: .GET, key: key).status != status {
-            try #require(ContinuousClock.now - start < .seconds(60), "GET /v1/key did not answer \(status)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try #require(
+            await eventually(within: .seconds(60)) { try await LiveHTTP.send(http, base + "/v1/key", method: .GET, key: key).status == status },
+            "GET /v1/key did not answer \(status)")
     }
 
     @Test func keysMadeBesideARunningDaemonTakeEffectAndNoSecretIsKeptInClear() async throws {
@@ -61,10 +59,7 @@ import Testing
         func opsRow() throws -> Substring? {
             try LiveHTTP.command(["keys", "list", "--data-dir", data.path]).output.split(separator: "\n").first { $0.contains("ops") }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try opsRow()?.filter({ $0 == "Z" }).count != 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await eventually(within: .seconds(10), every: .milliseconds(100)) { try opsRow()?.filter({ $0 == "Z" }).count == 2 }
         let row = try #require(try opsRow())
         #expect(row.filter { $0 == "Z" }.count == 2 && row.hasSuffix("-"), "created and last used, not revoked: \(row)")
         #expect(daemon.terminate() == 0)

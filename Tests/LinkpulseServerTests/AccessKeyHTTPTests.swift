@@ -81,13 +81,19 @@ import Testing
     ) async throws -> Duration {
         let start = ContinuousClock.now
         var streak = 0
-        while streak < 4 {
-            let response = try await client.execute(uri: "/v1/key", method: .get, headers: [.authorization: "Bearer \(secret)"])
-            streak = response.status == status ? streak + 1 : 0
-            let waited = ContinuousClock.now - start
-            try #require(waited < limit, "GET /v1/key did not answer \(status) in \(limit)")
-            if streak < 4, response.status != status { try await Task.sleep(for: .milliseconds(25)) }
+        let held = try await eventually(within: limit, every: .milliseconds(25)) {
+            // Four answers in a row, asked back to back once the first has come.
+            while streak < 4 {
+                let response = try await client.execute(uri: "/v1/key", method: .get, headers: [.authorization: "Bearer \(secret)"])
+                guard response.status == status else {
+                    streak = 0
+                    return false
+                }
+                streak += 1
+            }
+            return true
         }
+        try #require(held, "GET /v1/key did not answer \(status) in \(limit)")
         return ContinuousClock.now - start
     }
 
@@ -212,11 +218,7 @@ import Testing
                 }
             }
             func waitForAcks(_ count: Int) async throws {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while acked.withLock({ $0.count }) < count {
-                    try #require(ContinuousClock.now < deadline, "ingest stalled")
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try #require(await eventually(within: .seconds(60), every: .milliseconds(10)) { acked.withLock { $0.count } >= count }, "ingest stalled")
             }
             try await waitForAcks(200)
             let b = try await Self.create(client, kind: .ingest, name: "app 1.1")

@@ -5,6 +5,7 @@ import GRDB
 import LinkpulseStore
 import NIOCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// How many requests the load generators have seen acknowledged so far.
@@ -45,28 +46,20 @@ final class CurrentServer: Sendable {
             let ids = (0..<size).map { _ in UUID().uuidString.lowercased() }
             let body = "[" + ids.map { #"{"id":"\#($0)","type":"click","ref":"crash-\#(number)"}"# }.joined(separator: ",") + "]"
             ledger.sent(ids)
-            var attempt = 0
-            while attempt < 2000 {
-                attempt += 1
+            // Retried until acknowledged, through every kill and restart.
+            _ = try? await eventually(within: .seconds(120), every: .milliseconds(10)) {
                 // Some retries resend the same events inside a bigger request.
-                guard let base = server.baseURL else {
-                    try? await Task.sleep(for: .milliseconds(20))
-                    continue
-                }
+                guard let base = server.baseURL else { return false }
                 var request = HTTPClientRequest(url: base + "/v1/events")
                 request.method = .POST
                 request.headers.add(name: "Authorization", value: "Bearer \(ingestKey)")
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.body = .bytes(ByteBuffer(string: body))
-                do {
-                    let response = try await http.execute(request, timeout: .seconds(5))
-                    _ = try await response.body.collect(upTo: 1 << 20)
-                    if response.status == .accepted {
-                        ledger.acked(ids)
-                        break
-                    }
-                } catch {}
-                try? await Task.sleep(for: .milliseconds(10))
+                guard let response = try? await http.execute(request, timeout: .seconds(5)),
+                      (try? await response.body.collect(upTo: 1 << 20)) != nil, response.status == .accepted
+                else { return false }
+                ledger.acked(ids)
+                return true
             }
         }
     }
@@ -91,16 +84,22 @@ final class CurrentServer: Sendable {
             }
         }
 
+        // Each kill lands once the clients have had a few hundred events acknowledged since the
+        // last start, a number drawn at random: a point in the stream, whatever the machine's speed.
+        func acknowledged(atLeast more: Int) async throws {
+            let target = ledger.acked.count + more
+            try #require(await eventually(within: .seconds(120), every: .milliseconds(5)) { ledger.acked.count >= target }, "the load stalled")
+        }
         var kills = 0
         for _ in 0..<6 {
-            try await Task.sleep(for: .milliseconds(Int.random(in: 400...900)))
+            try await acknowledged(atLeast: Int.random(in: 200...600))
             server.baseURL = nil
             daemon.kill9()
             kills += 1
             daemon = try DaemonProcess(dataDirectory: data, environment: environment)
             server.baseURL = daemon.baseURL
         }
-        try await Task.sleep(for: .milliseconds(500))
+        try await acknowledged(atLeast: 200)
         // No new batches; in-flight ones retry until acknowledged. Then a graceful stop.
         stop.withLock { $0 = true }
         await clients.value
@@ -153,11 +152,7 @@ final class CurrentServer: Sendable {
                     return count
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while firstAcks.value.load(ordering: .relaxed) < 50 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            try await Task.sleep(for: .milliseconds(200))
+            try await eventually(within: .seconds(30), every: .milliseconds(5)) { firstAcks.value.load(ordering: .relaxed) >= 100 }
             #expect(daemon.terminate() == 0)
             return try await group.reduce(0, +)
         }

@@ -33,11 +33,11 @@ final class DaemonProcess: Sendable {
             executable: Self.binary.path, arguments: ["serve", "--port", "0", "--data-dir", dataDirectory.path] + extra,
             environment: env, output: logFile.path)
 
-        let deadline = Date().addingTimeInterval(60)
         var found: Int?
-        while found == nil, Date() < deadline, process.isRunning {
-            Thread.sleep(forTimeInterval: 0.02)
-            found = Self.listeningPort(in: Self.read(logFile))
+        let (child, log) = (process, logFile)
+        eventuallyBlocking(within: .seconds(60)) {
+            found = Self.listeningPort(in: Self.read(log))
+            return found != nil || !child.isRunning
         }
         guard let found else {
             kill(process.pid, SIGKILL)
@@ -71,8 +71,7 @@ final class DaemonProcess: Sendable {
     func terminate(timeout: TimeInterval = 30) -> Int32? {
         if let status = process.status(wait: false) { return status }
         kill(process.pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        eventuallyBlocking(within: .seconds(timeout)) { !process.isRunning }
         if let status = process.status(wait: false) { return status }
         kill(process.pid, SIGKILL)
         _ = process.status(wait: true)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TestSupport
 import Testing
 
 /// `linkpulse serve --demo`, the real binary: a separate demo database, filled, and a printed
@@ -12,11 +13,10 @@ import Testing
         let daemon = try DaemonProcess(dataDirectory: directory, arguments: ["--demo", "--demo-events", "3000"])
         defer { _ = daemon.terminate() }
         // The link is printed once the server listens.
-        let deadline = Date().addingTimeInterval(30)
         var link: String?
-        while link == nil, Date() < deadline {
+        try await eventually(within: .seconds(30), every: .milliseconds(50)) {
             link = daemon.log.split(separator: "\n").first { $0.contains("/dashboard/#key=") }.map { $0.trimmingCharacters(in: .whitespaces) }
-            if link == nil { try await Task.sleep(for: .milliseconds(50)) }
+            return link != nil
         }
         let printed = try #require(link)
         #expect(printed.hasPrefix("http://127.0.0.1:\(daemon.port)/dashboard/#key=lpr_"))

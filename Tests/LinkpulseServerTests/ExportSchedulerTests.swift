@@ -171,11 +171,9 @@ import Testing
         settings.exportCheckInterval = .milliseconds(200)
         try await buildApplication(setup.deps, settings: settings, logger: setup.installation.logger).test(.live) { client in
             _ = try await Self.sendClicks(client)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                if FileManager.default.fileExists(atPath: setup.file("daily-by-ref_2026-11-19.csv.gz").path),
-                   FileManager.default.fileExists(atPath: setup.file("hourly-events_2026-11-20T07.csv").path) { break }
-                try await Task.sleep(for: .milliseconds(100))
+            try await eventually(within: .seconds(20), every: .milliseconds(100)) {
+                FileManager.default.fileExists(atPath: setup.file("daily-by-ref_2026-11-19.csv.gz").path)
+                    && FileManager.default.fileExists(atPath: setup.file("hourly-events_2026-11-20T07.csv").path)
             }
             #expect(FileManager.default.fileExists(atPath: setup.file("daily-by-ref_2026-11-19.csv.gz").path))
             #expect(FileManager.default.fileExists(atPath: setup.file("hourly-events_2026-11-20T07.csv").path))
@@ -208,14 +206,12 @@ extension ExportSchedulerTests {
             func written() -> [Set<String>] {
                 directories.map { Set(((try? FileManager.default.contentsOfDirectory(atPath: $0.path)) ?? []).filter { !$0.hasPrefix(".partial-") }) }
             }
-            /// Waits until the daemons have written `expected` in all, then a few more ticks; the
-            /// files of each directory.
+            /// Waits until the daemons have written `expected` in all, then watches a second more
+            /// (five ticks of each daemon's jobs) for a file too many; the files of each directory.
             func waitFor(_ expected: Set<String>) async throws -> [Set<String>] {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while written().reduce(into: Set<String>(), { $0.formUnion($1) }) != expected, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                try await Task.sleep(for: .seconds(1))
+                let all = { written().reduce(into: Set<String>(), { $0.formUnion($1) }) }
+                try await eventually(within: .seconds(60), every: .milliseconds(100)) { all() == expected }
+                try await eventually(within: .seconds(1), every: .milliseconds(100)) { all() != expected }
                 return written()
             }
             let daily = { (days: ClosedRange<Int>) in Set(days.map { "daily-by-ref_2026-11-\($0).csv.gz" }) }
@@ -287,14 +283,13 @@ extension ExportSchedulerTests {
         for _ in 0..<5 where killedMidWrite < 2 {
             let process = try export()
             // Wait until the temporary file has data, then kill.
-            let deadline = Date().addingTimeInterval(30)
             var partial: String?
-            while partial == nil, process.isRunning, Date() < deadline {
+            eventuallyBlocking(within: .seconds(30), every: .milliseconds(1)) {
                 partial = (try? FileManager.default.contentsOfDirectory(atPath: out.path))?.first {
                     $0.hasPrefix(".partial-")
                         && ((try? FileManager.default.attributesOfItem(atPath: out.appending(path: $0).path)[.size] as? Int) ?? 0) > 0
                 }
-                if partial == nil { usleep(1_000) }
+                return partial != nil || !process.isRunning
             }
             kill(process.pid, SIGKILL)
             if partial != nil && process.status(wait: true) == 128 + SIGKILL {

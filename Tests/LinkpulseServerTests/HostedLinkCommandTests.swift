@@ -123,9 +123,9 @@ import Testing
                 }
             }
             // Killed once some taps were answered, while the others are in flight.
-            while answered.withLock({ $0.count }) < 200 {
+            try await eventually(within: .seconds(120), every: .milliseconds(5)) {
                 try #require(daemon.process.isRunning, "the daemon stopped before 200 taps were answered")
-                try await Task.sleep(for: .milliseconds(5))
+                return answered.withLock { $0.count } >= 200
             }
             daemon.kill9()
             try await group.waitForAll()

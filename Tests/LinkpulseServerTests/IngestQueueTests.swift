@@ -6,6 +6,7 @@ import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import NIOCore
+import TestSupport
 import Testing
 
 @Suite struct IngestQueueTests {
@@ -56,7 +57,7 @@ import Testing
     @Test func refusesWhenFullAndDrainsWhenClosed() async throws {
         let queue = IngestQueue(capacity: 3)
         let first = Task { try await queue.submit(work(2)) }
-        while queue.depth < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually(every: .milliseconds(1)) { queue.depth == 2 }
         await #expect(throws: IngestQueue.Failure.full) { try await queue.submit(work(2)) }
 
         let batch = try #require(await queue.take())
@@ -65,7 +66,7 @@ import Testing
         #expect(try await first.value == [.stored(seq: 1), .duplicate])
 
         let late = Task { try await queue.submit(work(1)) }
-        while queue.depth < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually(every: .milliseconds(1)) { queue.depth == 1 }
         queue.close()
         await #expect(throws: IngestQueue.Failure.closed) { try await queue.submit(work(1)) }
         // What was queued before closing is still handed out, then the writer is told to stop.
@@ -91,12 +92,13 @@ import Testing
             }
         }
         held.wait()
-        let app = installation.application(installation.dependencies(queueCapacity: 1))
-        try await app.test(.router) { client in
+        let deps = installation.dependencies(queueCapacity: 1)
+        try await installation.application(deps).test(.router) { client in
+            // s1 taken by the writer, which stalls on it; s2 then fills the queue.
             let stalled = Task { try await client.postEvents(#"{"id":"s1","type":"open"}"#).status }
-            try await Task.sleep(for: .milliseconds(200))
+            try #require(await eventually(every: .milliseconds(1)) { deps.queue.handedOut == 1 })
             let queued = Task { try await client.postEvents(#"{"id":"s2","type":"open"}"#).status }
-            try await Task.sleep(for: .milliseconds(200))
+            try #require(await eventually(every: .milliseconds(1)) { deps.queue.depth == 1 })
             let refused = try await client.postEvents(#"{"id":"s3","type":"open"}"#)
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.headers[.retryAfter] == "1")

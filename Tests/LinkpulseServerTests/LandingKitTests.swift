@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LinkpulseDomain
 import LinkpulseServer
 import NIOCore
+import TestSupport
 import Testing
 
 /// The landing-page kit (`ops/landing/`) in a real browser against the real daemon: the page
@@ -30,10 +31,8 @@ import Testing
                 return (id, store, paste)
             }
             // The beacon reached the daemon: the click is stored under the page's id.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try installation.count("SELECT count(*) FROM events WHERE event_id = '\(clickId)' AND type = 'click' AND bot = 0") == 0,
-                  ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
+            try await eventually(within: .seconds(10)) {
+                try installation.count("SELECT count(*) FROM events WHERE event_id = '\(clickId)' AND type = 'click' AND bot = 0") > 0
             }
             #expect(try installation.count("SELECT count(*) FROM events WHERE event_id = '\(clickId)' AND ref = 'kit' AND campaign = 'spring'") == 1)
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import Testing
 
 /// `/metrics` of a real daemon reports its memory, split as the kernel splits it, and the
@@ -43,12 +44,11 @@ import Testing
 
         var samples: [String: Double] = [:]
         var text = ""
-        let deadline = ContinuousClock.now + .seconds(30)
-        repeat {
-            try await Task.sleep(for: .milliseconds(200))
+        try await eventually(within: .seconds(30), every: .milliseconds(200)) {
             text = try await LiveHTTP.send(http, daemon.baseURL + "/metrics", method: .GET).body
             samples = Self.samples(text)
-        } while ContinuousClock.now < deadline && !Self.settled(samples)
+            return Self.settled(samples)
+        }
         try MetricHelpTests.expectPromtoolAccepts(text)
 
         #expect(samples["linkpulse_attribution_recent_click_entries"] == 60, "\(samples)")

@@ -111,12 +111,12 @@ enum LiveHTTP {
                 }
             }
         }
-        while acked.withLock({ $0.count }) < 2_000 { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(await eventually(within: .seconds(300)) { acked.withLock { $0.count } >= 2_000 }, "the load was not acknowledged")
         let ackedBefore = acked.withLock { $0 }
         let backup = try LiveHTTP.command(["backup", "--data-dir", data.path, "--out", file.path])
         // The load keeps being acknowledged beside and after the backup before it stops.
         let ackedAfter = ackedBefore.count + 500
-        while acked.withLock({ $0.count }) < ackedAfter { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(await eventually(within: .seconds(300)) { acked.withLock { $0.count } >= ackedAfter }, "the load stalled beside the backup")
         stop.withLock { $0 = true }
         _ = await load.value
         #expect(backup.status == 0, "\(backup.output)")
@@ -291,17 +291,15 @@ struct SmallFilesystem {
         try FileManager.default.removeItem(at: filesystem.directory.appending(path: "filler"))
         let freed = ContinuousClock.now
         var resumed: Duration?
-        while resumed == nil, ContinuousClock.now - freed < .seconds(10) {
+        try await eventually(within: .seconds(10), every: .milliseconds(100)) {
             number += 1
             let batch = LiveHTTP.batch(prefix: "d\(number)", count: 10)
             let answer = try await LiveHTTP.send(http, daemon.baseURL + "/v1/events", key: keys.ingest, body: batch.body)
             #expect(answer.status == 202 || answer.status == 503, "\(answer.body)")
-            if answer.status == 202 {
-                resumed = ContinuousClock.now - freed
-                acked += batch.ids
-            } else {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            guard answer.status == 202 else { return false }
+            resumed = ContinuousClock.now - freed
+            acked += batch.ids
+            return true
         }
         let took = try #require(resumed, "ingest did not resume within 10 s")
         #expect(took <= .seconds(5), "resumed after \(took)")

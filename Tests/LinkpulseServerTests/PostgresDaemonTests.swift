@@ -86,9 +86,9 @@ import Testing
 
         // Ready once attribution (whichever daemon does it) has caught up; it says how far behind.
         var health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
-        for _ in 0..<200 where health.status != 200 || !health.body.contains("(0 events waiting)") {
-            try await Task.sleep(for: .milliseconds(50))
+        try await eventually(within: .seconds(10), every: .milliseconds(50)) {
             health = try await LiveHTTP.send(http, "\(b.baseURL)/readyz", method: .GET)
+            return health.status == 200 && health.body.contains("(0 events waiting)")
         }
         #expect(health.status == 200 && health.body.contains("rollup_lag") && health.body.contains("(0 events waiting)"), "\(health.body)")
         let metrics = try await LiveHTTP.send(http, "\(a.baseURL)/metrics", method: .GET)
@@ -155,9 +155,9 @@ import Testing
         try await send("before", rounds: 20, to: [a, b])
         // Whichever daemon took the lock says so in its log.
         var leader: DaemonProcess?
-        for _ in 0..<200 where leader == nil {
-            try await Task.sleep(for: .milliseconds(50))
+        try await eventually(within: .seconds(10), every: .milliseconds(50)) {
             leader = [a, b].first { DaemonProcess.read($0.logFile).contains("now does the derived work") }
+            return leader != nil
         }
         let first = try #require(leader)
         let other = first === a ? b : a
@@ -168,10 +168,9 @@ import Testing
         let events = try await reader.events.events(afterSeq: 0, limit: 1_000_000)
         let expected = try PostgresDerivedWork.replay(events, windowMs: 7_200_000)
         var stored: [PostgresAttributionRecord] = []
-        for _ in 0..<300 {
+        try await eventually(within: .seconds(15), every: .milliseconds(50)) {
             stored = try await reader.attributions(afterSeq: 0, limit: 1_000_000)
-            if stored.count >= expected.count { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return stored.count >= expected.count
         }
         #expect(events.count == 7000)
         #expect(stored.count == expected.count && stored == expected, "\(stored.count) answers stored, \(expected.count) expected")
@@ -214,9 +213,10 @@ import Testing
                 }
             }
         }
-        // Killed mid-stream: once requests are being acknowledged (however loaded the machine).
-        for _ in 0..<1200 where acknowledged.withLock({ $0.count }) < 200 { try await Task.sleep(for: .milliseconds(50)) }
-        try await Task.sleep(for: .milliseconds(Int.random(in: 50...300)))
+        // Killed mid-stream: once requests are being acknowledged (however loaded the machine),
+        // at a point of the stream chosen at random.
+        let killAt = 200 + 20 * Int.random(in: 0...10)
+        try await eventually(within: .seconds(60), every: .milliseconds(5)) { acknowledged.withLock { $0.count } >= killAt }
         a.kill9()
         for sender in senders { await sender.value }
         let acked = acknowledged.withLock { $0 }

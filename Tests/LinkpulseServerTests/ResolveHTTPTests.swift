@@ -6,6 +6,7 @@ import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import NIOCore
+import TestSupport
 import Testing
 
 /// `POST /v1/resolve` end to end through the real router: a click, then the app's first launch,
@@ -51,10 +52,7 @@ import Testing
         let attribution = installation.database.attribution
         #expect(!attribution.hasListedRecentClicks, "nothing lists them before the daemon is built")
         let app = installation.application()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !attribution.hasListedRecentClicks && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually(within: .seconds(60)) { attribution.hasListedRecentClicks }
         #expect(attribution.hasListedRecentClicks, "the daemon did not list them at start")
         _ = app
     }

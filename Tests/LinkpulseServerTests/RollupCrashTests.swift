@@ -139,9 +139,8 @@ import Testing
             let process = try Self.rollup(installation, ["--rebuild", "--batch", "500"])
             // Killed a moment after the unsynced phase began (a fixed delay from the start
             // fell before it on a loaded machine, where opening the files took longer).
-            let deadline = ContinuousClock.now + .seconds(60)
-            while !FileManager.default.fileExists(atPath: marker), process.isRunning, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
+            try await eventually(within: .seconds(60), every: .milliseconds(5)) {
+                FileManager.default.fileExists(atPath: marker) || !process.isRunning
             }
             try await Task.sleep(for: .milliseconds(delay))
             // A reaped pid may already belong to another process: signal only a live child.

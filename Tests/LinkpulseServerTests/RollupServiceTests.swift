@@ -8,6 +8,7 @@ import LinkpulseStore
 import Logging
 import NIOCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The rollup job on its Dispatch timer, inside the real application with a real socket.
@@ -24,12 +25,12 @@ import Testing
             let posted = try await client.postEvents("[\(events.joined(separator: ","))]")
             #expect(posted.status == .accepted)
             var clicks = -1
-            for _ in 0..<50 where clicks != 20 {
-                try await Task.sleep(for: .milliseconds(100))
+            try await eventually(within: .seconds(5), every: .milliseconds(100)) {
                 let summary = try await client.execute(
                     uri: "/v1/stats/summary", method: .get, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
                 let metrics = (try JSONSerialization.jsonObject(with: Data(buffer: summary.body)) as? [String: Any])?["metrics"] as? [String: Any]
                 clicks = metrics?["clicks"] as? Int ?? -1
+                return clicks == 20
             }
             #expect(clicks == 20)
         }
@@ -48,8 +49,8 @@ import Testing
         #expect(try installation.database.attribution.attributedThroughSeq() == 0)
         let app = installation.application(settings: ServerSettings(port: 0, rollupInterval: .milliseconds(500)))
         try await app.test(.router) { _ in
-            for _ in 0..<120 where try installation.database.rollups.rolledThroughSeq() < Int64(outcome.stored) {
-                try await Task.sleep(for: .milliseconds(250))
+            try await eventually(within: .seconds(30), every: .milliseconds(250)) {
+                try installation.database.rollups.rolledThroughSeq() >= Int64(outcome.stored)
             }
         }
         #expect(try installation.database.attribution.attributedThroughSeq() == Int64(outcome.stored))
@@ -171,29 +172,29 @@ import Testing
     /// Stats 10 s behind (the daemon's clock moved on, no pass ran) with a backlog that did not
     /// shrink, after a pass has counted since the start: commits wait (the longest hold, 1 s),
     /// a resolve does not, and once a pass has counted everything the hold ends. With pacing
-    /// off, nothing waits. (Waits are read from
-    /// the pacer's own total where a lower bound on a wall-clock time would not do: the suite
-    /// runs tests side by side on two cores.)
+    /// off, nothing waits. The test ticks the pacing job itself: each reading happens where the
+    /// test says. (Waits are read from the pacer's own total where a lower bound on a
+    /// wall-clock time would not do: the suite runs tests side by side on two cores.)
     @Test(arguments: [true, false])
     func commitsWaitWhileTheStatsAreBehindAndNotCatchingUp(pacing: Bool) async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
         let clock = ManualClock()
-        let deps = installation.dependencies(now: { clock.now })
+        let ticks = ManualTicks()
+        let deps = installation.dependencies(now: { clock.now }, ticks: ticks)
         let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: pacing ? .lag(.seconds(5)) : .off)
+        @Sendable func reading() async { if pacing { await ticks.tick("ingest-pacing") } }
         try await installation.application(deps, settings: settings).test(.router) { client in
             // A pass after the pacer's first reading: before the derived work has counted
             // since the start, no hold begins (a restart's leftovers say nothing of the load).
-            try await Task.sleep(for: .milliseconds(400))
+            await reading()
             #expect(try await Self.timedPost(client, Self.clicks("z", 1)).0 == .accepted)
             #expect(try await AttributionScenarioTests.rollUp(client) == 1)
             #expect(try await Self.timedPost(client, Self.clicks("a", 20)).0 == .accepted)
-            try await Task.sleep(for: .milliseconds(400))  // a reading at the first time
+            await reading()  // a reading at the first time
             clock.advance(by: 10_000)
-            // Readings 10 s later: 10 s behind, the same backlog.
-            for _ in 0..<100 where try await Self.pacing(client)?.holding != true && pacing {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            // A reading 10 s later: 10 s behind, the same backlog.
+            await reading()
             #expect(try await Self.pacing(client)?.holding == (pacing ? true : nil))
             let (status, took) = try await Self.timedPost(client, Self.clicks("b", 5))
             #expect(status == .accepted)
@@ -219,9 +220,7 @@ import Testing
 
             // A pass counts everything: the lag is 0, the hold ends at the next reading.
             #expect(try await AttributionScenarioTests.rollUp(client) == (pacing ? 31 : 26))
-            for _ in 0..<100 where try await Self.pacing(client)?.holding == true {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            await reading()
             #expect(try await Self.pacing(client)?.holding == (pacing ? false : nil))
             #expect(try await Self.timedPost(client, Self.clicks("c", 5)).0 == .accepted)
             #expect(try await Self.pacing(client)?.held ?? 0 == heldSoFar)
@@ -254,7 +253,7 @@ import Testing
             return IngestWork(events: [event], quarantine: [])
         }
         async let held = queue.submit(event("held-click", kind: .click, resolve: false))
-        while !pacer.commitWaiting { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually(every: .milliseconds(1)) { pacer.commitWaiting })
         let resolved = try await queue.submit(event("resolve-1", kind: .install, resolve: true))
         #expect(resolved.count == 1)
         #expect(try await held.count == 1)

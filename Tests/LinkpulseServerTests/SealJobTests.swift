@@ -1,6 +1,7 @@
 import Foundation
 import LinkpulseServer
 import LinkpulseStore
+import TestSupport
 import Testing
 
 /// The daemon seals events older than `--seal-after-days` on its own, once they are attributed
@@ -15,10 +16,7 @@ import Testing
         let settings = ServerSettings(
             port: 0, rollupInterval: .milliseconds(200), ingestPacing: .off, sealInterval: .milliseconds(200))
         try await installation.application(settings: settings).test(.router) { _ in
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try installation.count("SELECT count(*) FROM event_blocks") == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await eventually(within: .seconds(60), every: .milliseconds(100)) { try installation.count("SELECT count(*) FROM event_blocks") > 0 }
         }
         #expect(try installation.count("SELECT coalesce(sum(row_count), 0) FROM event_blocks") >= 1_024)
         #expect(try installation.count("SELECT count(*) FROM events") == outcome.stored)

@@ -7,6 +7,7 @@ import LinkpulseServer
 import LinkpulseStore
 import Logging
 import NIOCore
+import TestSupport
 
 /// A throw-away Linkpulse installation: its own data directory, database and known keys,
 /// wired through the same builders as the daemon.
@@ -32,10 +33,11 @@ struct TestInstallation {
 
     var hasher: KeyedHasher { KeyedHasher(secret: Self.secrets.hashSecretBytes) }
 
-    func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil) -> AppDependencies {
+    /// - Parameter ticks: the timers a test drives (`ManualTicks.tick`); nil for Dispatch timers.
+    func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil, ticks: ManualTicks? = nil) -> AppDependencies {
         AppDependencies(
             database: database, secrets: Self.secrets, configuredKeys: Self.configuredKeys, queue: IngestQueue(capacity: queueCapacity),
-            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) })
+            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, ticks: ticks)
     }
 
     /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a
@@ -114,13 +116,16 @@ extension TestClientProtocol {
     /// which a loaded machine can delay past the request's wait), it is sent again after its
     /// `Retry-After`, for up to a minute.
     func retryingAttributionPending(_ send: () async throws -> TestResponse) async throws -> TestResponse {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let response = try await send()
-            guard response.status == .serviceUnavailable, String(buffer: response.body).contains(#""attribution_pending""#),
-                  ContinuousClock.now < deadline else { return response }
-            try await Task.sleep(for: .seconds(Int(response.headers[.retryAfter] ?? "") ?? 1))
+        var response = try await send()
+        // Asked again as `Retry-After` says: a second.
+        let pending = { (response: TestResponse) in
+            response.status == .serviceUnavailable && String(buffer: response.body).contains(#""attribution_pending""#)
         }
+        try await eventually(within: .seconds(60), every: .seconds(1)) {
+            if pending(response) { response = try await send() }
+            return !pending(response)
+        }
+        return response
     }
 
     /// POSTs a body to `/v1/events` with the ingest key.

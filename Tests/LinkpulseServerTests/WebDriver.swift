@@ -68,13 +68,12 @@ final class WebDriver: @unchecked Sendable {
     }
 
     private func waitUntilReady() async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while ContinuousClock.now < deadline {
-            if let status = try? await raw("GET", "/status", nil) as? [String: Any], status["ready"] as? Bool == true { return }
+        let ready = try await eventually(within: .seconds(15), every: .milliseconds(100)) {
+            if let status = try? await raw("GET", "/status", nil) as? [String: Any], status["ready"] as? Bool == true { return true }
             guard process.isRunning else { throw Failure(description: "chromedriver exited") }
-            try await Task.sleep(for: .milliseconds(100))
+            return false
         }
-        throw Failure(description: "chromedriver did not become ready")
+        if !ready { throw Failure(description: "chromedriver did not become ready") }
     }
 
     private func openSession(chromium: String, width: Int, height: Int, userAgent: String?, arguments: [String]) async throws {
@@ -102,8 +101,7 @@ final class WebDriver: @unchecked Sendable {
         if !session.isEmpty { _ = try? await raw("DELETE", "/session/\(session)", nil) }
         if process.isRunning { kill(process.pid, SIGTERM) }
         // Polled: Foundation's waitUntilExit spins when called from a task on Linux.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        _ = try? await eventually(within: .seconds(5)) { !process.isRunning }
         if process.isRunning { kill(process.pid, SIGKILL) }
         _ = process.status(wait: true)
         try? await http.shutdown()
@@ -163,10 +161,8 @@ final class WebDriver: @unchecked Sendable {
 
     /// Waits until `condition` (a JavaScript expression) is true.
     func wait(for condition: String, timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await script("return Boolean(\(condition));") as? Bool == true { return }
-            try await Task.sleep(for: .milliseconds(25))
+        if try await eventually(within: timeout, every: .milliseconds(25), { try await script("return Boolean(\(condition));") as? Bool == true }) {
+            return
         }
         let state = try? await script("return document.body.dataset.state + ' ' + document.getElementById('status')?.textContent")
         throw Failure(description: "timed out waiting for \(condition) (page: \(String(describing: state)))")

@@ -1,7 +1,7 @@
 import LinkpulseDomain
-import Testing
-
 @testable import LinkpulseStore
+import TestSupport
+import Testing
 
 /// Waiting for the attribution follower: woken by its progress, or at the deadline.
 @Suite struct AttributionProgressTests {
@@ -14,7 +14,7 @@ import Testing
         async let early = progress.wait(for: 12, timeout: .seconds(300))
         async let late = progress.wait(for: 20, timeout: .seconds(300))
         async let never = progress.wait(for: 99, timeout: .milliseconds(200))
-        try await Task.sleep(for: .milliseconds(50))
+        try await eventually(every: .milliseconds(1)) { progress.awaitedSeqs(through: 20).count == 2 }
         progress.advance(to: 15)
         let start = ContinuousClock.now
         #expect(await early.reached)
@@ -34,7 +34,7 @@ import Testing
         async let second = progress.wait(for: 5, timeout: .seconds(300))
         async let unanswered = progress.wait(for: 6, timeout: .seconds(300))
         async let later = progress.wait(for: 9, timeout: .milliseconds(300))
-        while progress.awaitedSeqs(through: 100).count < 4 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually(every: .milliseconds(1)) { progress.awaitedSeqs(through: 100).count == 4 }
         #expect(progress.awaitedSeqs(through: 6) == [3, 5, 6], "only the seqs a round through 6 can answer")
         progress.advance(to: 6, answers: [3: answer(3), 5: answer(5), 9: answer(9)])
         guard case .answered(let a) = await first, case .answered(let b) = await second else {

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 import LinkpulseDomain
-import Testing
-
 @testable import LinkpulseStore
+import TestSupport
+import Testing
 
 /// Attribution by the follower against the real files: the stored answers are the ones a
 /// replay of the events in store order through the same `Attributor` (over an in-memory
@@ -363,7 +363,7 @@ import Testing
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 1)
         // Apps quiet for longer than `appsQuietFor`: the move goes on.
-        try await Task.sleep(for: AttributionStore.appsQuietFor * 2)
+        attribution.urgentRoundEnded.withLock { $0 = .now - AttributionStore.appsQuietFor * 2 }
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 2)
         // The follower woken right after the last round of a flood takes the move up by
@@ -482,9 +482,8 @@ import Testing
             for id in resolving {
                 group.addTask { (id, try await answers.attributedEvent(eventId: id, wait: .seconds(120))) }
             }
-            let deadline = ContinuousClock.now + .seconds(60)
-            while store.database.attribution.progress.awaitedSeqs(through: .max).count < resolving.count, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually(within: .seconds(60), every: .milliseconds(5)) {
+                store.database.attribution.progress.awaitedSeqs(through: .max).count >= resolving.count
             }
             try blocker.inDatabase { db in try db.execute(sql: "ROLLBACK") }
             return try await group.reduce(into: [String: AttributedEventRead]()) { $0[$1.0] = $1.1 }
@@ -513,11 +512,8 @@ import Testing
         let stored = AppDatabase.storedResolves([IngestWork(events: events, quarantine: [])], outcomes)
         #expect(stored.count > 20, "the traffic has resolves")
         let last = try #require(stored.max())
-        let deadline = ContinuousClock.now + .seconds(60)
         // The progress, not the file: it moves with the parking, after the round's commit.
-        while store.database.attribution.progress.through < last, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(within: .seconds(60), every: .milliseconds(5)) { store.database.attribution.progress.through >= last }
         #expect(store.database.attribution.progress.parkedCount == stored.count, "every resolve's answer parked by the round")
         for seq in stored {
             guard case .attributed(let handed) = try await store.database.attribution.attributedEvent(seq: seq, wait: .seconds(5)) else {
@@ -563,9 +559,9 @@ import Testing
         let stored = try store.count("SELECT max(seq) FROM events")
         // Nothing else runs here: only the follower woken by the commit can attribute.
         var attributed: Int64 = 0
-        for _ in 0..<200 where attributed < stored {
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually(within: .seconds(2), every: .milliseconds(10)) {
             attributed = try store.database.attribution.attributedThroughSeq()
+            return attributed >= stored
         }
         #expect(attributed == Int64(stored))
         #expect(try store.database.rollups.rolledThroughSeq() == 0)

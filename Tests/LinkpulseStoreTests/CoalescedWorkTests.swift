@@ -1,7 +1,7 @@
-import Synchronization
-import Testing
-
 @testable import LinkpulseStore
+import Synchronization
+import TestSupport
+import Testing
 
 /// Requests coalescing on a store thread, across the rounds of repeating work.
 @Suite struct CoalescedWorkTests {
@@ -30,7 +30,7 @@ import Testing
             return round < 3
         })
         #expect(queued)
-        for _ in 0..<200 where seen.rounds.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        try await eventually(within: .seconds(2)) { seen.rounds.withLock { $0 } >= 3 }
         _ = try await thread.run {}  // queued behind anything the rounds queued
         #expect(seen.probes.withLock { $0 } == [false])
         #expect(seen.rounds.withLock { $0 } == 3)

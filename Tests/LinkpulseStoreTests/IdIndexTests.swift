@@ -161,7 +161,7 @@ final class TemporaryStore {
             var merged = 0
             while !Task.isCancelled {
                 merged += try database.events.mergeIdIndex(maxCount: 37)
-                try await Task.sleep(for: .milliseconds(1))
+                await Task.yield()
             }
             return merged
         }

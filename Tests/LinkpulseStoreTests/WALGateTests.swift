@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import LinkpulseStore
@@ -7,10 +8,8 @@ import Testing
 /// The WAL gate's rules: when a restart is wanted, when readers wait, and that they never wait
 /// past their limit or after the writer has prepared the restart.
 @Suite struct WALGateTests {
-    /// What a reader thread saw, shared with the test.
-    final class Waited: Sendable {
-        let took = Mutex<Duration?>(nil)
-    }
+    /// How long a reader thread waited, told to the test when it returns.
+    typealias Waited = Wakeup<Duration>
 
     /// Starts a reader that waits at the gate as the follower and rollup threads do, on a
     /// thread of its own (never on the cooperative pool, which the test needs to go on).
@@ -19,18 +18,16 @@ import Testing
         Thread {
             let start = ContinuousClock.now
             gate.waitWhileClosed(atMost: limit)
-            let took = ContinuousClock.now - start
-            seen.took.withLock { $0 = took }
+            seen.wake(ContinuousClock.now - start)
         }.start()
         return seen
     }
 
     /// How long the reader waited, once it has returned.
     func result(_ seen: Waited) async throws -> Duration {
-        while true {
-            if let took = seen.took.withLock({ $0 }) { return took }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let took = await seen.wait(atMost: .seconds(300), timedOut: .seconds(-1))
+        try #require(took >= .zero, "the reader did not return")
+        return took
     }
 
     @Test func underItsLimitNothingIsWantedAndNobodyWaits() async throws {
@@ -57,7 +54,7 @@ import Testing
         gate.measured(pages: 9500, checkpointed: 9000, limit: 8192)
         let limit: Duration = .seconds(60)
         let seen = reader(gate, atMost: limit)
-        try await Task.sleep(for: .milliseconds(200))
+        try #require(await eventually(every: .milliseconds(1)) { gate.readersWaiting == 1 })
         gate.restartPrepared()
         #expect(!gate.restartWanted)
         let took = try await result(seen)
@@ -72,7 +69,7 @@ import Testing
         #expect(gate.restartWanted)
         #expect(try await result(reader(gate, atMost: .milliseconds(300))) >= .milliseconds(300))
         let seen = reader(gate, atMost: .seconds(60))
-        try await Task.sleep(for: .milliseconds(200))
+        try #require(await eventually(every: .milliseconds(1)) { gate.readersWaiting == 1 })
         gate.restartPrepared()
         #expect(try await result(seen) < .seconds(30))
         #expect(!gate.restartWanted)

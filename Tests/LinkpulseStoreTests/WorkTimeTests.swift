@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
-import Testing
-
 @testable import LinkpulseStore
+import Synchronization
+import TestSupport
+import Testing
 
 /// Work time is wall-clock time inside a unit of work, less what its thread waited for a CPU:
 /// time blocked (on the disk, a lock, a sleep) counts, time spent runnable behind other
@@ -29,7 +29,7 @@ import Testing
             }
         }
         defer { stop.store(true, ordering: .relaxed) }
-        while started.load(ordering: .relaxed) < busy { Thread.sleep(forTimeInterval: 0.001) }
+        eventuallyBlocking(every: .milliseconds(1)) { started.load(ordering: .relaxed) == busy }
         // 40 ms of this thread's own CPU time, measured again (up to five times) while the
         // scheduler still let this thread run most of the time: the busy threads had not
         // yet taken their share of the CPUs (seen once in a full suite: 40 ms in 50).
