@@ -53,13 +53,3 @@ extension HTTPFields {
         return [.linkpulseCountedThrough: Timestamp.formatUTC(freshness.countedThroughMs), .linkpulseLagSeconds: "\(freshness.lagSeconds)"]
     }
 }
-
-extension HealthController.Readiness.Check {
-    /// Not ready while a recount runs: its stats would answer short (zeros after a restore).
-    static func recount(_ remaining: Int64?) -> Self {
-        guard let remaining else { return .init(ok: true, detail: "no recount running") }
-        return .init(
-            ok: false,
-            detail: "counting again the events stored before the rollups started over (a restore, an upgrade, a rebuild): \(remaining) left")
-    }
-}

@@ -13,7 +13,7 @@ public enum GeneratedTraffic {
 
     /// Validates and stores every event of `profile`, in group commits of `batch` events.
     public static func write(
-        _ profile: TrafficProfile, into database: AppDatabase, secrets: InstallationSecrets, receivedAtMs: Int64,
+        _ profile: TrafficProfile, into database: any IngestStore, secrets: InstallationSecrets, receivedAtMs: Int64,
         batch: Int = 5_000
     ) async throws -> Outcome {
         var generator = TrafficGenerator(profile)

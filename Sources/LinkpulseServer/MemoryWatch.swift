@@ -21,7 +21,7 @@ import Metrics
 /// are not recorded.
 public struct MemoryWatchJob: TimerJob {
     public let name = "memory-watch"
-    let database: AppDatabase?
+    let store: (@Sendable () -> StoreMemoryReport)?
     let resident = Gauge(label: "process_resident_memory_bytes")
     let virtual = Gauge(label: "process_virtual_memory_bytes")
     let openFiles = Gauge(label: "process_open_fds")
@@ -34,10 +34,10 @@ public struct MemoryWatchJob: TimerJob {
     let linkTuples = Gauge(label: "linkpulse_rollup_link_tuples")
     let idTail = Gauge(label: "linkpulse_ingest_id_tail_ids")
 
-    /// - Parameter database: the SQLite store whose parts are reported; nil reports the
-    ///   process alone (the PostgreSQL daemon).
-    public init(database: AppDatabase?) {
-        self.database = database
+    /// - Parameter store: what the store keeps in memory (the SQLite store's parts); nil
+    ///   reports the process alone (the PostgreSQL daemon).
+    public init(store: (@Sendable () -> StoreMemoryReport)?) {
+        self.store = store
     }
 
     public func run() throws {
@@ -53,11 +53,10 @@ public struct MemoryWatchJob: TimerJob {
             // The listing's own descriptor is among them.
             openFiles.record(Double(max(descriptors.count - 1, 0)))
         }
-        guard let database else { return }
-        let entries = database.attribution.recentClickEntries
-        recentClickEntries.record(Double(entries.held))
-        recentClickCapacity.record(Double(entries.capacity))
-        linkTuples.record(Double(database.rollups.linkTuplesKnown))
-        idTail.record(Double(database.events.idTailCount))
+        guard let report = store?() else { return }
+        recentClickEntries.record(Double(report.recentClickEntries))
+        recentClickCapacity.record(Double(report.recentClickCapacity))
+        linkTuples.record(Double(report.linkTuples))
+        idTail.record(Double(report.idTail))
     }
 }

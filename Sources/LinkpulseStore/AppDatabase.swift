@@ -430,3 +430,23 @@ public final class AppDatabase: IngestStore {
         try events.close(truncating: truncate)
     }
 }
+
+/// What the SQLite store keeps in memory and bounds, for the memory gauges of `/metrics`.
+public struct StoreMemoryReport: Sendable {
+    /// The memory half of the click indexes, and its bound.
+    public var recentClickEntries: Int
+    public var recentClickCapacity: Int
+    /// The link tuples (ref, campaign, source, medium) known to the rollups.
+    public var linkTuples: Int
+    /// The ids stored since the last merge into the id index.
+    public var idTail: Int
+}
+
+extension AppDatabase {
+    /// What the store keeps in memory now.
+    public var memoryReport: StoreMemoryReport {
+        let entries = attribution.recentClickEntries
+        return StoreMemoryReport(
+            recentClickEntries: entries.held, recentClickCapacity: entries.capacity, linkTuples: rollups.linkTuplesKnown, idTail: events.idTailCount)
+    }
+}

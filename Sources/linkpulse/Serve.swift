@@ -257,7 +257,7 @@ struct Serve: AsyncParsableCommand {
             ])
         }
         let host = self.host
-        let app = buildApplication(deps, settings: settings, logger: logger) { port in
+        let app = buildApplication(backend: SQLiteBackend(deps, settings: settings), settings: settings) { port in
             guard let readKey = demoKey else { return }
             let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             print("\nLinkpulse demo is running. Open the dashboard (the link signs you in):\n  http://\(shown):\(port)/dashboard/#key=\(readKey)\n")
@@ -291,7 +291,7 @@ extension Serve {
             sealAge: seal.age, links: try links())
     }
 
-    /// The daemon on PostgreSQL (see `buildPostgresApplication` for what it serves yet). Several
+    /// The daemon on PostgreSQL (see `PostgresBackend`). Several
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
     func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
@@ -310,8 +310,8 @@ extension Serve {
                 forgetClearCopies: { try await store.forgetInstallationValues(Array(InstallationSecrets.clearKeyNames.values)) }, logger: logger)
             let settings = try serverSettings(dataURL: storage.dataURL, defaultRollupMs: 1_000)
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
-            try await buildPostgresApplication(store: store, secrets: secrets, keys: keys, settings: settings, queue: queue, prometheus: registry, logger: logger)
-                .runService()
+            let parts = DaemonParts(secrets: secrets, keys: keys, queue: queue, prometheus: registry, logger: logger)
+            try await buildApplication(backend: PostgresBackend(store: store, parts: parts, settings: settings), settings: settings).runService()
         } catch {
             await store.close()
             throw error

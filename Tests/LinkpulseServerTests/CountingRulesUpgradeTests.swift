@@ -167,8 +167,8 @@ import Testing
     ) -> some ApplicationProtocol {
         let deps = AppDependencies(
             database: database, secrets: TestInstallation.secrets, configuredKeys: TestInstallation.configuredKeys, queue: IngestQueue(capacity: 1_000),
-            now: { Int64(Date().timeIntervalSince1970 * 1000) })
-        return buildApplication(deps, settings: settings, logger: installation.logger)
+            now: { Int64(Date().timeIntervalSince1970 * 1000) }, logger: installation.logger)
+        return buildApplication(backend: SQLiteBackend(deps, settings: settings), settings: settings)
     }
 
     static func changeRollupFile(of installation: TestInstallation, _ sql: String) throws {

@@ -45,7 +45,7 @@ import Testing
         func scheduler(directory: URL? = nil) -> ExportScheduler {
             var settings = self.settings
             if let directory { settings.exportDirectory = directory }
-            return exportScheduler(deps, settings: settings, logger: installation.logger)
+            return exportScheduler(backend: SQLiteBackend(deps, settings: settings), settings: settings)
         }
 
         func file(_ name: String) -> URL { settings.exportDirectory.appending(path: name) }
@@ -66,7 +66,7 @@ import Testing
     @Test func eachPeriodIsExportedOnceAndMissedOnesCatchUp() async throws {
         let setup = try Setup()
         defer { setup.installation.remove() }
-        try await buildApplication(setup.deps, settings: setup.settings, logger: setup.installation.logger).test(.router) { client in
+        try await buildApplication(backend: SQLiteBackend(setup.deps, settings: setup.settings), settings: setup.settings).test(.router) { client in
             let times = try await Self.sendClicks(client)
             // Nov 20 09:00: a new job starts with the latest due day and hour only (the 08:00 hour
             // is due at 09:05).
@@ -124,7 +124,7 @@ import Testing
     @Test func pathTraversalAndUnknownFilesAreRefused() async throws {
         let setup = try Setup()
         defer { setup.installation.remove() }
-        try await buildApplication(setup.deps, settings: setup.settings, logger: setup.installation.logger).test(.router) { client in
+        try await buildApplication(backend: SQLiteBackend(setup.deps, settings: setup.settings), settings: setup.settings).test(.router) { client in
             _ = try await Self.sendClicks(client)
             _ = await setup.scheduler().runDue()
             // A file in the export directory that no job wrote is not served either.
@@ -151,7 +151,7 @@ import Testing
         defer { setup.installation.remove() }
         // An export directory that cannot be created (a regular file is in its way).
         let blocked = setup.installation.directory.appending(path: AppDatabase.eventsFileName).appending(path: "exports")
-        try await buildApplication(setup.deps, settings: setup.settings, logger: setup.installation.logger).test(.router) { client in
+        try await buildApplication(backend: SQLiteBackend(setup.deps, settings: setup.settings), settings: setup.settings).test(.router) { client in
             _ = try await Self.sendClicks(client)
             let failed = await setup.scheduler(directory: blocked).runDue()
             #expect(failed.written.isEmpty)
@@ -169,7 +169,7 @@ import Testing
         defer { setup.installation.remove() }
         var settings = setup.settings
         settings.exportCheckInterval = .milliseconds(200)
-        try await buildApplication(setup.deps, settings: settings, logger: setup.installation.logger).test(.live) { client in
+        try await buildApplication(backend: SQLiteBackend(setup.deps, settings: settings), settings: settings).test(.live) { client in
             _ = try await Self.sendClicks(client)
             try await eventually(within: .seconds(20), every: .milliseconds(100)) {
                 FileManager.default.fileExists(atPath: setup.file("daily-by-ref_2026-11-19.csv.gz").path)

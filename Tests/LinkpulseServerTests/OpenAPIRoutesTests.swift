@@ -38,7 +38,7 @@ import Yams
         settings.dashboardsDirectory = dashboardsFolder
         var deps = installation.dependencies()
         deps.prometheus = PrometheusCollectorRegistry()
-        let router = buildRouter(deps, settings: settings)
+        let router = buildRouter(backend: SQLiteBackend(deps, settings: settings), settings: settings)
         let served = Set(router.routes.map(Self.spelled))
         let documented = try Self.documented()
         #expect(served.subtracting(documented).sorted() == [], "served, not in docs/openapi.yaml")

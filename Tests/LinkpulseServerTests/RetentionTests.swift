@@ -219,8 +219,9 @@ extension RetentionTests {
         #expect(copy.events.rawHorizonMs == Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
         let deps = AppDependencies(
             database: copy, secrets: TestInstallation.secrets, configuredKeys: TestInstallation.configuredKeys, queue: IngestQueue(capacity: 1_000),
-            now: { clock.withLock { $0 } })
-        try await buildApplication(deps, settings: ServerSettings(port: 0, rollupInterval: .seconds(3600)), logger: installation.logger)
+            now: { clock.withLock { $0 } }, logger: installation.logger)
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600))
+        try await buildApplication(backend: SQLiteBackend(deps, settings: settings), settings: settings)
             .test(.router) { client in
                 let answers = try await wholeDayAnswers(client)
                 for (path, answer) in original { #expect(answers[path] == answer, "\(path) differs after the restore") }

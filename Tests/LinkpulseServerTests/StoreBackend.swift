@@ -76,9 +76,10 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
                     perDaemon?(&settings, index)
                     let keys = AccessKeys(
                         store: store.accessKeys, hashSecret: TestInstallation.secrets.hashSecretBytes, configured: TestInstallation.configuredKeys)
-                    return buildPostgresApplication(
-                        store: store, secrets: TestInstallation.secrets, keys: keys, settings: settings, queue: IngestQueue(capacity: 50_000),
-                        prometheus: nil, now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger)
+                    let parts = DaemonParts(
+                        secrets: TestInstallation.secrets, keys: keys, queue: IngestQueue(capacity: 50_000),
+                        now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger)
+                    return buildApplication(backend: PostgresBackend(store: store, parts: parts, settings: settings), settings: settings)
                 }
                 let store = stores[0]
                 let probe = Probe(

@@ -37,7 +37,7 @@ struct TestInstallation {
     func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil, ticks: ManualTicks? = nil) -> AppDependencies {
         AppDependencies(
             database: database, secrets: Self.secrets, configuredKeys: Self.configuredKeys, queue: IngestQueue(capacity: queueCapacity),
-            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, ticks: ticks)
+            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, ticks: ticks, logger: logger)
     }
 
     /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a
@@ -49,7 +49,7 @@ struct TestInstallation {
     func application(
         _ deps: AppDependencies? = nil, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: .off)
     ) -> some ApplicationProtocol {
-        buildApplication(deps ?? dependencies(), settings: settings, logger: logger)
+        buildApplication(backend: SQLiteBackend(deps ?? dependencies(), settings: settings), settings: settings)
     }
 
     /// A read-only view of the events database, as an operator's tool would open it (with the
