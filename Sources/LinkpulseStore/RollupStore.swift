@@ -4,33 +4,6 @@ import LinkpulseDomain
 import Logging
 import Synchronization
 
-/// The rollup grains: cubes by every link dimension (`cube_parts`) and rows by platform only
-/// (`rollups`), each numbered by its `grain` column.
-enum RollupGrain: Int64, CaseIterable {
-    /// 15-minute UTC buckets by every dimension (a cube).
-    case quarterHour = 1
-    /// UTC days by every dimension (a cube).
-    case day = 2
-    /// UTC hours by every dimension (a cube).
-    case hour = 6
-    /// 15-minute UTC buckets by platform only.
-    case quarterHourByPlatform = 3
-    /// UTC days by platform only.
-    case dayByPlatform = 4
-    /// UTC hours by platform only (local days of half-hour zones are mostly whole UTC hours).
-    case hourByPlatform = 5
-
-    var length: Int64 {
-        switch self {
-        case .quarterHour, .quarterHourByPlatform: TimeGrain.quarterHourMs
-        case .hour, .hourByPlatform: TimeGrain.hourMs
-        case .day, .dayByPlatform: TimeGrain.dayMs
-        }
-    }
-    /// Whether the grain is by every link dimension, stored as a cube (else rows by platform only).
-    var hasLinkDimensions: Bool { self == .quarterHour || self == .hour || self == .day }
-}
-
 /// The rollups (`linkpulse-rollups.sqlite`): conversion counts by time, link and audience,
 /// counted from the attributed events in store order. Its passes, run on a low-priority
 /// thread it owns (or by a command), are the file's only writer; `StatsReader` reads it.
