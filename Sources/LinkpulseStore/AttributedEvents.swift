@@ -4,8 +4,8 @@ import LinkpulseDomain
 import Synchronization
 
 /// How far the attribution follower has come in this process, and the tasks waiting for it to
-/// pass a seq (an app waiting for its answer): each wait is a `Wakeup`, woken when a round
-/// commits or at its deadline. A round that reads the answers its waiters want hands them over
+/// pass a seq (an app waiting for its answer): woken when a round commits, or at their deadline
+/// by one `DeadlineTimer` armed for the earliest. A round that reads the answers its waiters want hands them over
 /// with the wake-up, so a waiter does not read its own (a hop to a reader and a query each).
 final class AttributionProgress: Sendable {
     /// How a wait ended.
@@ -20,7 +20,8 @@ final class AttributionProgress: Sendable {
 
     private struct Waiter {
         var seq: Int64
-        var wakeup: Wakeup<Reached>
+        var deadline: ContinuousClock.Instant
+        var continuation: CheckedContinuation<Reached, Never>
     }
 
     private struct State {
@@ -36,8 +37,26 @@ final class AttributionProgress: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Ends the waits past their deadline (`expire`).
+    private let deadlines = DeadlineTimer(label: "linkpulse.attribution.deadlines")
     /// Broadcast at each advance, for the threads blocked in `waitBlocking`.
     private let moved = ProgressCondition()
+
+    init() {
+        deadlines.onFire { [weak self] in self?.expire() }
+    }
+
+    /// Ends the waits past their deadline; returns the earliest deadline left.
+    private func expire() -> ContinuousClock.Instant? {
+        let now = ContinuousClock.now
+        let (expired, next) = state.withLock { s -> ([Waiter], ContinuousClock.Instant?) in
+            let expired = s.waiters.filter { $0.value.deadline <= now }
+            for id in expired.keys { s.waiters[id] = nil }
+            return (Array(expired.values), s.waiters.values.lazy.map(\.deadline).min())
+        }
+        for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
+        return next
+    }
 
     /// How long a parked answer waits for its caller before it is dropped (the caller then
     /// reads it itself).
@@ -71,7 +90,7 @@ final class AttributionProgress: Sendable {
             return done
         }
         for waiter in ready {
-            waiter.wakeup.wake(answers[waiter.seq].map(Reached.answered) ?? .attributed)
+            waiter.continuation.resume(returning: answers[waiter.seq].map(Reached.answered) ?? .attributed)
         }
         moved.broadcast()
     }
@@ -123,17 +142,20 @@ final class AttributionProgress: Sendable {
     /// attributed it returns at once, with the answer a round parked for it if there is one.
     @discardableResult
     func wait(for seq: Int64, timeout: Duration) async -> Reached {
-        let wakeup = Wakeup<Reached>()
-        let registration = state.withLock { s -> (id: Int?, parked: AttributedEvent?) in
-            guard s.through < seq else { return (nil, s.parked.removeValue(forKey: seq)?.answer) }
-            s.nextId += 1
-            s.waiters[s.nextId] = Waiter(seq: seq, wakeup: wakeup)
-            return (s.nextId, nil)
+        let deadline = ContinuousClock.now + timeout
+        return await withCheckedContinuation { continuation in
+            let reached = state.withLock { s -> Reached? in
+                guard s.through < seq else { return s.parked.removeValue(forKey: seq).map { .answered($0.answer) } ?? .attributed }
+                s.nextId += 1
+                s.waiters[s.nextId] = Waiter(seq: seq, deadline: deadline, continuation: continuation)
+                return nil
+            }
+            if let reached {
+                continuation.resume(returning: reached)
+            } else {
+                deadlines.arm(by: deadline)
+            }
         }
-        guard let id = registration.id else { return registration.parked.map(Reached.answered) ?? .attributed }
-        let reached = await wakeup.wait(atMost: timeout, timedOut: .timedOut)
-        if case .timedOut = reached { state.withLock { _ = $0.waiters.removeValue(forKey: id) } }
-        return reached
     }
 }
 

@@ -1,10 +1,12 @@
+import Dispatch
 import Synchronization
 
 /// One wait that ends at the first of several causes: whoever calls `wake(_:)` first decides
 /// how it ended, later calls change nothing. The waiter awaits it (`wait(atMost:timedOut:)`);
 /// the parts that can end the wait (a released hold, an urgent request, an attributed event)
 /// each hold the same `Wakeup` and wake it. Nothing polls: a wait costs a continuation and, while
-/// it lasts, one timer task for its deadline.
+/// it lasts, one Dispatch timer for its deadline (cancelled when the wait ends first; no task
+/// of the cooperative pool is spent on it, since resolves wait thousands of times a second).
 public final class Wakeup<Reason: Sendable>: Sendable {
     private struct State {
         var reason: Reason?
@@ -35,10 +37,9 @@ public final class Wakeup<Reason: Sendable>: Sendable {
     /// Waits until a `wake`, or `limit` (which wakes it with `timedOut`). Call it once.
     public func wait(atMost limit: Duration, timedOut: Reason) async -> Reason {
         if let reason { return reason }
-        let deadline = Task { [self] in
-            guard (try? await Task.sleep(for: limit)) != nil else { return }
-            wake(timedOut)
-        }
+        let deadline = DispatchWorkItem { [self] in wake(timedOut) }
+        let nanoseconds = Int(min(limit.components.seconds, Int64(Int32.max))) * 1_000_000_000 + Int(limit.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: deadline)
         defer { deadline.cancel() }
         return await withCheckedContinuation { continuation in
             let ended = state.withLock { state -> Reason? in
