@@ -225,8 +225,8 @@ public final class AttributionStore: Sendable {
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
-                listed = try recentClicks(db, through: state?[1] ?? 0, horizon: state?[4] ?? Int64.min, disk: disk)
+                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
+                listed = try recentClicks(db, through: state?[AttributionStateColumn.attributedThroughSeq] ?? 0, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
                 return .commit
             }
             if let listed { keep(listed) }
@@ -328,7 +328,7 @@ public final class AttributionStore: Sendable {
                 // events view, whose compilation alone cost more than a small round.
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-                let watermark: Int64 = state?[1] ?? 0
+                let watermark: Int64 = state?[AttributionStateColumn.attributedThroughSeq] ?? 0
                 let events = try readUnattributed(db, after: watermark, limit: maxEvents)
                 guard let last = events.last else {
                     // Perhaps another process attributed them: whoever waits is served.
@@ -336,8 +336,8 @@ public final class AttributionStore: Sendable {
                     if answering { answers = answersAwaited(through: watermark, in: db) }
                     return .commit
                 }
-                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
-                let recent = try recentClicks(db, through: watermark, horizon: state?[4] ?? Int64.min, disk: disk)
+                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
+                let recent = try recentClicks(db, through: watermark, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
                 // Read after the lock: a retention run that moved the horizon waits for this round.
                 let rawHorizon = try Int64.fetchOne(db.cachedStatement(sql: queries.attribution.rawHorizon)) ?? Int64.min
                 var round = try AttributionRound(
@@ -450,14 +450,14 @@ public final class AttributionStore: Sendable {
         try db.inTransaction(.deferred) {
             try db.cachedStatement(sql: queries.attribution.lock).execute()
             let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-            guard state?[1] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
+            guard state?[AttributionStateColumn.attributedThroughSeq] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
             // Late rows before the fingerprint index's span are left to the raw events.
-            let finishing = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[5] ?? Int64.min)
+            let finishing = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
             for row in left.late { try finishing.store(row) }
             try finishing.moveHorizon(to: left.horizonMs)
             // The fingerprint index's span follows the horizon; its rows before go between rounds.
             let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(fingerprintClicksKeptMs)
-            if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[5] ?? Int64.min {
+            if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min {
                 try db.cachedStatement(sql: queries.attribution.setFingerprintFrom).execute(arguments: [spanStart])
                 fingerprintPruneDue.store(true, ordering: .relaxed)
             }
@@ -482,7 +482,7 @@ public final class AttributionStore: Sendable {
     func pruneFingerprintClicks(_ db: Database) throws {
         guard fingerprintPruneDue.load(ordering: .relaxed) else { return }
         let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-        let spanStart: Int64 = state?[5] ?? Int64.min
+        let spanStart: Int64 = state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min
         guard spanStart > Int64.min else { return fingerprintPruneDue.store(false, ordering: .relaxed) }
         let deadline = ContinuousClock.now + moveSliceBudget
         while true {
@@ -767,17 +767,19 @@ public final class AttributionStore: Sendable {
             return try Row.fetchOne(db, sql: queries.attribution.state)
         }
         guard let state else { return try reset() }
-        if let reason = try events.mismatch(ofDerivedState: state) {
+        if let reason = try events.mismatch(
+            databaseId: state[AttributionStateColumn.databaseId], watermark: state[AttributionStateColumn.attributedThroughSeq],
+            eventIdAtWatermark: state[AttributionStateColumn.throughEventId]) {
             logger.warning("attributing every event again", metadata: ["reason": "\(reason)"])
             return try reset()
         }
-        if (state[2] as Int64) != windowMs {
+        if (state[AttributionStateColumn.attributionWindowMs] as Int64) != windowMs {
             logger.notice(
                 "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand (`linkpulse rollup --rebuild --reattribute` applies it to all)",
-                metadata: ["previous_ms": "\(state[2] as Int64)", "configured_ms": "\(windowMs)"])
+                metadata: ["previous_ms": "\(state[AttributionStateColumn.attributionWindowMs] as Int64)", "configured_ms": "\(windowMs)"])
             try queue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [windowMs]) }
         }
-        progress.advance(to: state[1])
+        progress.advance(to: state[AttributionStateColumn.attributedThroughSeq])
     }
 
     /// Checkpoints the file's WAL (PASSIVE: never waits for its writer) on `db`, one of its own

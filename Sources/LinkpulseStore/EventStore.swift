@@ -126,15 +126,14 @@ public final class EventStore: Sendable {
         return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
     }
 
-    /// Why a derived file's state row (owner database id, watermark and the id of the event
-    /// at the watermark, in columns 0, 1 and 3) does not fit the events database, or nil when
-    /// it does: it belongs to another database, claims events that do not exist, or names
-    /// another event at its watermark (an events database restored from another copy).
-    func mismatch(ofDerivedState state: Row) throws -> String? {
-        let watermark: Int64 = state[1]
-        if state[0] as String != (try databaseId()) { return "it belongs to another database" }
+    /// Why a derived file's state (its owner database id, watermark and the id of the event
+    /// at the watermark) does not fit the events database, or nil when it does: it belongs to
+    /// another database, claims events that do not exist, or names another event at its
+    /// watermark (an events database restored from another copy).
+    func mismatch(databaseId owner: String, watermark: Int64, eventIdAtWatermark: String?) throws -> String? {
+        if owner != (try databaseId()) { return "it belongs to another database" }
         if watermark > (try maxSeq()) { return "it counts events the database does not hold (an older copy?)" }
-        if (state[3] as String?) != (try eventId(at: watermark)) {
+        if eventIdAtWatermark != (try eventId(at: watermark)) {
             return "the database holds another event at its watermark (restored from another copy?)"
         }
         return nil
@@ -196,5 +195,5 @@ public final class EventStore: Sendable {
 
 /// The watermark (second column) of a derived file's state query's single row; 0 without a row.
 func derivedWatermark(_ db: Database, _ stateSQL: String) throws -> Int64 {
-    try Row.fetchOne(db.cachedStatement(sql: stateSQL)).map { $0[1] as Int64 } ?? 0
+    try Row.fetchOne(db.cachedStatement(sql: stateSQL)).map { $0[DerivedStateColumn.throughSeq] as Int64 } ?? 0
 }

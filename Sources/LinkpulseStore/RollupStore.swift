@@ -322,8 +322,8 @@ public final class RollupStore: Sendable {
     /// click visitors by value go into parts (see `foldVisitorParts`).
     func write(_ pass: PreparedPass, in db: Database, visitorsInParts: Bool) throws -> Bool {
         let state = try Row.fetchOne(db, sql: queries.rollup.state)
-        let watermark: Int64 = state?[1] ?? 0
-        let mergedThroughDay: Int64 = state?[4] ?? 0
+        let watermark: Int64 = state?[RollupStateColumn.rolledThroughSeq] ?? 0
+        let mergedThroughDay: Int64 = state?[RollupStateColumn.blocksMergedThroughDay] ?? 0
         let lastTuple = try Int64.fetchOne(db, sql: queries.rollup.lastTuple) ?? 0
         guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.count - 1) else { return false }
         let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay, visitorsInParts: visitorsInParts)
@@ -345,7 +345,7 @@ public final class RollupStore: Sendable {
     /// After a pass's commit, on the rollup connection: folds the click visitors by value in
     /// parts into the values' days once `visitorPartPasses` passes have written parts.
     func foldVisitorPartsIfDue(_ db: Database) throws {
-        let passes: Int64 = try Row.fetchOne(db, sql: queries.rollup.state)?[5] ?? 0
+        let passes: Int64 = try Row.fetchOne(db, sql: queries.rollup.state)?[RollupStateColumn.dimensionPartPasses] ?? 0
         if passes >= Self.visitorPartPasses { try foldVisitorParts(db) }
     }
 
@@ -514,7 +514,7 @@ public final class RollupStore: Sendable {
     }
 
     /// At open: ties the rollup file to this database, and starts it over when its state does
-    /// not fit the events database (see `mismatch(ofDerivedState:)`), it was counted by earlier
+    /// not fit the events database (see `EventStore.mismatch`), it was counted by earlier
     /// `CountingRules` (when the raw events are all kept to count again), or it is ahead of
     /// the attribution.
     func prepareRollups() throws {
@@ -523,11 +523,13 @@ public final class RollupStore: Sendable {
             return try Row.fetchOne(db, sql: queries.rollup.state)
         }
         guard let state else { return try resetRollups() }
-        if let reason = try events.mismatch(ofDerivedState: state) {
+        if let reason = try events.mismatch(
+            databaseId: state[RollupStateColumn.databaseId], watermark: state[RollupStateColumn.rolledThroughSeq],
+            eventIdAtWatermark: state[RollupStateColumn.throughEventId]) {
             logger.warning("recomputing the rollups", metadata: ["reason": "\(reason)"])
             return try resetRollups()
         }
-        let rules: Int = state[6]
+        let rules: Int = state[RollupStateColumn.countingRules]
         if rules < CountingRules.version {
             if events.rawEventsAreAllKept {
                 logger.notice("counting the rollups again by this version's rules", metadata: ["changes": "\(CountingRules.changes)"])
@@ -539,7 +541,7 @@ public final class RollupStore: Sendable {
                 metadata: ["changes": "\(CountingRules.changes)"])
             try queue.inDatabase { db in try db.execute(sql: queries.rollup.adoptCountingRules, arguments: [CountingRules.version]) }
         }
-        let watermark: Int64 = state[1]
+        let watermark: Int64 = state[RollupStateColumn.rolledThroughSeq]
         if watermark > (try attribution.attributedThroughSeq()) {
             // Attribution was started over (its file deleted, or a version that moved it).
             logger.notice("the rollups are ahead of the attribution; recomputing them as it catches up")

@@ -1,0 +1,65 @@
+import GRDB
+
+/// The result columns of one statement of `queries/`, in the statement's order: a case a column,
+/// named as the column in camel case (`attributed_through_seq`: `attributedThroughSeq`). Rows
+/// are read by these names (`row[AttributionStateColumn.fingerprintFromMs]`), not by a bare
+/// position, so a SELECT reordered in `queries/` fails `StatementColumnsTests` (which prepares
+/// each statement named in `StatementColumnsCatalog` and compares) instead of reading the
+/// wrong column. The hot loops that read rows through `HotStatement` keep positions, named
+/// where they are read.
+protocol StatementColumn: RawRepresentable<Int>, CaseIterable, Sendable {}
+
+extension Row {
+    /// The value of `column`, as GRDB's `row[index]` reads it (optional when `Value` is).
+    subscript<Value: DatabaseValueConvertible>(_ column: some StatementColumn) -> Value {
+        self[column.rawValue]
+    }
+}
+
+/// The columns every derived file's state row begins with (`attribution/state.sql`,
+/// `rollup/rollup_state.sql`, `rollup/attribution_state.sql`, `id_index/state.sql`): the events
+/// database it was derived from, and how far.
+enum DerivedStateColumn: Int, StatementColumn {
+    case databaseId, throughSeq
+}
+
+/// `attribution/state.sql`.
+enum AttributionStateColumn: Int, StatementColumn {
+    case databaseId, attributedThroughSeq, attributionWindowMs, throughEventId, recentFromMs, fingerprintFromMs
+}
+
+/// `rollup/rollup_state.sql`.
+enum RollupStateColumn: Int, StatementColumn {
+    case databaseId, rolledThroughSeq, attributionWindowMs, throughEventId, blocksMergedThroughDay, dimensionPartPasses, countingRules
+}
+
+/// Which statement each set of column names belongs to, for `StatementColumnsTests`.
+enum StatementColumnsCatalog {
+    /// The connection a statement runs on.
+    enum Connection {
+        /// The attribution follower's (the attribution file).
+        case attribution
+        /// The rollup passes' (the rollup file, with the attribution file attached as `attr`).
+        case rollups
+    }
+
+    /// One named statement: its file under `queries/`, its SQL, where it runs, and the names of
+    /// its columns as the Swift side reads them.
+    struct Entry {
+        var file: String
+        var sql: String
+        var connection: Connection
+        var columns: [String]
+    }
+
+    static func entries(_ queries: SQLQueries) -> [Entry] {
+        func names<C: StatementColumn>(_: C.Type) -> [String] { C.allCases.map { "\($0)" } }
+        return [
+            Entry(file: "attribution/state.sql", sql: queries.attribution.state, connection: .attribution, columns: names(AttributionStateColumn.self)),
+            Entry(file: "rollup/rollup_state.sql", sql: queries.rollup.state, connection: .rollups, columns: names(RollupStateColumn.self)),
+            Entry(
+                file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .rollups,
+                columns: Array(names(AttributionStateColumn.self).prefix(2))),
+        ]
+    }
+}
