@@ -4,7 +4,8 @@
 # bench_prepare NAME [build|test]: installs what is missing (sqlite3 for the size and baseline
 # queries, the build or test dependencies), builds the release binary, and sets BIN, DATA (KEEP,
 # or a new temporary directory), LP_PID and an exit trap that stops the daemon and removes DATA
-# (unless kept) and every path in EXTRA_CLEANUP.
+# (unless kept) and every path in EXTRA_CLEANUP. With BENCH_BIN set (a release build of another
+# commit, for an A/B on the same KEEP directory), that binary runs and nothing is built.
 bench_prepare() {
   command -v sqlite3 >/dev/null || {
     local sudo=""
@@ -12,8 +13,12 @@ bench_prepare() {
     $sudo apt-get update -qq && $sudo apt-get install -y -qq sqlite3 >/dev/null
   }
   ops/install-deps.sh "${2:-build}"
-  swift build -c release --product linkpulse >/dev/null
-  BIN=.build/release/linkpulse
+  if [ -n "${BENCH_BIN:-}" ]; then
+    BIN=$BENCH_BIN
+  else
+    swift build -c release --product linkpulse >/dev/null
+    BIN=.build/release/linkpulse
+  fi
   DATA=${KEEP:-$(mktemp -d "/tmp/linkpulse-$1-bench.XXXXXX")}
   LP_PID=""
   EXTRA_CLEANUP=()

@@ -20,6 +20,9 @@ public struct PostgresBackend: DaemonBackend {
     let freshness: DerivedFreshness
     let derivedWork: AsyncTickJob
 
+    /// Wires `store`'s derived work to this daemon: its raw-event retention (when
+    /// `--retention-days` deletes) and its wake-ups, which run the derived-work timer job at
+    /// once. One backend per store.
     public init(store: PostgresStore, parts: DaemonParts, settings: ServerSettings) {
         self.store = store
         self.parts = parts
