@@ -590,8 +590,9 @@ extension RollupStore {
     private func readRollupProgress(_ db: Database) throws -> RollupProgress {
         let row = try Row.fetchOne(db, sql: queries.rollup.progress)
         return RollupProgress(
-            storedThroughSeq: row?[0] ?? 0, countedThroughSeq: row?[1] ?? 0, attributedThroughSeq: row?[3] ?? 0,
-            oldestUncountedReceivedAtMs: row?[2])
+            storedThroughSeq: row?[RollupProgressColumn.storedThroughSeq] ?? 0, countedThroughSeq: row?[RollupProgressColumn.countedThroughSeq] ?? 0,
+            attributedThroughSeq: row?[RollupProgressColumn.attributedThroughSeq] ?? 0,
+            oldestUncountedReceivedAtMs: row?[RollupProgressColumn.oldestUncountedReceivedAtMs])
     }
 }
 

@@ -33,6 +33,11 @@ enum RollupStateColumn: Int, StatementColumn {
     case databaseId, rolledThroughSeq, attributionWindowMs, throughEventId, blocksMergedThroughDay, dimensionPartPasses, countingRules
 }
 
+/// `rollup/progress.sql`.
+enum RollupProgressColumn: Int, StatementColumn {
+    case storedThroughSeq, countedThroughSeq, oldestUncountedReceivedAtMs, attributedThroughSeq
+}
+
 /// Which statement each set of column names belongs to, for `StatementColumnsTests`.
 enum StatementColumnsCatalog {
     /// The connection a statement runs on.
@@ -41,6 +46,9 @@ enum StatementColumnsCatalog {
         case attribution
         /// The rollup passes' (the rollup file, with the attribution file attached as `attr`).
         case rollups
+        /// A reader of the events database (the rollup file attached as `agg`, the
+        /// attribution file as `attr`).
+        case eventsReader
     }
 
     /// One named statement: its file under `queries/`, its SQL, where it runs, and the names of
@@ -60,6 +68,7 @@ enum StatementColumnsCatalog {
             Entry(
                 file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .rollups,
                 columns: Array(names(AttributionStateColumn.self).prefix(2))),
+            Entry(file: "rollup/progress.sql", sql: queries.rollup.progress, connection: .eventsReader, columns: names(RollupProgressColumn.self)),
         ]
     }
 }
