@@ -84,24 +84,24 @@ public final class IngestPacer: Sendable {
         holdingGauge.record(0)
     }
 
-    /// Waits while the pacing holds, at most `maxHold`; returns how it ended and how long it
-    /// waited. `wakeup` ends it early too: the writer hands it to the queue, which wakes it with
-    /// `.urgent` when a request somebody waits for arrives.
-    func waitWhileHolding(_ wakeup: Wakeup<HoldEnded> = Wakeup()) async -> (ended: HoldEnded, waited: Duration) {
+    /// Waits while the pacing holds, at most `maxHold`; returns how long it waited. `wakeup`
+    /// ends it early too: the writer hands it to the queue, which wakes it with `.urgent` when a
+    /// request somebody waits for arrives.
+    func waitWhileHolding(_ wakeup: Wakeup<HoldEnded> = Wakeup()) async -> Duration {
         let start = ContinuousClock.now
         let registered = state.withLock { state in
             guard !state.stopped, state.pacing.holding, state.waiting == nil else { return false }
             state.waiting = wakeup
             return true
         }
-        guard registered else { return (.released, .zero) }
-        let ended = await wakeup.wait(atMost: maxHold, timedOut: .maxHold)
+        guard registered else { return .zero }
+        _ = await wakeup.wait(atMost: maxHold, timedOut: .maxHold)
         let waited = ContinuousClock.now - start
         state.withLock {
             $0.held += waited
             $0.waiting = nil
         }
         heldSeconds.increment(by: waited.seconds)
-        return (ended, waited)
+        return waited
     }
 }

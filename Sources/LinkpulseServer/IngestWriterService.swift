@@ -33,7 +33,7 @@ public struct IngestWriterService: Service {
                 if let pacer, pacer.holding, !batch.contains(where: \.urgent) {
                     let wakeup = Wakeup<IngestPacer.HoldEnded>()
                     queue.onUrgentSubmission { wakeup.wake(.urgent) }
-                    if await pacer.waitWhileHolding(wakeup).waited > .zero { batch += queue.takeIfAny() }
+                    if await pacer.waitWhileHolding(wakeup) > .zero { batch += queue.takeIfAny() }
                 }
                 metrics.queueDepth.record(queue.depth)
                 await commit(batch)

@@ -1,4 +1,5 @@
 import Dispatch
+import LinkpulseDomain
 import Synchronization
 
 /// One Dispatch timer for many deadlines: armed for the earliest pending one, it calls
@@ -42,7 +43,6 @@ final class DeadlineTimer: @unchecked Sendable {
         }
         guard earlier else { return }
         let left = max(deadline - ContinuousClock.now, .zero)
-        let nanoseconds = Int(min(left.components.seconds, 86_400)) * 1_000_000_000 + Int(left.components.attoseconds / 1_000_000_000)
-        source.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(5))
+        source.schedule(deadline: .now() + .nanoseconds(Int(left.nanoseconds)), leeway: .milliseconds(5))
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import LinkpulseDomain
 import Synchronization
 
 /// One wait that ends at the first of several causes: whoever calls `wake(_:)` first decides
@@ -38,8 +39,7 @@ public final class Wakeup<Reason: Sendable>: Sendable {
     public func wait(atMost limit: Duration, timedOut: Reason) async -> Reason {
         if let reason { return reason }
         let deadline = DispatchWorkItem { [self] in wake(timedOut) }
-        let nanoseconds = Int(min(limit.components.seconds, Int64(Int32.max))) * 1_000_000_000 + Int(limit.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: deadline)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds)), execute: deadline)
         defer { deadline.cancel() }
         return await withCheckedContinuation { continuation in
             let ended = state.withLock { state -> Reason? in

@@ -326,6 +326,8 @@ import Testing
             #expect(behind.status == .serviceUnavailable && behind.headers[.retryAfter] != nil)
             let answer = try JSONDecoder().decode(HealthReadiness.self, from: Data(buffer: behind.body))
             #expect(answer.status == "not_ready" && answer.checks["rollup_lag"]?.ok == false && answer.checks["database"]?.ok == true)
+            // As on PostgreSQL, the lag says how many events wait.
+            #expect(answer.checks["rollup_lag"]?.detail.contains("(1 events waiting)") == true, "\(answer.checks)")
 
             _ = try await client.execute(uri: "/v1/admin/rollup", method: .post, headers: [.authorization: "Bearer \(TestInstallation.readKey)"])
             #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)

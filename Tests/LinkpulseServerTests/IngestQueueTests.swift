@@ -40,7 +40,7 @@ import Testing
         // A limit no body fits beside another: with one request held in flight, a second is refused.
         let queue = IngestQueue(capacity: 50_000, inFlightByteLimit: 10)
         var deps = installation.dependencies()
-        deps.queue = queue
+        deps.parts.queue = queue
         #expect(queue.admit(bytes: 10), "a request already in flight")
         try await installation.application(deps).test(.router) { client in
             let refused = try await client.postEvents(#"{"id":"a1","type":"click","ref":"r"}"#)
@@ -96,9 +96,9 @@ import Testing
         try await installation.application(deps).test(.router) { client in
             // s1 taken by the writer, which stalls on it; s2 then fills the queue.
             let stalled = Task { try await client.postEvents(#"{"id":"s1","type":"open"}"#).status }
-            try #require(await eventually(every: .milliseconds(1)) { deps.queue.handedOut == 1 })
+            try #require(await eventually(every: .milliseconds(1)) { deps.parts.queue.handedOut == 1 })
             let queued = Task { try await client.postEvents(#"{"id":"s2","type":"open"}"#).status }
-            try #require(await eventually(every: .milliseconds(1)) { deps.queue.depth == 1 })
+            try #require(await eventually(every: .milliseconds(1)) { deps.parts.queue.depth == 1 })
             let refused = try await client.postEvents(#"{"id":"s3","type":"open"}"#)
             #expect(refused.status == .serviceUnavailable)
             #expect(refused.headers[.retryAfter] == "1")

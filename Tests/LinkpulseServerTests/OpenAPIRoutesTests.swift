@@ -37,7 +37,7 @@ import Yams
         var settings = HostedLinkHTTPTests.settings
         settings.dashboardsDirectory = dashboardsFolder
         var deps = installation.dependencies()
-        deps.prometheus = PrometheusCollectorRegistry()
+        deps.parts.prometheus = PrometheusCollectorRegistry()
         let router = buildRouter(backend: SQLiteBackend(deps, settings: settings), settings: settings)
         let served = Set(router.routes.map(Self.spelled))
         let documented = try Self.documented()

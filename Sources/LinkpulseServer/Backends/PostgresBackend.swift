@@ -50,7 +50,7 @@ public struct PostgresBackend: DaemonBackend {
     public var exportLedger: any ExportRecords { store.exportLedger }
     public var links: any LinkRecords { store.links }
     /// The database is not on this machine's disk: ingest never waits for room here.
-    public var storage: StorageGuard { StorageGuard() }
+    public let storage = StorageGuard()
     public var pacer: IngestPacer? { nil }
     /// Every daemon checks; the one doing the derived work writes (see `ExportScheduler`).
     public var writesScheduledExports: Bool { store.derived.isLeading }

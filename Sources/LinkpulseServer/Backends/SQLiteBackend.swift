@@ -22,7 +22,7 @@ public struct SQLiteBackend: DaemonBackend {
         pacer = settings.ingestPacing.lagLimitMs(rollupInterval: settings.rollupInterval).map {
             IngestPacer(pacing: IngestPacing(lagLimitMs: $0, rateWindowMs: IngestPacing.standardRateWindowMs(rollupIntervalMs: intervalMs)))
         }
-        freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, progressAtOpen: deps.database.progressAtOpen, now: deps.now)
+        freshness = RollupFreshness(rollups: deps.database.rollups, pacer: pacer, progressAtOpen: deps.database.progressAtOpen, now: deps.parts.now)
     }
 
     public var parts: DaemonParts { deps.parts }
@@ -67,7 +67,7 @@ public struct SQLiteBackend: DaemonBackend {
 
     /// A rollup pass now, on the rollup thread; how many events it counted.
     public func countStoredNow() async throws -> Int {
-        try await RollupJob(rollups: deps.database.rollups, logger: deps.logger).runNow()
+        try await RollupJob(rollups: deps.database.rollups, logger: deps.parts.logger).runNow()
     }
 
     public func bringStatsUpToDate() async throws {
@@ -78,7 +78,7 @@ public struct SQLiteBackend: DaemonBackend {
     /// the first resolve after a start does not wait for it.
     public func backgroundServices(settings: ServerSettings, timers: Timers) -> [any Service] {
         let database = deps.database
-        let logger = deps.logger
+        let logger = deps.parts.logger
         database.attribution.listRecentClicksSoon()
         var services: [any Service] = [
             timers.every(settings.idIndexInterval, IdIndexJob(events: database.events, threshold: settings.idMergeThreshold, logger: logger)),
@@ -88,39 +88,30 @@ public struct SQLiteBackend: DaemonBackend {
             timers.every(settings.retentionInterval, RetentionJob(
                 database: database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
-                now: deps.now, logger: logger)),
+                now: deps.parts.now, logger: logger)),
             timers.every(settings.rollupInterval, RollupJob(rollups: database.rollups, budget: settings.rollupInterval, logger: logger)),
-            timers.every(settings.sealInterval, SealJob(database: database, age: settings.sealAge, now: deps.now, logger: logger)),
+            timers.every(settings.sealInterval, SealJob(database: database, age: settings.sealAge, now: deps.parts.now, logger: logger)),
         ]
         if let pacer {
-            services.append(timers.every(IngestPacingJob.interval, IngestPacingJob(rollups: database.rollups, pacer: pacer, now: deps.now, logger: logger)))
+            services.append(timers.every(IngestPacingJob.interval, IngestPacingJob(rollups: database.rollups, pacer: pacer, now: deps.parts.now, logger: logger)))
         }
         return services
     }
 
     public func serverRunning(port: Int, settings: ServerSettings) async {
-        deps.logger.notice("listening", metadata: ["host": "\(settings.host)", "port": "\(port)"])
+        deps.parts.logger.notice("listening", metadata: ["host": "\(settings.host)", "port": "\(port)"])
     }
 }
 
-/// Everything a daemon on SQLite is wired from. The executable builds it from real parts;
-/// tests build it the same way over a temporary data directory.
+/// Everything a daemon on SQLite is wired from: the store, the disk guard and the parts every
+/// daemon has. The executable builds it from real parts; tests build it the same way over a
+/// temporary data directory.
 public struct AppDependencies: Sendable {
     public var database: AppDatabase
-    public var secrets: InstallationSecrets
-    /// The keys the daemon accepts (stored ones and those given by flag).
-    public var keys: AccessKeys
-    public var queue: IngestQueue
-    public var metrics: IngestMetrics
     /// Free disk space as the disk watch last saw it, and the floor ingest keeps.
     public var storage: StorageGuard
-    /// Where `/metrics` reads from; nil serves no `/metrics` route.
-    public var prometheus: PrometheusCollectorRegistry?
-    /// The current time in UTC milliseconds.
-    public var now: @Sendable () -> Int64
-    /// What runs the timer jobs: nil for Dispatch timers, a test's ticks otherwise.
-    public var ticks: ManualTicks?
-    public var logger: Logger
+    /// The parts every daemon has, whatever its store.
+    public var parts: DaemonParts
 
     /// - Parameter configuredKeys: keys given by flag, by kind (used when `keys` is nil, which
     ///   makes the table over the database's stored keys).
@@ -133,23 +124,12 @@ public struct AppDependencies: Sendable {
         ticks: ManualTicks? = nil,
         logger: Logger = Logger(label: "linkpulse")
     ) {
-        self.logger = logger
-        self.ticks = ticks
         self.database = database
-        self.secrets = secrets
-        self.keys = keys ?? AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys, now: now)
-        self.queue = queue
-        self.metrics = metrics
         self.storage = storage
-        self.prometheus = prometheus
-        self.now = now
-    }
-}
-
-extension AppDependencies {
-    /// The parts every daemon has, whatever its store.
-    public var parts: DaemonParts {
-        DaemonParts(secrets: secrets, keys: keys, queue: queue, metrics: metrics, prometheus: prometheus, now: now, ticks: ticks, logger: logger)
+        parts = DaemonParts(
+            secrets: secrets,
+            keys: keys ?? AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys, now: now),
+            queue: queue, metrics: metrics, prometheus: prometheus, now: now, ticks: ticks, logger: logger)
     }
 }
 
