@@ -422,7 +422,6 @@ public final class AppDatabase: IngestStore {
         attribution.beginClosing()
         rollups.beginClosing()
         attribution.stopThreads()
-        rollups.stopThread()
         events.stopThreads()
         let truncate = queries.truncateWAL
         try attribution.close(truncating: truncate)

@@ -39,8 +39,6 @@ final class AttributionProgress: Sendable {
     private let state = Mutex(State())
     /// Ends the waits past their deadline (`expire`).
     private let deadlines = DeadlineTimer(label: "linkpulse.attribution.deadlines")
-    /// Broadcast at each advance, for the threads blocked in `waitBlocking`.
-    private let moved = ProgressCondition()
 
     init() {
         deadlines.onFire { [weak self] in self?.expire() }
@@ -92,20 +90,6 @@ final class AttributionProgress: Sendable {
         for waiter in ready {
             waiter.continuation.resume(returning: answers[waiter.seq].map(Reached.answered) ?? .attributed)
         }
-        moved.broadcast()
-    }
-
-    /// Blocks the calling store thread (a rollup run) until the next advance or
-    /// `wakeBlockedWaiters`, or `deadline`, unless `done` (read under the condition's lock, so
-    /// no wake-up between the two is lost) already holds. The caller looks at what it waits for
-    /// again and calls it anew if need be.
-    func waitBlocking(until deadline: ContinuousClock.Instant, unless done: () -> Bool) {
-        moved.wait(until: deadline, unlessAlready: done)
-    }
-
-    /// Wakes the threads blocked in `waitBlocking` (the store is closing).
-    func wakeBlockedWaiters() {
-        moved.broadcast()
     }
 
     /// Says that callers will wait for the answers of these stored seqs (the resolves of a
@@ -156,28 +140,6 @@ final class AttributionProgress: Sendable {
                 deadlines.arm(by: deadline)
             }
         }
-    }
-}
-
-/// A condition a blocked store thread waits on until another thread broadcasts, for
-/// `AttributionProgress.waitBlocking`.
-private final class ProgressCondition: @unchecked Sendable {
-    private let condition = NSCondition()
-
-    func broadcast() {
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits for one broadcast or `deadline`, unless `done` already holds.
-    func wait(until deadline: ContinuousClock.Instant, unlessAlready done: () -> Bool) {
-        let left = deadline - ContinuousClock.now
-        guard left > .zero else { return }
-        condition.lock()
-        defer { condition.unlock() }
-        if done() { return }
-        _ = condition.wait(until: Date().addingTimeInterval(Double(left.nanoseconds) / 1e9))
     }
 }
 

@@ -54,15 +54,14 @@ public final class AttributionStore: Sendable {
     let answersHandedOver = Atomic<Int>(0)
     /// When the file's WAL was last checkpointed.
     let checkpointed = Mutex(ContinuousClock.now)
-    /// Told when the WAL should start over: the follower (its only writer) prepares the
-    /// restart between rounds; the rollup passes, its long readers, wait at it.
-    let gate = WALGate()
-    /// The thread the follower runs on, woken after each commit, at the rollups' low
-    /// priority: under a load that takes every core, ingest comes first (measured: at nice 5
-    /// it cost batched ingest a quarter of its throughput) and attribution catches up after.
-    let thread = StoreThread(name: "linkpulse.attribution", nice: 10)
-    /// Rounds asked for by commits (a commit during a round queues the next one).
-    let requests: CoalescedWork
+    /// Whether the file's WAL should start over: set by the checkpoint job past its limit, and
+    /// by a move of clicks to disk that waits for room; the derived-work loop (the file's only
+    /// writer, and its only long reader with the rollup passes it runs between its rounds)
+    /// checkpoints to the end between two turns (`restartAttributionWALIfWanted`), and its next
+    /// commit starts the WAL over. No reader waits for it, unlike the events WAL (`WALGate`).
+    let walRestartWanted = Atomic<Bool>(false)
+    /// The derived-work loop: the follower's rounds, and the rollup passes between them.
+    let derived = DerivedWork()
     /// The same rounds at normal priority, run only when a caller waits for an answer (an app's
     /// first launch): it then comes before the load, not after it (measured: resolve p99 at 64
     /// connections 2.2 s with the follower alone, 40 ms with this thread). A thread's priority
@@ -99,7 +98,6 @@ public final class AttributionStore: Sendable {
         recentClickCapacity = recentClickEntries
         self.queries = queries
         self.logger = logger
-        requests = CoalescedWork(on: thread, coversRunning: false)
         urgentRequests = CoalescedWork(on: urgentThread, coversRunning: false)
     }
 
@@ -112,10 +110,10 @@ public final class AttributionStore: Sendable {
     }
 
     /// Attributes every event stored so far, in rounds of at most `batch` events; returns how
-    /// many events it went through (clicks included). Synchronous; the follower thread, the
-    /// rollup passes (which count only attributed events) and tests call it.
-    /// With `yielding` (the background follower), each round first steps aside while the WAL
-    /// is being started over (see `WALGate`). With `urgent` (the thread for commits an app
+    /// many events it went through (clicks included). Synchronous; the urgent thread, commands
+    /// and tests call it (the derived-work loop goes a round a turn, see `derivedTurn`).
+    /// With `yielding`, each round first steps aside while the events WAL is being started over
+    /// (see `WALGate`), as the loop's rounds do. With `urgent` (the thread for commits an app
     /// waits on), rounds leave moves of clicks to disk to the follower.
     @discardableResult
     public func attributeAll(batch: Int = 20_000, yielding: Bool = false, urgent: Bool = false) throws -> Int {
@@ -127,36 +125,43 @@ public final class AttributionStore: Sendable {
             }
             let processed = try attributeRound(maxEvents: batch, answering: !yielding, movesClicks: !urgent)
             total += processed
-            // A short round read every event stored when it began: no empty round (a write
-            // transaction of its own) just to find that out. Later commits ask for their own.
-            // A move of clicks to disk in progress is worked on round after round until done,
-            // leaving the connection free between its slices.
             if closing.withLock({ $0 }) { return total }
-            if processed < batch, !urgent, moveLeftForApps.load(ordering: .relaxed) {
-                // A move (begun or due) left for apps being answered (see `movePutOff`). A round
-                // waiting for the connection wakes the follower when it ends; otherwise one has
-                // just ended, and the last round of a flood wakes the follower too early to go
-                // on: it looks again once apps may have gone quiet.
-                if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return total }
-                RetryBackoff(pause: Self.appsQuietFor).pauseThread()
-                continue
-            }
-            if processed < batch, !urgent, sliceWaitsForWAL {
-                // Looked at again shortly rather than in a run of empty rounds.
-                RetryBackoff(pause: Self.sliceRetryAfter).pauseThread()
-                continue
-            }
-            if processed < batch && (urgent || !moveInProgress) { return total }
+            if urgent ? processed < batch : !followerGoesOn(afterRoundOf: processed, batch: batch) { return total }
         }
     }
 
-    /// Between two rounds of the follower, while a restart of its WAL is wanted: a passive
-    /// checkpoint of its own file that no commit can overtake (it is the only writer); once it
-    /// reaches the end the gate opens, and the next round's commit starts the WAL over.
+    /// Whether the follower goes on after a round that went through `processed` of at most
+    /// `batch` events: a full round leaves more, and a move of clicks to disk in progress is
+    /// worked on round after round until done, leaving the connection free between its slices.
+    /// A short round read every event stored when it began: no empty round (a write
+    /// transaction of its own) just to find that out; later commits ask for their own.
+    func followerGoesOn(afterRoundOf processed: Int, batch: Int) -> Bool {
+        guard processed < batch else { return true }
+        if moveLeftForApps.load(ordering: .relaxed) {
+            // A move (begun or due) left for apps being answered (see `movePutOff`). A round
+            // waiting for the connection wakes the follower when it ends; otherwise one has
+            // just ended, and the last round of a flood wakes the follower too early to go
+            // on: it looks again once apps may have gone quiet.
+            if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return false }
+            RetryBackoff(pause: Self.appsQuietFor).pauseThread()
+            return true
+        }
+        if sliceWaitsForWAL {
+            // Looked at again shortly rather than in a run of empty rounds.
+            RetryBackoff(pause: Self.sliceRetryAfter).pauseThread()
+            return true
+        }
+        return moveInProgress
+    }
+
+    /// Between two turns of the derived-work loop, while a restart of the WAL is wanted: a
+    /// passive checkpoint of the file that no commit can overtake (the loop's rounds are its
+    /// only writer, and the urgent ones go through the same connection); once it reaches the
+    /// end, the next round's commit starts the WAL over.
     func restartAttributionWALIfWanted() throws {
-        guard gate.restartWanted else { return }
+        guard walRestartWanted.load(ordering: .relaxed) else { return }
         let (pages, done) = try queue.inDatabase { db in try checkpoint(db) }
-        if done >= pages { gate.restartPrepared() }
+        if done >= pages { walRestartWanted.store(false, ordering: .relaxed) }
     }
 
     /// `attributeAll` for the command line, which has the machine to itself: rounds of 200,000
@@ -186,12 +191,6 @@ public final class AttributionStore: Sendable {
         while try attributedThroughSeq() < wanted {
             if try attributeRound(maxEvents: 20_000) == 0 { return }
         }
-    }
-
-    /// Asks the follower thread to attribute what was just stored (the writer calls it after
-    /// each commit). Returns at once; requests made while a round is queued coalesce.
-    func followCommits() {
-        requests.request(once: { [self] in attributeAllLogged(yielding: true) })
     }
 
     /// `followCommits` at normal priority, for a caller waiting for an answer (both threads'
@@ -545,15 +544,16 @@ public final class AttributionStore: Sendable {
     /// Whether the WAL has room for the next slice of a move of clicks to disk, on the
     /// follower's connection between rounds: it holds at most `sliceRoomPages` frames, or a
     /// checkpoint (`restartCheckpoint`) copied all of it back with no reader left on it, so the
-    /// slice's commit writes it over from its start. Otherwise the gate closes, so that derived
-    /// readers let the snapshot keeping the copy short end, and the slice is left to a later
-    /// round (the follower looks again every `sliceRetryAfter` meanwhile), for at most
+    /// slice's commit writes it over from its start. Otherwise a restart is wanted
+    /// (`walRestartWanted`), and the slice is left to a later round (the follower looks again
+    /// every `sliceRetryAfter` meanwhile, once the reader keeping the copy short is done), for at most
     /// `sliceWaitsAtMost`: then it is written all the same, and so are the move's next slices
     /// until the WAL has room again, and a warning says so.
     ///
     /// Why wait rather than block: the slice used to be written after the checkpoint between
     /// two slices had waited `WALGate.longestWait` for the copy in vain, or had reached the end
-    /// while a rollup pass begun just before kept the WAL from starting over. Either way the
+    /// while a rollup pass begun just before (on a thread of its own then) kept the WAL from
+    /// starting over. Either way the
     /// slice added 32 MiB to a WAL that held the previous one: 67–109 MiB in three soaks
     /// against the 64 MiB bound. Waiting between rounds holds the clicks on their way out in
     /// memory a little longer, and attributes meanwhile.
@@ -572,16 +572,16 @@ public final class AttributionStore: Sendable {
         }
         switch wait {
         case nil:
-            // Readers that wait at the gate this slice closed go on at once (a round's commit
-            // may have started the WAL over since).
-            if restarts || before != nil { gate.restartPrepared() }
+            // No restart is wanted for this slice any more (a round's commit may have started
+            // the WAL over since).
+            if restarts || before != nil { walRestartWanted.store(false, ordering: .relaxed) }
             return true
         case .waiting:
-            gate.closeForCheckpoint()
+            walRestartWanted.store(true, ordering: .relaxed)
             return false
         case .gaveUp:
             if before != .gaveUp {
-                gate.restartPrepared()
+                walRestartWanted.store(false, ordering: .relaxed)
                 logger.warning("clicks moved to disk add to a WAL that a reader kept from starting over", metadata: [
                     "wal_pages": "\(pages)", "waited": "\(Self.sliceWaitsAtMost)",
                 ])
@@ -632,14 +632,11 @@ public final class AttributionStore: Sendable {
     }
 
     /// The WAL checkpointed to its end, so that the next write starts it over rather than adding
-    /// to it. A reader on an older snapshot (a rollup pass counting) keeps the copy short until it
-    /// ends: the gate keeps new derived readers from starting meanwhile, and the copy is tried
-    /// again every 20 ms, for at most `WALGate.longestWait` (then the next write adds to the
-    /// WAL). A passive checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak,
+    /// to it. A reader on an older snapshot (a stats read or an export) keeps the copy short
+    /// until it ends: the copy is tried again every 20 ms, for at most `WALGate.longestWait`
+    /// (then the next write adds to the WAL). A passive checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak,
     /// four slices deep.
     func checkpointToEnd(_ db: Database) throws {
-        gate.closeForCheckpoint()
-        defer { gate.restartPrepared() }
         let deadline = ContinuousClock.now + WALGate.longestWait
         while true {
             let (pages, done) = try checkpoint(db)
@@ -797,10 +794,11 @@ public final class AttributionStore: Sendable {
     }
 
     /// The checkpoint job's pass over the file, on a connection of its own; past `restartPages`
-    /// the follower is asked to start the WAL over between two rounds (see `WALGate`).
+    /// the derived-work loop is asked to start the WAL over between two turns
+    /// (`walRestartWanted`).
     func checkpoint(restartPages: Int) throws {
-        let (pages, done) = try checkpointer.inDatabase { db in try checkpoint(db) }
-        gate.measured(pages: pages, checkpointed: done, limit: restartPages)
+        let (pages, _) = try checkpointer.inDatabase { db in try checkpoint(db) }
+        walRestartWanted.store(pages > restartPages, ordering: .relaxed)
     }
 
     /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
@@ -809,20 +807,18 @@ public final class AttributionStore: Sendable {
     /// Returns once the follower has finished the rounds asked for before this call (nothing
     /// then reads the events database on its behalf until the next commit).
     public func settled() async {
-        _ = try? await thread.run {}
+        _ = try? await derived.thread.run {}
         _ = try? await urgentThread.run {}
     }
 
-    /// Makes rounds stop between two batches (the next start finishes the backlog) and opens
-    /// the WAL gate, so nothing waits at it while the threads stop.
+    /// Makes rounds stop between two batches (the next start finishes the backlog).
     func beginClosing() {
         closing.withLock { $0 = true }
-        gate.restartPrepared()
     }
 
     /// Lets the queued rounds finish and ends the threads (after `beginClosing`).
     func stopThreads() {
-        thread.stop()
+        derived.stop()
         urgentThread.stop()
     }
 

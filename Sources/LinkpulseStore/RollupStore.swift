@@ -5,8 +5,8 @@ import Logging
 import Synchronization
 
 /// The rollups (`linkpulse-rollups.sqlite`): conversion counts by time, link and audience,
-/// counted from the attributed events in store order. Its passes, run on a low-priority
-/// thread it owns (or by a command), are the file's only writer; `StatsReader` reads it.
+/// counted from the attributed events in store order. Its passes, run by the derived-work loop
+/// (`DerivedWork`) or by a command, are the file's only writer; `StatsReader` reads it.
 public final class RollupStore: Sendable {
     /// The rollup job's connection: the rollup file as main, the events database ("ev"), the
     /// id index ("ids") and the attribution file ("attr") attached.
@@ -16,19 +16,12 @@ public final class RollupStore: Sendable {
     let attribution: AttributionStore
     let queries: SQLQueries
     let logger: Logger
-    /// The thread every rollup pass of this process runs on, at low priority (ingest first).
-    let thread = StoreThread(name: "linkpulse.rollup", nice: 10)
-    /// Rollup runs asked for by the timer (a tick during a run adds nothing).
-    let requests: CoalescedWork
     /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
     let linkTuples = LinkTuples()
     /// Decoded sums of cube blocks and day parts for breakdowns over long ranges (a 90-day
     /// range of 10,000 refs needs about 15 MB of them).
     let cubeSums = CubeSumsCache(limitBytes: 32 << 20)
-    /// How far attribution had come when a timer pass last saw it move, and when (see
-    /// `rollUp(maxEvents:attributing:)`).
-    let attributionLastMoved = Mutex((through: Int64(-1), at: ContinuousClock.now))
-    /// How long the rollup passes have worked in all (what they waited for attribution aside).
+    /// How long the rollup passes have worked in all.
     public let passTime = WorkTime()
     /// How long the attribution rounds have worked in all (see `passTime`).
     public var attributionRoundTime: WorkTime { attribution.roundTime }
@@ -44,18 +37,11 @@ public final class RollupStore: Sendable {
         self.attribution = attribution
         self.queries = queries
         self.logger = logger
-        requests = CoalescedWork(on: thread, coversRunning: true)
     }
 
     /// Makes runs stop between two passes (the next start finishes the backlog).
     func beginClosing() {
         closing.withLock { $0 = true }
-        attribution.progress.wakeBlockedWaiters()
-    }
-
-    /// Lets the queued runs finish and ends the thread (after `beginClosing`).
-    func stopThread() {
-        thread.stop()
     }
 
     /// Truncates the WAL and closes the connection (after `beginClosing`).
@@ -69,11 +55,17 @@ public final class RollupStore: Sendable {
         try queue.inDatabase { db in try derivedWatermark(db, queries.rollup.state) }
     }
 
-    /// Rolls up every event stored so far, in passes of `batch` events; returns how many.
-    /// Synchronous; for the command line, the admin endpoint and tests.
+    /// Rolls up every event stored so far, in passes of `batch` events (attributing each
+    /// pass's worth first, see `rollUp`); returns how many. Synchronous; for the command line,
+    /// the admin endpoint and tests.
     @discardableResult
     public func rollUpAll(batch: Int = 200_000) throws -> Int {
-        try rollUpRun(batch: batch, budget: nil).count
+        var total = 0
+        while true {
+            let processed = try rollUp(maxEvents: batch)
+            total += processed
+            if processed == 0 || closing.withLock({ $0 }) { return total }
+        }
     }
 
     /// The most 15-minute cells one pass of `rollUp` holds before it stops (its other events are
@@ -86,125 +78,35 @@ public final class RollupStore: Sendable {
     /// not bounded so.
     public static let passCells = 65_536
 
-    /// How long the follower may stand still with events waiting before a timer pass wakes it.
-    static let followerStalledAfter: Duration = .seconds(5)
-
-    /// `rollUpAll`, stopping after the first pass that ends past `budget`; also says whether
-    /// it stopped so with events left.
-    func rollUpRun(batch: Int, budget: Duration?, attributing: Bool = true) throws -> (count: Int, stoppedEarly: Bool) {
-        let start = ContinuousClock.now
-        var total = 0
-        while true {
-            // The daemon's timer passes step aside while the WAL is being started over.
-            if !attributing {
-                events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
-                attribution.gate.waitWhileClosed(atMost: WALGate.longestWait)
-            }
-            let processed = try rollUp(maxEvents: batch, attributing: attributing)
-            total += processed
-            if closing.withLock({ $0 }) { return (total, false) }
-            if processed == 0 {
-                // Caught up with the follower: a timer run waits for what it attributes next,
-                // within its budget, rather than leave it to the next tick.
-                guard !attributing, let budget else { return (total, false) }
-                switch try awaitAttribution(until: start + budget) {
-                case .attributed: continue
-                case .nothingToAwait: return (total, false)
-                case .budgetSpent: return (total, true)
-                }
-            }
-            if let budget, ContinuousClock.now - start > budget { return (total, true) }
-        }
-    }
-
-    /// Attributed events a timer run waits for before its next pass, when it has counted
-    /// everything attributed and the follower is still behind (`awaitAttribution`).
-    static let followBatch: Int64 = 50_000
-
-    /// How a timer run's wait for the follower ended (`awaitAttribution`).
-    enum AttributionAwaited {
-        /// The follower attributed `followBatch` more events, or everything stored: a pass has
-        /// something to count.
-        case attributed
-        /// Nothing to wait for: attribution is not behind, or the follower has not moved for
-        /// `followerStalledAfter` (the next tick wakes it, see `rollUp`). The run ends.
-        case nothingToAwait
-        /// The run's budget is spent with the follower still working: the run goes on as a
-        /// continuation (see `requestRollUp`), not at the next tick.
-        case budgetSpent
-    }
-
-    /// When a timer run has counted everything the follower attributed and events still wait
-    /// for attribution: waits, woken by each of the follower's rounds, until the follower has
-    /// attributed `followBatch` more events or everything stored, or `deadline`.
-    ///
-    /// Why: a run that ended on catching up with the follower left what it attributed next
-    /// to the next tick, up to an interval later. After a 10-minute soak the rollups stood
-    /// idle 7 s, 20,000 attributed events short, while attribution worked off its last
-    /// 368,500 events: everything was counted 13.3 s after the load (target 10).
-    func awaitAttribution(until deadline: ContinuousClock.Instant) throws -> AttributionAwaited {
-        let from = attribution.progress.through
-        while true {
-            let through = attribution.progress.through
-            if through - from >= Self.followBatch { return .attributed }
-            if through >= (try events.maxSeq()) { return through > from ? .attributed : .nothingToAwait }
-            if followerStalled(at: through) || closing.withLock({ $0 }) { return .nothingToAwait }
-            if ContinuousClock.now >= deadline { return .budgetSpent }
-            let stallAt = attributionLastMoved.withLock { $0.at } + Self.followerStalledAfter
-            attribution.progress.waitBlocking(until: min(deadline, stallAt + .milliseconds(1))) {
-                attribution.progress.through != through || closing.withLock { $0 }
-            }
-        }
-    }
-
-    /// Whether the follower has stood at `through` for longer than `followerStalledAfter`,
-    /// noting the time when `through` is new (the timer passes and their waits share it).
-    private func followerStalled(at through: Int64) -> Bool {
-        let now = ContinuousClock.now
-        return attributionLastMoved.withLock { last in
-            if last.through != through { last = (through, now) }
-            return now - last.at > Self.followerStalledAfter
-        }
-    }
-
-    /// Queues a rollup run (passes of `batch` events until caught up) on the store's
-    /// low-priority rollup thread and returns at once; nothing is queued while an earlier
-    /// request is still queued or running (false then). A run that is still behind after
-    /// `budget` queues its continuation behind whatever else the thread has been given
-    /// meanwhile (an export's rollup, the shutdown), instead of waiting for the next tick: a
-    /// backlog is worked off without pause, and a big one never delays shutdown or an export
-    /// for long. `completion` gets how many events each part of the run counted, and how long
-    /// it took. For the rollup timer, which only triggers: its passes count what the follower
-    /// has attributed (see `rollUp(maxEvents:attributing:)`).
+    /// Makes a count of every event stored so far due on the derived-work loop, in passes of
+    /// `batch` events, and returns at once: false when one was due already (it then goes on
+    /// through what is stored now). For the rollup timer, which only triggers. `onPass` gets
+    /// how many events each pass counted and how long it took.
     @discardableResult
-    public func requestRollUp(
-        batch: Int, budget: Duration?, completion: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
-    ) -> Bool {
-        requests.request(repeating: { [self] in
-            let start = ContinuousClock.now
-            let run = Result { try rollUpRun(batch: batch, budget: budget, attributing: false) }
-            completion(run.map { ($0.count, ContinuousClock.now - start) })
-            if case .success((_, true)) = run { return true }
-            return false
-        })
+    public func requestRollUp(batch: Int, onPass: @escaping @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void) -> Bool {
+        let fresh = attribution.derived.countSoon(DerivedWork.CountDue(
+            batch: batch, pass: { [self] in try rollUp(maxEvents: $0, attributing: false) },
+            rolledThroughSeq: { [self] in try rolledThroughSeq() }, onPass: onPass))
+        attribution.followCommits()
+        return fresh
     }
 
-    /// Rolls up every event stored so far and beyond, until caught up, on the rollup thread;
-    /// returns how many events it counted. For the admin endpoint.
+    /// Rolls up every event stored so far and beyond, until caught up, on the derived-work
+    /// loop's thread; returns how many events it counted. For the admin endpoint.
     public func rollUpNow(batch: Int = 200_000) async throws -> Int {
-        try await thread.run { [self] in try rollUpAll(batch: batch) }
+        try await attribution.derived.thread.run { [self] in try rollUpAll(batch: batch) }
     }
 
-    /// Rolls up every event stored when it is called, on the rollup thread (see
+    /// Rolls up every event stored when it is called, on the derived-work loop's thread (see
     /// `rollUpThroughCurrent`). For scheduled exports.
     public func rollUpStoredSoFar() async throws -> Int {
-        try await thread.run { [self] in try rollUpThroughCurrent() }
+        try await attribution.derived.thread.run { [self] in try rollUpThroughCurrent() }
     }
 
-    /// Returns once the rollup thread has finished the work queued before this call (for a
+    /// Returns once the derived-work loop has finished the work queued before this call (for a
     /// graceful shutdown).
     public func settled() async {
-        _ = try? await thread.run {}
+        _ = try? await attribution.derived.thread.run {}
     }
 
     /// Rolls up every event stored when it is called (not those arriving meanwhile, so it ends
@@ -256,22 +158,13 @@ public final class RollupStore: Sendable {
     /// the rollup file's lock.
     ///
     /// Only attributed events are counted. With `attributing`, the pass attributes its worth
-    /// first if the follower has not (bounded, so a pass never chases events stored after it
+    /// first if nothing has yet (bounded, so a pass never chases events stored after it
     /// began): for callers that must count everything stored (the command line, the admin
-    /// endpoint). The daemon's timer passes count what the follower has attributed, and wake
-    /// it only when it has not moved for `followerStalledAfter` while events wait (events
-    /// stored by another process wake no one else): a low-priority round, run here or by the
-    /// follower, holds the attribution connection while starved of CPU, and an app waiting
-    /// for its answer waits for it (resolve p99 300–600 ms in some runs).
+    /// endpoint, exports). The derived-work loop's passes count what its rounds attributed.
     ///
     /// A pass also stops once it holds `maxCells` 15-minute cells (see `passCells`).
     public func rollUp(maxEvents: Int = 200_000, maxCells: Int = RollupStore.passCells, attributing: Bool = true) throws -> Int {
-        if attributing {
-            try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents)
-        } else {
-            let through = attribution.progress.through
-            if followerStalled(at: through), through < (try events.maxSeq()) { attribution.followCommits() }
-        }
+        if attributing { try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents) }
         return try passTime.measure { try countPass(maxEvents: maxEvents, maxCells: maxCells) }
     }
 
@@ -438,7 +331,7 @@ public final class RollupStore: Sendable {
     /// `rollUpAll` on both cores: each pass is written while the next one is counted and
     /// prepared on another thread (Dispatch's, for the duration of the call). For the command
     /// line, where nothing else needs the cores; the daemon's passes run one at a time on its
-    /// low-priority rollup thread. Falls back to passes one at a time when another process
+    /// derived-work loop. Falls back to passes one at a time when another process
     /// writes the rollups meanwhile.
     ///
     /// The counting side runs ahead of the writing side by up to `PassHandoff.depth` passes

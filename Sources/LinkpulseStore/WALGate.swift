@@ -7,11 +7,12 @@ import Foundation
 /// milliseconds and the attribution follower and rollup passes read back to back while a
 /// backlog lasts, so that moment never comes by itself and the WAL grows without end. The
 /// gate makes it: when the checkpoint job finds the WAL past its limit, the file's only writer
-/// (the ingest writer; for the attribution file, the follower) checkpoints to the end between
-/// two commits, after which its next commit starts the WAL over; and while a reader's old
-/// snapshot keeps that checkpoint short, the gate is closed: the derived readers (the
-/// background follower's rounds, the timer's rollup passes) wait at it before their next read. Readers never wait longer than `longestWait`, and readers that must
-/// answer someone (the urgent attribution round of a resolve, stats, exports) never wait.
+/// (the ingest writer) checkpoints to the end between two commits, after which its next commit
+/// starts the WAL over; and while a reader's old snapshot keeps that checkpoint short, the gate
+/// is closed: the derived-work loop waits at it before its next turn. It never waits longer
+/// than `longestWait`, and readers that must answer someone (the urgent attribution round of a
+/// resolve, stats, exports) never wait. (The attribution file needs no gate: its only long
+/// reader is its writer's own loop, see `AttributionStore.walRestartWanted`.)
 final class WALGate: @unchecked Sendable {
     /// The longest a derived reader waits for the WAL to start over before it reads anyway.
     static let longestWait: Duration = .seconds(2)
@@ -40,17 +41,6 @@ final class WALGate: @unchecked Sendable {
         wanted = pages > limit
         closed = wanted && checkpointed < pages
         if !closed { condition.broadcast() }
-        condition.unlock()
-    }
-
-    /// The file's only writer is about to checkpoint to the end itself, between the parts of a
-    /// long write (see `AttributionStore.checkpointToEnd`), or leaves the next part until the
-    /// WAL can start over (`AttributionStore.walHasRoomForSlice`): derived readers wait before
-    /// their next read, as when the checkpoint job finds the copy short, until `restartPrepared`.
-    func closeForCheckpoint() {
-        condition.lock()
-        wanted = true
-        closed = true
         condition.unlock()
     }
 

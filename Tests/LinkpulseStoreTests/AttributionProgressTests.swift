@@ -81,28 +81,6 @@ import Testing
         }
         #expect(progress.parkedCount == 1, "4's answer waits for its caller")
     }
-
-    /// A store thread blocked for the follower (a rollup run) wakes at the next advance, long
-    /// before its deadline, and at `wakeBlockedWaiters` (the store closing).
-    @Test(arguments: [true, false])
-    func aBlockedWaitWakesAtTheNextAdvanceOrAtClosing(advancing: Bool) async throws {
-        let progress = AttributionProgress()
-        let looked = Atomic<Int>(0)
-        let woke = Wakeup<Duration>()
-        Thread {
-            let start = ContinuousClock.now
-            progress.waitBlocking(until: .now + .seconds(120)) {
-                looked.add(1, ordering: .relaxed)
-                return false
-            }
-            woke.wake(ContinuousClock.now - start)
-        }.start()
-        // Once the thread has looked (under the condition's lock), it waits: the wake cannot be lost.
-        try #require(await eventually(every: .milliseconds(1)) { looked.load(ordering: .relaxed) == 1 })
-        if advancing { progress.advance(to: 1) } else { progress.wakeBlockedWaiters() }
-        let took = await woke.wait(atMost: .seconds(300), timedOut: .seconds(-1))
-        #expect(took >= .zero && took < .seconds(60), "woken after \(took)")
-    }
 }
 
 /// An answer for `seq`, told apart from others by its ref.

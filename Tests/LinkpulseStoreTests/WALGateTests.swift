@@ -11,7 +11,7 @@ import Testing
     /// How long a reader thread waited, told to the test when it returns.
     typealias Waited = Wakeup<Duration>
 
-    /// Starts a reader that waits at the gate as the follower and rollup threads do, on a
+    /// Starts a reader that waits at the gate as the derived-work loop does, on a
     /// thread of its own (never on the cooperative pool, which the test needs to go on).
     func reader(_ gate: WALGate, atMost limit: Duration) -> Waited {
         let seen = Waited()
@@ -59,19 +59,5 @@ import Testing
         #expect(!gate.restartWanted)
         let took = try await result(seen)
         #expect(took < limit / 2, "released by the writer, not by the limit: \(took)")
-    }
-
-    @Test func theWriterClosesTheGateForItsOwnCheckpointUntilItIsPrepared() async throws {
-        let gate = WALGate()
-        // Under the job's limit, nothing closed; the writer's own checkpoint closes it.
-        gate.measured(pages: 100, checkpointed: 10, limit: 8192)
-        gate.closeForCheckpoint()
-        #expect(gate.restartWanted)
-        #expect(try await result(reader(gate, atMost: .milliseconds(300))) >= .milliseconds(300))
-        let seen = reader(gate, atMost: .seconds(60))
-        try #require(await eventually(every: .milliseconds(1)) { gate.readersWaiting == 1 })
-        gate.restartPrepared()
-        #expect(try await result(seen) < .seconds(30))
-        #expect(!gate.restartWanted)
     }
 }

@@ -65,7 +65,7 @@ public struct SQLiteBackend: DaemonBackend {
         return checks
     }
 
-    /// A rollup pass now, on the rollup thread; how many events it counted.
+    /// A count of everything stored now, on the derived-work loop's thread; how many events it counted.
     public func countStoredNow() async throws -> Int {
         try await RollupJob(rollups: deps.database.rollups, logger: deps.parts.logger).runNow()
     }
@@ -89,7 +89,7 @@ public struct SQLiteBackend: DaemonBackend {
                 database: database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
                 now: deps.parts.now, logger: logger)),
-            timers.every(settings.rollupInterval, RollupJob(rollups: database.rollups, budget: settings.rollupInterval, logger: logger)),
+            timers.every(settings.rollupInterval, RollupJob(rollups: database.rollups, logger: logger)),
             timers.every(settings.sealInterval, SealJob(database: database, age: settings.sealAge, now: deps.parts.now, logger: logger)),
         ]
         if let pacer {

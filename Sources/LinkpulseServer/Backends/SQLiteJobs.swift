@@ -162,25 +162,20 @@ public struct SealJob: TimerJob {
     }
 }
 
-/// Rolls new events up into the conversion rollups. The timer only triggers: the passes run
-/// on the store's rollup thread at low priority (under full ingest load the writer and the
-/// handlers come first), a run working a backlog off without pause (in parts of one
-/// interval, other work of the thread between them; a run that has counted everything
-/// attributed waits for what the follower attributes next, see
-/// `RollupStore.awaitAttribution`), and a tick that finds a run still going adds nothing.
+/// Rolls new events up into the conversion rollups. The timer only triggers: it makes a count
+/// due on the derived-work loop (`DerivedWork`), which counts it pass after pass between its
+/// attribution rounds, at low priority (under full ingest load the writer and the handlers
+/// come first), working a backlog off without pause; a tick that finds a count still going
+/// makes it go on through what is stored by then.
 public struct RollupJob: TimerJob {
     public let name = "rollup"
     let rollups: RollupStore
-    let budget: Duration
     let logger: Logger
     let processed = Counter(label: "linkpulse_rollup_events_total")
     let duration = Metrics.Timer(label: "linkpulse_rollup_pass_duration_seconds", preferredDisplayUnit: .seconds)
 
-    /// - Parameter budget: how long one part of a run may go on before the thread's other work
-    ///   gets a turn (the rollup interval).
-    public init(rollups: RollupStore, budget: Duration = .seconds(10), logger: Logger) {
+    public init(rollups: RollupStore, logger: Logger) {
         self.rollups = rollups
-        self.budget = budget
         self.logger = logger
     }
 
@@ -189,7 +184,7 @@ public struct RollupJob: TimerJob {
         // Passes of up to 200,000 events: a backlog is worked off in fewer, larger passes, each
         // rewriting the same day's parts once (measured: after a minute of full load, caught up
         // 37 s after it instead of 85 s with 50,000, and a lower peak RSS).
-        rollups.requestRollUp(batch: 200_000, budget: budget) { result in
+        rollups.requestRollUp(batch: 200_000) { result in
             switch result {
             case .success(let (count, took)):
                 duration.recordNanoseconds(took.nanoseconds)

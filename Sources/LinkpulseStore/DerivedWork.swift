@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+
+/// The SQLite daemon's derived work: one loop, on one low-priority thread, that attributes what
+/// each commit stored and, when a count is due, counts the attributed events into the rollups.
+///
+/// A turn of the loop (`AttributionStore.derivedTurn`) does one bounded piece of work and says
+/// whether more is left; the loop then queues the next turn behind whatever the thread was
+/// given meanwhile (an export's count, the admin endpoint's, a graceful stop). Commits wake it
+/// (coalesced: a commit during a turn queues one more), the rollup timer makes a count due
+/// (`countSoon`), and each turn does one of:
+/// - a rollup pass, when a count is due and what it would count is attributed: every event
+///   stored when the count was asked for, or a whole pass's worth;
+/// - otherwise an attribution round of at most `roundEvents` events.
+///
+/// Attribution and counting never run at once, so neither waits for the other: a count that
+/// has caught up with attribution attributes next, on the same thread, and the attribution
+/// file's WAL is started over between two turns with no rollup pass reading it.
+///
+/// A resolve raises the priority of its own commit's round instead
+/// (`AttributionStore.followCommitsUrgently`): a thread's priority can be lowered but not
+/// raised again without privileges, so those rounds run on a second thread at normal
+/// priority, through the same attribution connection.
+final class DerivedWork: Sendable {
+    /// The loop's thread, at the rollups' low priority: under a load that takes every core,
+    /// ingest comes first (measured: at nice 5 the follower cost batched ingest a quarter of its
+    /// throughput) and the derived work catches up after.
+    let thread = StoreThread(name: "linkpulse.derived", nice: 10)
+    /// Turns asked for (a request during a turn queues the next one).
+    private let turns: CoalescedWork
+    /// The count due, if any (see `countSoon`).
+    private let due = Mutex<CountDue?>(nil)
+
+    /// Events an attribution round of the loop goes through at most.
+    static let roundEvents = 20_000
+
+    init() {
+        turns = CoalescedWork(on: thread, coversRunning: false)
+    }
+
+    /// A count asked for by the rollup timer: every event stored through `targetSeq` (nil
+    /// until a turn reads what is stored), in passes of `batch` events, each reported to
+    /// `onPass`.
+    struct CountDue: Sendable {
+        var targetSeq: Int64?
+        let batch: Int
+        /// Counts one pass of at most `batch` attributed events; returns how many it counted.
+        let pass: @Sendable (_ batch: Int) throws -> Int
+        /// The seq through which the rollups have counted.
+        let rolledThroughSeq: @Sendable () throws -> Int64
+        let onPass: @Sendable (Result<(count: Int, took: Duration), any Error>) -> Void
+    }
+
+    /// Queues a turn unless one is queued (`turn` returns whether work is left).
+    func wake(_ turn: @escaping @Sendable () -> Bool) {
+        turns.request(repeating: turn)
+    }
+
+    /// Makes `count` due, through what is stored when a turn next looks; false when a count
+    /// was due already (its target is then read again, so a backlog is worked off without
+    /// waiting for the next tick).
+    func countSoon(_ count: CountDue) -> Bool {
+        due.withLock { due in
+            guard due == nil else {
+                due!.targetSeq = nil
+                return false
+            }
+            due = count
+            return true
+        }
+    }
+
+    /// The count due, its target read (`storedThroughSeq`) if no turn has yet; nil when none is.
+    func dueCount(storedThroughSeq: () throws -> Int64) rethrows -> CountDue? {
+        guard var count = due.withLock({ $0 }) else { return nil }
+        if count.targetSeq == nil {
+            let target = try storedThroughSeq()
+            due.withLock { due in if due != nil, due!.targetSeq == nil { due!.targetSeq = target } }
+            count.targetSeq = target
+        }
+        return count
+    }
+
+    /// Whether a count is due.
+    var countIsDue: Bool { due.withLock { $0 != nil } }
+
+    /// Ends the count due once everything through its target is counted (unless a tick has
+    /// asked for the target to be read again meanwhile), or at once with `rolledThrough` nil (a
+    /// pass failed or found nothing: the next tick asks again).
+    func countEnded(rolledThrough: Int64?) {
+        due.withLock { due in
+            guard let current = due else { return }
+            if let rolledThrough, rolledThrough < current.targetSeq ?? .max { return }
+            due = nil
+        }
+    }
+
+    /// Lets the queued turns finish and ends the thread.
+    func stop() {
+        thread.stop()
+    }
+}
+
+extension AttributionStore {
+    /// Wakes the derived-work loop for what was just stored (the writer calls it after each
+    /// commit, the rollup timer after making a count due). Returns at once.
+    func followCommits() {
+        derived.wake { [self] in derivedTurn() }
+    }
+
+    /// One turn of the derived-work loop (see `DerivedWork`): a rollup pass when a count is
+    /// due and ready, else an attribution round. Returns whether work is left.
+    func derivedTurn() -> Bool {
+        if closing.withLock({ $0 }) { return false }
+        events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
+        do {
+            try restartAttributionWALIfWanted()
+            let count = try derived.dueCount(storedThroughSeq: { try events.maxSeq() })
+            if let count, try countIsReady(count) {
+                countPass(count)
+                return true
+            }
+            let processed = try attributeRound(maxEvents: DerivedWork.roundEvents)
+            if closing.withLock({ $0 }) { return false }
+            if let count, processed < DerivedWork.roundEvents {
+                // Everything stored when the round began is attributed: the count goes on.
+                if processed == 0 { countPass(count) }
+                return true
+            }
+            return followerGoesOn(afterRoundOf: processed, batch: DerivedWork.roundEvents)
+        } catch {
+            logger.error("derived work failed; the next commit or rollup tick retries it", metadata: ["error": "\(error)"])
+            derived.countEnded(rolledThrough: nil)
+            return false
+        }
+    }
+
+    /// Whether the count's next pass has something whole to count: every event through its
+    /// target attributed, or a pass's worth.
+    private func countIsReady(_ count: DerivedWork.CountDue) throws -> Bool {
+        let attributed = progress.through
+        if attributed >= count.targetSeq ?? .max { return true }
+        return attributed - (try count.rolledThroughSeq()) >= Int64(count.batch)
+    }
+
+    /// One pass of the count due, reported to it; the count ends when it has caught up with its
+    /// target, or when a pass fails or finds nothing to count.
+    private func countPass(_ count: DerivedWork.CountDue) {
+        let start = ContinuousClock.now
+        do {
+            let counted = try count.pass(count.batch)
+            count.onPass(.success((counted, ContinuousClock.now - start)))
+            derived.countEnded(rolledThrough: counted == 0 ? nil : try count.rolledThroughSeq())
+        } catch {
+            count.onPass(.failure(error))
+            derived.countEnded(rolledThrough: nil)
+        }
+    }
+}
