@@ -119,10 +119,7 @@ public final class AttributionStore: Sendable {
     public func attributeAll(batch: Int = 20_000, yielding: Bool = false, urgent: Bool = false) throws -> Int {
         var total = 0
         while true {
-            if yielding {
-                events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
-                try restartAttributionWALIfWanted()
-            }
+            if yielding { try stepAsideForWALs() }
             let processed = try attributeRound(maxEvents: batch, answering: !yielding, movesClicks: !urgent)
             total += processed
             if closing.withLock({ $0 }) { return total }
@@ -152,6 +149,13 @@ public final class AttributionStore: Sendable {
             return true
         }
         return moveInProgress
+    }
+
+    /// Before a round or pass of the derived work: waits while the events WAL is being started
+    /// over (`WALGate`), and starts the attribution file's over if wanted.
+    func stepAsideForWALs() throws {
+        events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
+        try restartAttributionWALIfWanted()
     }
 
     /// Between two turns of the derived-work loop, while a restart of the WAL is wanted: a

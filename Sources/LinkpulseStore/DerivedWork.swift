@@ -112,9 +112,8 @@ extension AttributionStore {
     /// due and ready, else an attribution round. Returns whether work is left.
     func derivedTurn() -> Bool {
         if closing.withLock({ $0 }) { return false }
-        events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
         do {
-            try restartAttributionWALIfWanted()
+            try stepAsideForWALs()
             let count = try derived.dueCount(storedThroughSeq: { try events.maxSeq() })
             if let count, try countIsReady(count) {
                 countPass(count)
