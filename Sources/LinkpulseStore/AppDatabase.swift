@@ -66,6 +66,8 @@ public final class AppDatabase: IngestStore {
     /// open): a daemon tells a recount from its everyday backlog by it (`RecountWatch`).
     public var progressAtOpen: RollupProgress { openedAt.withLock { $0 } }
     private let openedAt = Mutex(RollupProgress(storedThroughSeq: 0, countedThroughSeq: 0, attributedThroughSeq: 0, oldestUncountedReceivedAtMs: nil))
+    /// The store's tuned sizes and times.
+    public let tuning: SQLiteTuning
     let queries: SQLQueries
     let logger: Logger
 
@@ -75,29 +77,16 @@ public final class AppDatabase: IngestStore {
     /// Opens (creating when missing) the databases under `directory`.
     /// - Parameters:
     ///   - durability: the `synchronous` level of every connection to the events database.
-    ///   - tailLimit: at start, merge into the id index until at most this many ids remain in memory.
     ///   - attributionWindowMs: the fingerprint attribution window (rule 3), in milliseconds.
-    ///   - recentClickEntries: how many click index entries attribution keeps in memory (two a
-    ///     click, 16–24 bytes each; older clicks are looked up on disk).
-    ///   - fingerprintClicksKeptMs: how far (ms) before the memory horizon attribution keeps its
-    ///     on-disk fingerprint index (see `AttributionStore.fingerprintClicksKeptMs`).
-    ///   - spillSliceBytes: the most of the attribution file one transaction rewrites when clicks
-    ///     leave memory for disk (see `AttributionStore.moveSlices`).
-    ///   - moveSliceBudget: how long a round writes slices of such a move before the next round
-    ///     may run (at least one slice).
-    ///   - idFoldMinimum: the fewest keys the id index's recent level holds before it is folded
-    ///     into the main level (see `IdIndexLevels`).
-    ///   - idFilter: when the id filter is built (at open, or at its first use: `IdFilterBuild`).
-    ///   - pageCaches: the connections' page caches (`.command` for a command that has the
+    ///   - tuning: the store's tuned sizes and times (`.command` for a command that has the
     ///     machine to itself).
+    ///   - idFilter: when the id filter is built (at open, or at its first use: `IdFilterBuild`).
     public init(
-        directory: URL, durability: Durability = .full, pageCaches: PageCaches = .daemon, tailLimit: Int = 200_000,
-        attributionWindowMs: Int64 = 2 * 3_600_000, recentClickEntries: Int = 1_000_000,
-        fingerprintClicksKeptMs: Int64 = AttributionStore.standardFingerprintClicksKeptMs, spillSliceBytes: Int = WriteSlices.maxBytes,
-        moveSliceBudget: Duration = .milliseconds(100), idFoldMinimum: Int = EventStore.standardIdFoldMinimum,
-        idFilter: IdFilterBuild = .atOpen, logger: Logger
+        directory: URL, durability: Durability = .full, attributionWindowMs: Int64 = 2 * 3_600_000,
+        tuning: SQLiteTuning = .daemon, idFilter: IdFilterBuild = .atOpen, logger: Logger
     ) throws {
         _ = sqliteTuned
+        self.tuning = tuning
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.logger = logger
         let queries = try SQLQueries.load()
@@ -123,7 +112,7 @@ public final class AppDatabase: IngestStore {
 
         // The attribution file next: the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: pageCaches.attributionKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection,
+            cacheKiB: tuning.pageCaches.attributionKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection,
             checkpointsElsewhere: true, archive: queries.archive.table)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
@@ -136,7 +125,7 @@ public final class AppDatabase: IngestStore {
         // left unfinished is started over first.
         try Self.discardUnfinishedRebuild(in: directory, logger: logger)
         let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: pageCaches.rollupKiB, attachedKiB: pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true,
+            cacheKiB: tuning.pageCaches.rollupKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true,
             archive: queries.archive.table)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
@@ -152,7 +141,7 @@ public final class AppDatabase: IngestStore {
             try db.execute(sql: connection.journalSizeLimit)
             // Small caches on the writer only: the readers answer stats and resolves from the
             // attached files.
-            let attachedKiB = db.configuration.readonly ? nil : pageCaches.attachedKiB
+            let attachedKiB = db.configuration.readonly ? nil : tuning.pageCaches.attachedKiB
             try connection.attach(db, path: idIndexPath, as: "ids", cacheKiB: attachedKiB)
             try connection.attach(db, path: rollupPath, as: "agg", cacheKiB: attachedKiB)
             try connection.attach(db, path: attributionPath, as: "attr", cacheKiB: attachedKiB)
@@ -180,20 +169,17 @@ public final class AppDatabase: IngestStore {
         try pool.write { db in try queries.prepareEventStatements(db) }
 
         events = EventStore(
-            directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, idFoldMinimum: idFoldMinimum, queries: queries,
+            directory: directory, pool: pool, idIndex: idIndex, checkpointer: checkpointer, tuning: tuning, queries: queries,
             logger: logger)
         attribution = AttributionStore(
             queue: attributionQueue, checkpointer: attributionCheckpointer, events: events, windowMs: attributionWindowMs,
-            recentClickEntries: recentClickEntries, fingerprintClicksKeptMs: fingerprintClicksKeptMs,
-            spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget,
-            cacheKiB: pageCaches.attributionKiB, queries: queries,
-            logger: logger)
-        rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, queries: queries, logger: logger)
+            tuning: tuning, queries: queries, logger: logger)
+        rollups = RollupStore(queue: rollupQueue, events: events, attribution: attribution, tuning: tuning, queries: queries, logger: logger)
         stats = StatsReader(pool: pool, queries: queries, linkTuples: rollups.linkTuples, cubeSums: rollups.cubeSums, rawHorizon: events.rawHorizon)
         exportLedger = ExportLedger(pool: pool, queries: queries.export)
         accessKeys = AccessKeyLedger(pool: pool, queries: queries.keys)
         links = LinkLedger(pool: pool, queries: queries.links)
-        try events.prepare(tailLimit: tailLimit, idFilter: idFilter)
+        try events.prepare(tailLimit: tuning.tailLimit, idFilter: idFilter)
         try attribution.prepareAttribution()
         try rollups.prepareRollups()
         let progress = try rollups.rollupProgressBlocking()
@@ -404,10 +390,12 @@ public final class AppDatabase: IngestStore {
 
     /// The checkpoint job's pass (every second in the daemon): the events WAL, then the
     /// attribution file's (its commits never checkpoint), each asked to start over past
-    /// `restartPages`. Synchronous; run it from the checkpoint timer. Returns the events WAL's
-    /// size in pages and how many were copied.
+    /// `restartPages` (`SQLiteTuning.walRestartBytes` unless a test asks otherwise).
+    /// Synchronous; run it from the checkpoint timer. Returns the events WAL's size in pages and
+    /// how many were copied.
     @discardableResult
-    public func checkpoint(restartPages: Int = 4096) throws -> (walPages: Int, checkpointed: Int) {
+    public func checkpoint(restartPages: Int? = nil) throws -> (walPages: Int, checkpointed: Int) {
+        let restartPages = restartPages ?? tuning.walRestartPages
         try attribution.checkpoint(restartPages: restartPages)
         return try events.checkpoint(restartPages: restartPages)
     }

@@ -24,16 +24,13 @@ public final class AttributionStore: Sendable {
     let windowMs: Int64
     /// The attribution rules, applied to every event in store order.
     let attributor: Attributor
-    /// How many click index entries the follower holds in memory (see `RecentClicks`).
-    let recentClickCapacity: Int
-    /// How far before the memory horizon the on-disk fingerprint index reaches, ms: each move of
-    /// clicks to disk moves the index's start to this far before the new horizon (a whole UTC
-    /// hour), and its older rows are deleted. A lookup before that start (an event that arrived
-    /// later than this, plus the memory's span) reads the raw events of its window instead.
-    let fingerprintClicksKeptMs: Int64
-    /// The daemon's `fingerprintClicksKeptMs`: seven days, so only events that arrive more than
-    /// a week late (and a window of raw events each) take the slower lookup.
-    public static let standardFingerprintClicksKeptMs: Int64 = 7 * 86_400_000
+    /// The store's tuned sizes and times: the click index entries held in memory
+    /// (`recentClickEntries`, see `RecentClicks`); how far before the memory horizon the
+    /// on-disk fingerprint index reaches (`fingerprintClicksKeptMs`: each move of clicks to disk
+    /// moves the index's start to that far before the new horizon, a whole UTC hour, and its
+    /// older rows are deleted; a lookup before that start reads the raw events of its window
+    /// instead); the slices, budgets and waits of those moves.
+    let tuning: SQLiteTuning
     /// Whether the on-disk fingerprint index may hold rows before its start (at start, and after
     /// the start moved): the follower then deletes them between rounds (`pruneFingerprintClicks`).
     let fingerprintPruneDue = Atomic<Bool>(true)
@@ -83,26 +80,19 @@ public final class AttributionStore: Sendable {
     let moveLeftForApps = Atomic<Bool>(false)
 
     init(
-        queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, recentClickEntries: Int,
-        fingerprintClicksKeptMs: Int64, spillSliceBytes: Int, moveSliceBudget: Duration, cacheKiB: Int, queries: SQLQueries, logger: Logger
+        queue: DatabaseQueue, checkpointer: DatabaseQueue, events: EventStore, windowMs: Int64, tuning: SQLiteTuning,
+        queries: SQLQueries, logger: Logger
     ) {
-        self.fingerprintClicksKeptMs = fingerprintClicksKeptMs
-        self.cacheKiB = cacheKiB
-        self.spillSliceBytes = spillSliceBytes
-        self.moveSliceBudget = moveSliceBudget
+        self.tuning = tuning
         self.queue = queue
         self.checkpointer = checkpointer
         self.events = events
         self.windowMs = windowMs
         attributor = Attributor(windowMs: windowMs)
-        recentClickCapacity = recentClickEntries
         self.queries = queries
         self.logger = logger
         urgentRequests = CoalescedWork(on: urgentThread, coversRunning: false)
     }
-
-    /// The page cache of the attribution file's connection (`PageCaches.attributionKiB`).
-    let cacheKiB: Int
 
     /// The seq through which every event is attributed.
     public func attributedThroughSeq() throws -> Int64 {
@@ -140,12 +130,12 @@ public final class AttributionStore: Sendable {
             // just ended, and the last round of a flood wakes the follower too early to go
             // on: it looks again once apps may have gone quiet.
             if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return false }
-            RetryBackoff(pause: Self.appsQuietFor).pauseThread()
+            RetryBackoff(pause: tuning.appsQuietFor).pauseThread()
             return true
         }
         if sliceWaitsForWAL {
             // Looked at again shortly rather than in a run of empty rounds.
-            RetryBackoff(pause: Self.sliceRetryAfter).pauseThread()
+            RetryBackoff(pause: tuning.retryAfter).pauseThread()
             return true
         }
         return moveInProgress
@@ -154,7 +144,7 @@ public final class AttributionStore: Sendable {
     /// Before a round or pass of the derived work: waits while the events WAL is being started
     /// over (`WALGate`), and starts the attribution file's over if wanted.
     func stepAsideForWALs() throws {
-        events.walGate.waitWhileClosed(atMost: WALGate.longestWait)
+        events.walGate.waitWhileClosed(atMost: tuning.walWaitsAtMost)
         try restartAttributionWALIfWanted()
     }
 
@@ -175,7 +165,7 @@ public final class AttributionStore: Sendable {
     @discardableResult
     public func attributeAllInBulk() throws -> Int {
         try queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: 262_144)) }
-        defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: cacheKiB)) } }
+        defer { try? queue.inDatabase { db in try db.execute(sql: queries.connection.cacheSize(kib: tuning.pageCaches.attributionKiB)) } }
         let total = try attributeAll(batch: 200_000)
         // A replay's rounds are few (each prunes for a moment): the command leaves no row before
         // the fingerprint index's span behind, nor their pages (in a file its reset made able to
@@ -290,7 +280,7 @@ public final class AttributionStore: Sendable {
     /// fingerprint), as of the last committed round (0 before it is first listed), and how
     /// many it keeps before moving about half to disk.
     public var recentClickEntries: (held: Int, capacity: Int) {
-        (recentClickEntriesKept.load(ordering: .relaxed), recentClickCapacity)
+        (recentClickEntriesKept.load(ordering: .relaxed), tuning.recentClickEntries)
     }
 
     /// One round over at most `maxEvents` events past the attribution watermark: each event in
@@ -379,7 +369,7 @@ public final class AttributionStore: Sendable {
                     moveLeftForApps.store(false, ordering: .relaxed)
                     if recent.outgoing == nil {
                         _ = recent.beginMove { items in
-                            WriteSlices.count(items: items, filePath: queue.path, sliceBytes: spillSliceBytes)
+                            WriteSlices.count(items: items, filePath: queue.path, sliceBytes: tuning.sliceBytes)
                         }
                     }
                     if recent.outgoing != nil {
@@ -391,7 +381,7 @@ public final class AttributionStore: Sendable {
                 }
                 keep(recent)
             }
-            if ContinuousClock.now - checkpointed.withLock({ $0 }) > Self.followerCheckpointAfter {
+            if ContinuousClock.now - checkpointed.withLock({ $0 }) > tuning.quietFor {
                 try checkpoint(db)
             }
             return processed
@@ -399,7 +389,7 @@ public final class AttributionStore: Sendable {
     }
 
     /// Works on the move of clicks to disk in progress, after a round has committed, on its
-    /// connection: writes its next slices for at most `moveSliceBudget` (at least one), and
+    /// connection: writes its next slices for at most `SQLiteTuning.moveSliceBudget` (at least one), and
     /// once all are on disk, finishes it: the entries that arrived late stored and the file's
     /// horizon moved in one transaction, only if no other process attributed meanwhile, and
     /// the memory's with it (`RecentClicks.finishMove`). Returns false when the horizon could
@@ -408,7 +398,7 @@ public final class AttributionStore: Sendable {
     /// Why in slices: the entries are sorted by key but spread over the whole ref table (every
     /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
     /// grew by tens of megabytes a move (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
-    /// slice covers a part of the key space small enough to rewrite at most `spillSliceBytes`
+    /// slice covers a part of the key space small enough to rewrite at most `SQLiteTuning.sliceBytes`
     /// of the file, in a transaction of its own, and the WAL is checkpointed after it; the next
     /// slice is written only once the WAL has room for it (`walHasRoomForSlice`), which it
     /// waits for across rounds.
@@ -426,7 +416,7 @@ public final class AttributionStore: Sendable {
     func moveSlices(_ recent: inout RecentClicks, _ db: Database) throws -> Bool {
         // Slices write clicks from the memory horizon on: all within the fingerprint span.
         let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: .min)
-        let deadline = ContinuousClock.now + moveSliceBudget
+        let deadline = ContinuousClock.now + tuning.moveSliceBudget
         while let move = recent.outgoing, move.slicesDone < move.slices {
             if movePutOff(recent) {
                 moveLeftForApps.store(true, ordering: .relaxed)
@@ -459,7 +449,7 @@ public final class AttributionStore: Sendable {
             for row in left.late { try finishing.store(row) }
             try finishing.moveHorizon(to: left.horizonMs)
             // The fingerprint index's span follows the horizon; its rows before go between rounds.
-            let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(fingerprintClicksKeptMs)
+            let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(tuning.fingerprintClicksKeptMs)
             if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min {
                 try db.cachedStatement(sql: queries.attribution.setFingerprintFrom).execute(arguments: [spanStart])
                 fingerprintPruneDue.store(true, ordering: .relaxed)
@@ -476,8 +466,8 @@ public final class AttributionStore: Sendable {
     }
 
     /// Deletes the on-disk fingerprint index's rows before its span (see
-    /// `fingerprintClicksKeptMs`), after a round, on its connection, while some may be left:
-    /// `fingerprintPruneBatch` rows a transaction, for at most `moveSliceBudget` (at least one
+    /// `SQLiteTuning.fingerprintClicksKeptMs`), after a round, on its connection, while some may be left:
+    /// `SQLiteTuning.roundEvents` rows a transaction, for at most `moveSliceBudget` (at least one
     /// batch), the WAL checkpointed between them as between a move's slices. No lookup reads
     /// those rows (before the span they are read from the raw events), so they may go at any
     /// pace; the pages they free are used again by the clicks moved to disk next.
@@ -487,32 +477,23 @@ public final class AttributionStore: Sendable {
         let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
         let spanStart: Int64 = state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min
         guard spanStart > Int64.min else { return fingerprintPruneDue.store(false, ordering: .relaxed) }
-        let deadline = ContinuousClock.now + moveSliceBudget
+        let deadline = ContinuousClock.now + tuning.moveSliceBudget
         while true {
             var deleted = 0
             try db.inTransaction(.deferred) {
-                deleted = try deleteFingerprintClicks(db, before: spanStart, batch: Self.fingerprintPruneBatch)
+                deleted = try deleteFingerprintClicks(db, before: spanStart, batch: tuning.roundEvents)
                 return .commit
             }
             logger.debug("fingerprint clicks before the index's span deleted", metadata: ["rows": "\(deleted)", "before_ms": "\(spanStart)"])
-            if deleted < Self.fingerprintPruneBatch { return fingerprintPruneDue.store(false, ordering: .relaxed) }
+            if deleted < tuning.roundEvents { return fingerprintPruneDue.store(false, ordering: .relaxed) }
             try checkpointBetweenSlices(db)
             if ContinuousClock.now >= deadline { return }
         }
     }
 
-    /// How many rows before its span the fingerprint index loses in one transaction (about
-    /// 1 MB of the file).
-    static let fingerprintPruneBatch = 20_000
-
-    /// How long a round works on a move's slices before it lets the next round have the
-    /// connection (it writes at least one, unless it leaves the move for an app's round, see
-    /// `movePutOff`): 100 ms in the daemon.
-    let moveSliceBudget: Duration
-
     /// Whether a round leaves the move of clicks to disk (beginning one, or its next slice) for
     /// later: apps are being answered (an urgent round, which an app's resolve waits behind,
-    /// waits for the connection, or one ended less than `appsQuietFor` ago), and memory holds
+    /// waits for the connection, or one ended less than `SQLiteTuning.appsQuietFor` ago), and memory holds
     /// at most half as many entries again as its capacity. Each urgent round wakes the
     /// follower, which takes the move up again once apps have been quiet that long.
     ///
@@ -527,35 +508,27 @@ public final class AttributionStore: Sendable {
         let moveWanted = recent.outgoing != nil || recent.entries > recent.capacity
         guard moveWanted, recent.entries <= recent.capacity + recent.capacity / 2 else { return false }
         if urgentRoundsWaiting.load(ordering: .relaxed) > 0 { return true }
-        return urgentRoundEnded.withLock { $0.map { ContinuousClock.now - $0 < Self.appsQuietFor } ?? false }
+        return urgentRoundEnded.withLock { $0.map { ContinuousClock.now - $0 < tuning.appsQuietFor } ?? false }
     }
-
-    /// How long after an app's round a move of clicks to disk waits (see `movePutOff`):
-    /// resolves closer together than this count as a flood.
-    static let appsQuietFor: Duration = .milliseconds(100)
-
-    /// WAL frames past which a checkpoint between two batches of the fingerprint index's pruning
-    /// waits to reach the end (16 MiB of 4 KiB pages, the checkpoint job's limit too).
-    static let sliceRestartPages = 4096
 
     /// WAL frames up to which a slice of a move may add to the WAL rather than wait for it to
     /// start over: a quarter of a slice's bytes in 4 KiB pages (2,048, 8 MiB, in the daemon).
     /// A slice is cut to rewrite at most 32 MiB of the file, but its page splits and the rounds
     /// between it and the next restart add to that: 26 MiB on top of up to 16 MiB of frames
     /// made a WAL of 56 MiB in a soak, too close to its 64 MiB bound.
-    var sliceRoomPages: Int { spillSliceBytes / 4 / 4096 }
+    var sliceRoomPages: Int { tuning.sliceBytes / 4 / 4096 }
 
     /// Whether the WAL has room for the next slice of a move of clicks to disk, on the
     /// follower's connection between rounds: it holds at most `sliceRoomPages` frames, or a
     /// checkpoint (`restartCheckpoint`) copied all of it back with no reader left on it, so the
     /// slice's commit writes it over from its start. Otherwise a restart is wanted
     /// (`walRestartWanted`), and the slice is left to a later round (the follower looks again
-    /// every `sliceRetryAfter` meanwhile, once the reader keeping the copy short is done), for at most
-    /// `sliceWaitsAtMost`: then it is written all the same, and so are the move's next slices
+    /// every `SQLiteTuning.retryAfter` meanwhile, once the reader keeping the copy short is done), for at most
+    /// `SQLiteTuning.sliceWaitsAtMost`: then it is written all the same, and so are the move's next slices
     /// until the WAL has room again, and a warning says so.
     ///
     /// Why wait rather than block: the slice used to be written after the checkpoint between
-    /// two slices had waited `WALGate.longestWait` for the copy in vain, or had reached the end
+    /// two slices had waited `SQLiteTuning.walWaitsAtMost` for the copy in vain, or had reached the end
     /// while a rollup pass begun just before (on a thread of its own then) kept the WAL from
     /// starting over. Either way the
     /// slice added 32 MiB to a WAL that held the previous one: 67–109 MiB in three soaks
@@ -567,7 +540,7 @@ public final class AttributionStore: Sendable {
             let before = wait
             if restarts || pages <= sliceRoomPages {
                 wait = nil
-            } else if case .waiting(let since) = wait, ContinuousClock.now - since >= Self.sliceWaitsAtMost {
+            } else if case .waiting(let since) = wait, ContinuousClock.now - since >= tuning.sliceWaitsAtMost {
                 wait = .gaveUp
             } else if wait == nil {
                 wait = .waiting(since: .now)
@@ -587,20 +560,12 @@ public final class AttributionStore: Sendable {
             if before != .gaveUp {
                 walRestartWanted.store(false, ordering: .relaxed)
                 logger.warning("clicks moved to disk add to a WAL that a reader kept from starting over", metadata: [
-                    "wal_pages": "\(pages)", "waited": "\(Self.sliceWaitsAtMost)",
+                    "wal_pages": "\(pages)", "waited": "\(tuning.sliceWaitsAtMost)",
                 ])
             }
             return true
         }
     }
-
-    /// How long the next slice of a move waits for the WAL to start over (see
-    /// `walHasRoomForSlice`) before it is written all the same: clicks keep arriving meanwhile,
-    /// and memory holds them.
-    static let sliceWaitsAtMost: Duration = .seconds(5)
-
-    /// How often the follower, idle with a slice waiting for the WAL, looks again.
-    static let sliceRetryAfter: Duration = .milliseconds(20)
 
     /// Whether the next slice of a move waits for the WAL to start over (see
     /// `walHasRoomForSlice`).
@@ -612,7 +577,7 @@ public final class AttributionStore: Sendable {
     enum SliceWait: Equatable {
         /// It waits for the WAL to start over, since then.
         case waiting(since: ContinuousClock.Instant)
-        /// It waited `sliceWaitsAtMost`: the move's slices are written without waiting until
+        /// It waited `SQLiteTuning.sliceWaitsAtMost`: the move's slices are written without waiting until
         /// the WAL has room again.
         case gaveUp
     }
@@ -628,33 +593,26 @@ public final class AttributionStore: Sendable {
     }
 
     /// Between two batches of the fingerprint index's pruning, on the follower's connection: a
-    /// passive checkpoint, and when the WAL is past `sliceRestartPages` and the copy fell short,
+    /// passive checkpoint, and when the WAL is past `SQLiteTuning.walRestartBytes` and the copy fell short,
     /// `checkpointToEnd`.
     func checkpointBetweenSlices(_ db: Database) throws {
         let (pages, done) = try checkpoint(db)
-        if pages > Self.sliceRestartPages, done < pages { try checkpointToEnd(db) }
+        if pages > tuning.walRestartPages, done < pages { try checkpointToEnd(db) }
     }
 
     /// The WAL checkpointed to its end, so that the next write starts it over rather than adding
     /// to it. A reader on an older snapshot (a stats read or an export) keeps the copy short
-    /// until it ends: the copy is tried again every 20 ms, for at most `WALGate.longestWait`
+    /// until it ends: the copy is tried again every `SQLiteTuning.retryAfter`, for at most `walWaitsAtMost`
     /// (then the next write adds to the WAL). A passive checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak,
     /// four slices deep.
     func checkpointToEnd(_ db: Database) throws {
-        let deadline = ContinuousClock.now + WALGate.longestWait
+        let deadline = ContinuousClock.now + tuning.walWaitsAtMost
         while true {
             let (pages, done) = try checkpoint(db)
             if done >= pages || ContinuousClock.now >= deadline { return }
-            RetryBackoff(pause: Self.checkpointRetryAfter).pauseThread()
+            RetryBackoff(pause: tuning.retryAfter).pauseThread()
         }
     }
-
-    /// How often `checkpointToEnd` tries the copy again while a reader keeps it short.
-    static let checkpointRetryAfter: Duration = .milliseconds(20)
-
-    /// The most of the attribution file one slice of a spill rewrites (see `moveSlices`):
-    /// `WriteSlices.maxBytes` in the daemon.
-    let spillSliceBytes: Int
 
     /// The memory half of the click indexes for a round starting at `watermark`: the one the
     /// last round of this process left, when it is exact for this watermark and horizon;
@@ -666,7 +624,7 @@ public final class AttributionStore: Sendable {
             return kept
         }
         if let left, left.throughSeq == watermark, left.horizonMs == horizon { return left }
-        var recent = RecentClicks(horizonMs: horizon, throughSeq: watermark, capacity: recentClickCapacity)
+        var recent = RecentClicks(horizonMs: horizon, throughSeq: watermark, capacity: tuning.recentClickEntries)
         let s = HotStatement(try db.cachedStatement(sql: queries.attribution.recentClicks), in: db)
         try s.bind(1, horizon)
         try s.bind(2, watermark)
@@ -788,7 +746,7 @@ public final class AttributionStore: Sendable {
     /// checkpointed when the WAL filled, every few hundred rounds would have paid for writing
     /// pages back and a flush (measured: a third of the resolve throughput). The daemon's
     /// checkpoint job calls `checkpoint(restartPages:)` every second; the follower itself only
-    /// when nothing has for `followerCheckpointAfter` (a command such as `linkpulse rollup`
+    /// when nothing has for `SQLiteTuning.quietFor` (a command such as `linkpulse rollup`
     /// has no job). Returns the WAL's frames and how many of them are copied back.
     @discardableResult
     func checkpoint(_ db: Database) throws -> (walPages: Int, checkpointed: Int) {
@@ -804,9 +762,6 @@ public final class AttributionStore: Sendable {
         let (pages, _) = try checkpointer.inDatabase { db in try checkpoint(db) }
         walRestartWanted.store(pages > restartPages, ordering: .relaxed)
     }
-
-    /// How long the follower lets its WAL grow without a checkpoint before it runs one itself.
-    static let followerCheckpointAfter: Duration = .seconds(5)
 
     /// Returns once the follower has finished the rounds asked for before this call (nothing
     /// then reads the events database on its behalf until the next commit).
@@ -869,7 +824,7 @@ struct DiskClicks {
     /// The clicks before the fingerprint index's span, read from the raw events an hour at a time.
     let rawHours: RawClickHours
     /// The start of the on-disk fingerprint index's span (see
-    /// `AttributionStore.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
+    /// `SQLiteTuning.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
     let fingerprintFromMs: Int64
 
     init(db: Database, queries: AttributionQueries, fingerprintFromMs: Int64) throws {

@@ -11,7 +11,7 @@ import Synchronization
 /// (`countSoon`), and each turn does one of:
 /// - a rollup pass, when a count is due and what it would count is attributed: every event
 ///   stored when the count was asked for, or a whole pass's worth;
-/// - otherwise an attribution round of at most `roundEvents` events.
+/// - otherwise an attribution round of at most `SQLiteTuning.roundEvents` events.
 ///
 /// Attribution and counting never run at once, so neither waits for the other: a count that
 /// has caught up with attribution attributes next, on the same thread, and the attribution
@@ -30,9 +30,6 @@ final class DerivedWork: Sendable {
     private let turns: CoalescedWork
     /// The count due, if any (see `countSoon`).
     private let due = Mutex<CountDue?>(nil)
-
-    /// Events an attribution round of the loop goes through at most.
-    static let roundEvents = 20_000
 
     init() {
         turns = CoalescedWork(on: thread, coversRunning: false)
@@ -119,14 +116,14 @@ extension AttributionStore {
                 countPass(count)
                 return true
             }
-            let processed = try attributeRound(maxEvents: DerivedWork.roundEvents)
+            let processed = try attributeRound(maxEvents: tuning.roundEvents)
             if closing.withLock({ $0 }) { return false }
-            if let count, processed < DerivedWork.roundEvents {
+            if let count, processed < tuning.roundEvents {
                 // Everything stored when the round began is attributed: the count goes on.
                 if processed == 0 { countPass(count) }
                 return true
             }
-            return followerGoesOn(afterRoundOf: processed, batch: DerivedWork.roundEvents)
+            return followerGoesOn(afterRoundOf: processed, batch: tuning.roundEvents)
         } catch {
             logger.error("derived work failed; the next commit or rollup tick retries it", metadata: ["error": "\(error)"])
             derived.countEnded(rolledThrough: nil)

@@ -20,7 +20,7 @@ extension EventStore {
     /// Whether a merge round or a fold has started and not finished, or a fold is due (see
     /// `mergeIdIndexStep`): either way, the next steps have work without new ids.
     public var idMergeInProgress: Bool {
-        mergeRound.withLock { $0 != nil } || foldRound.withLock { $0 != nil } || idLevels.withLock { $0.foldDue(minimum: idFoldMinimum) }
+        mergeRound.withLock { $0 != nil } || foldRound.withLock { $0 != nil } || idLevels.withLock { $0.foldDue(minimum: tuning.idFoldMinimum, ratio: tuning.idFoldRatio) }
     }
 
     /// How many keys each level of the on-disk id index holds.
@@ -118,10 +118,10 @@ extension EventStore {
             // Sorted by key, each slice is one key range, inserted left to right. A slice
             // rewrites at most the leaves of its range of the recent level, which all go
             // through the WAL: enough slices that each range holds at most
-            // `WriteSlices.maxBytes` of that level (the WAL is truncated after every slice).
+            // `SQLiteTuning.sliceBytes` of that level (the WAL is truncated after every slice).
             pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.seq < $1.seq }
             let recentBytes = idLevels.withLock { $0.recentShare(of: WriteSlices.fileBytes(idIndex.path)) }
-            round = MergeRound(upTo: upTo, pairs: pairs, slices: WriteSlices.count(items: pairs.count, coveredBytes: recentBytes, atLeast: slices))
+            round = MergeRound(upTo: upTo, pairs: pairs, slices: WriteSlices.count(items: pairs.count, coveredBytes: recentBytes, sliceBytes: tuning.sliceBytes, atLeast: slices))
         }
         let slice = round.pairs[WriteSlices.range(round.slicesDone, of: round.slices, count: round.pairs.count)]
         let last = round.slicesDone + 1 == round.slices
@@ -165,13 +165,13 @@ extension EventStore {
     }
 
     /// A fold when the recent level is due, else nil: at least `atLeast` key ranges, and as
-    /// many as it takes for each to cover at most `WriteSlices.maxBytes` of the index file (the
+    /// many as it takes for each to cover at most `SQLiteTuning.sliceBytes` of the index file (the
     /// main level's leaves of a range are what its slice rewrites). Between rounds only, so a
     /// fold cut short by a restart is planned again by the next step.
     private func plannedFold(atLeast: Int) -> FoldRound? {
         let levels = idLevels.withLock { $0 }
-        guard levels.foldDue(minimum: idFoldMinimum) else { return nil }
-        return FoldRound(slices: WriteSlices.count(items: levels.recent, filePath: idIndex.path, atLeast: atLeast))
+        guard levels.foldDue(minimum: tuning.idFoldMinimum, ratio: tuning.idFoldRatio) else { return nil }
+        return FoldRound(slices: WriteSlices.count(items: levels.recent, filePath: idIndex.path, sliceBytes: tuning.sliceBytes, atLeast: atLeast))
     }
 
     /// One slice of a fold: the recent level's keys of one key range copied into the main
@@ -324,17 +324,15 @@ public struct IdIndexLevels: Sendable, Equatable {
     /// Keys in the recent level, where merges insert.
     public var recent: Int
 
-    /// The recent level is folded once it holds one `foldRatio`-th of the main level's keys.
-    static let foldRatio = 8
-
     public init(main: Int, recent: Int) {
         self.main = main
         self.recent = recent
     }
 
-    /// Whether the recent level holds at least `minimum` keys and an eighth of the main level's.
-    public func foldDue(minimum: Int) -> Bool {
-        recent > 0 && recent >= max(minimum, main / Self.foldRatio)
+    /// Whether the recent level holds at least `minimum` keys and one `ratio`-th of the main
+    /// level's (`SQLiteTuning.idFoldMinimum`, `idFoldRatio`).
+    public func foldDue(minimum: Int, ratio: Int) -> Bool {
+        recent > 0 && recent >= max(minimum, main / ratio)
     }
 
     /// The recent level's share of `fileBytes`, the size of the file holding both levels.

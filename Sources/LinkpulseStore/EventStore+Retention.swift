@@ -23,14 +23,13 @@ extension EventStore {
     /// by retention (their rollups are kept). Nil while retention has deleted nothing.
     public var rawHorizonMs: Int64? { rawHorizon.ms }
 
-    /// Free pages the events database keeps for new events instead of giving them back.
-    public static let freePageReserveBytes = 64 << 20
-
-    /// Gives the events database's free pages beyond `reserveBytes` back to the filesystem, a
+    /// Gives the events database's free pages beyond `reserveBytes` (by default
+    /// `SQLiteTuning.freePageReserveBytes`) back to the filesystem, a
     /// few megabytes per transaction (incremental auto-vacuum); returns how many pages went (0
     /// for a database made before incremental auto-vacuum, whose free pages are reused instead).
     @discardableResult
-    public func releaseFreePages(reserveBytes: Int = freePageReserveBytes, step: Int = 2_048) throws -> Int {
+    public func releaseFreePages(reserveBytes: Int? = nil, step: Int = 2_048) throws -> Int {
+        let reserveBytes = reserveBytes ?? tuning.freePageReserveBytes
         let sql = queries.connection.pageCounts
         var released = 0
         while true {

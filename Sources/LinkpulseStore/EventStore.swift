@@ -39,11 +39,8 @@ public final class EventStore: Sendable {
     let idLevels = Mutex(IdIndexLevels(main: 0, recent: 0))
     /// The fold of the recent level into the main one in progress, if any (see `foldStep`).
     let foldRound = Mutex<FoldRound?>(nil)
-    /// The fewest keys the recent level holds before a fold (`IdIndexLevels.foldDue`).
-    let idFoldMinimum: Int
-    /// `idFoldMinimum` in the daemon: about a million keys (24 MiB of the index file), so a
-    /// round of 400,000 ids never rewrites more than that level's few thousand leaves.
-    public static let standardIdFoldMinimum = 1 << 20
+    /// The store's tuned sizes and times (the id index's folds and slices, the WAL restarts).
+    let tuning: SQLiteTuning
     /// Held by a merge step: steps run one at a time, whichever thread asked.
     let mergeSteps = Mutex(())
     /// The thread merge steps run on while the writer's tail is within its bound: at the
@@ -61,17 +58,16 @@ public final class EventStore: Sendable {
     let walGate = WALGate()
     /// When the ingest writer last tried to finish a checkpoint for a WAL restart.
     let lastRestartAttempt = Mutex(ContinuousClock.now)
-    static let restartAttemptSpacing: Duration = .milliseconds(50)
     let lastIngestFailed = Mutex(false)
     /// How far back raw events are kept (set by retention).
     let rawHorizon = RawEventHorizon()
 
     init(
-        directory: URL, pool: DatabasePool, idIndex: DatabaseQueue, checkpointer: DatabaseQueue, idFoldMinimum: Int, queries: SQLQueries,
+        directory: URL, pool: DatabasePool, idIndex: DatabaseQueue, checkpointer: DatabaseQueue, tuning: SQLiteTuning, queries: SQLQueries,
         logger: Logger
     ) {
         self.directory = directory
-        self.idFoldMinimum = idFoldMinimum
+        self.tuning = tuning
         self.pool = pool
         self.idIndex = idIndex
         self.checkpointer = checkpointer
@@ -164,10 +160,10 @@ public final class EventStore: Sendable {
     func resetWALIfWanted(_ db: Database) {
         guard walGate.restartWanted else { return }
         // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
-        // it can on ingest's own time: at most one attempt every `restartAttemptSpacing`.
+        // it can on ingest's own time: at most one attempt every `SQLiteTuning.restartAttemptSpacing`.
         let now = ContinuousClock.now
         guard lastRestartAttempt.withLock({ last in
-            guard now - last >= Self.restartAttemptSpacing else { return false }
+            guard now - last >= tuning.restartAttemptSpacing else { return false }
             last = now
             return true
         }), let row = try? Row.fetchOne(db, sql: queries.connection.checkpointPassive) else { return }

@@ -2,7 +2,7 @@
 /// default is about 2 MiB per file a connection has open, attached ones included: with every
 /// file attached to every connection, that added up to tens of megabytes of a daemon that
 /// shares its memory with ingest.
-public struct PageCaches: Sendable {
+public struct PageCaches: Sendable, Equatable {
     /// The rollup file's connection, which writes the passes.
     public let rollupKiB: Int
     /// The attribution file's connection, which writes the answers and moves clicks to disk.

@@ -2,7 +2,7 @@ import LinkpulseDomain
 
 /// The non-bot clicks of whole UTC hours, read from the raw events and kept by fingerprint for
 /// one attribution round: what a fingerprint lookup before the on-disk index's span finds
-/// (`DiskClicks`, see `AttributionStore.fingerprintClicksKeptMs`).
+/// (`DiskClicks`, see `SQLiteTuning.fingerprintClicksKeptMs`).
 ///
 /// Why hours, read once a round: the events that arrive that late come in numbers, from the
 /// same days (a phone that was offline for weeks, a batch an app held back), and each one's

@@ -16,11 +16,13 @@ public final class RollupStore: Sendable {
     let attribution: AttributionStore
     let queries: SQLQueries
     let logger: Logger
+    /// The store's tuned sizes and times (a pass's cells, the visitor folds' slices).
+    let tuning: SQLiteTuning
     /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
     let linkTuples = LinkTuples()
     /// Decoded sums of cube blocks and day parts for breakdowns over long ranges (a 90-day
-    /// range of 10,000 refs needs about 15 MB of them).
-    let cubeSums = CubeSumsCache(limitBytes: 32 << 20)
+    /// range of 10,000 refs needs about 15 MB of them), at most `SQLiteTuning.cubeSumsBytes`.
+    let cubeSums: CubeSumsCache
     /// How long the rollup passes have worked in all.
     public let passTime = WorkTime()
     /// How long the attribution rounds have worked in all (see `passTime`).
@@ -31,7 +33,9 @@ public final class RollupStore: Sendable {
     /// Set when the store closes: runs stop between two passes.
     let closing = Mutex(false)
 
-    init(queue: DatabaseQueue, events: EventStore, attribution: AttributionStore, queries: SQLQueries, logger: Logger) {
+    init(queue: DatabaseQueue, events: EventStore, attribution: AttributionStore, tuning: SQLiteTuning, queries: SQLQueries, logger: Logger) {
+        self.tuning = tuning
+        cubeSums = CubeSumsCache(limitBytes: tuning.cubeSumsBytes)
         self.queue = queue
         self.events = events
         self.attribution = attribution
@@ -68,15 +72,14 @@ public final class RollupStore: Sendable {
         }
     }
 
-    /// The most 15-minute cells one pass of `rollUp` holds before it stops (its other events are
-    /// the next pass's). A pass's memory grows with its cells, not its events: about 400 bytes
-    /// a cell over its three grains, the new link tuples it names and the parts it writes.
-    /// Events spread over many link tuples (a million in `ops/bench/events.lua`) make a cell of
-    /// almost every event, and a pass of 200,000 of them took about 90 MB of the daemon's
-    /// memory; traffic over fewer links shares cells and still makes passes of 200,000 events.
-    /// The command line's rebuild (`rollUpAllInParallel`), which has the machine to itself, is
-    /// not bounded so.
-    public static let passCells = 65_536
+    /// A pass of `rollUp` stops once it holds `SQLiteTuning.passCells` 15-minute cells (its
+    /// other events are the next pass's). A pass's memory grows with its cells, not its events:
+    /// about 400 bytes a cell over its three grains, the new link tuples it names and the parts
+    /// it writes. Events spread over many link tuples (a million in `ops/bench/events.lua`) make
+    /// a cell of almost every event, and a pass of 200,000 of them took about 90 MB of the
+    /// daemon's memory; traffic over fewer links shares cells and still makes passes of 200,000
+    /// events. The command line's rebuild (`rollUpAllInParallel`), which has the machine to
+    /// itself, is not bounded so.
 
     /// Makes a count of every event stored so far due on the derived-work loop, in passes of
     /// `batch` events, and returns at once: false when one was due already (it then goes on
@@ -162,8 +165,10 @@ public final class RollupStore: Sendable {
     /// began): for callers that must count everything stored (the command line, the admin
     /// endpoint, exports). The derived-work loop's passes count what its rounds attributed.
     ///
-    /// A pass also stops once it holds `maxCells` 15-minute cells (see `passCells`).
-    public func rollUp(maxEvents: Int = 200_000, maxCells: Int = RollupStore.passCells, attributing: Bool = true) throws -> Int {
+    /// A pass also stops once it holds `maxCells` 15-minute cells (by default
+    /// `SQLiteTuning.passCells`).
+    public func rollUp(maxEvents: Int = 200_000, maxCells: Int? = nil, attributing: Bool = true) throws -> Int {
+        let maxCells = maxCells ?? tuning.passCells
         if attributing { try attribution.attributeAhead(of: try rolledThroughSeq(), by: maxEvents) }
         return try passTime.measure { try countPass(maxEvents: maxEvents, maxCells: maxCells) }
     }

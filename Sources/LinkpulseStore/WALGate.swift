@@ -10,13 +10,10 @@ import Foundation
 /// (the ingest writer) checkpoints to the end between two commits, after which its next commit
 /// starts the WAL over; and while a reader's old snapshot keeps that checkpoint short, the gate
 /// is closed: the derived-work loop waits at it before its next turn. It never waits longer
-/// than `longestWait`, and readers that must answer someone (the urgent attribution round of a
+/// than `SQLiteTuning.walWaitsAtMost`, and readers that must answer someone (the urgent attribution round of a
 /// resolve, stats, exports) never wait. (The attribution file needs no gate: its only long
 /// reader is its writer's own loop, see `AttributionStore.walRestartWanted`.)
 final class WALGate: @unchecked Sendable {
-    /// The longest a derived reader waits for the WAL to start over before it reads anyway.
-    static let longestWait: Duration = .seconds(2)
-
     // Guarded by `condition`.
     private let condition = NSCondition()
     /// The WAL is past its limit: its writer should checkpoint to the end between two commits.

@@ -8,15 +8,14 @@ import GRDB
 /// the load; a quiet store gives that space back. Pure: the checkpoint job feeds it the progress
 /// it reads each second.
 public struct WALsAtRest: Sendable {
-    /// How long the store must be quiet before its WALs are truncated.
-    public static let standardQuietFor: Duration = .seconds(5)
-
+    /// How long the store must be quiet before its WALs are truncated
+    /// (`SQLiteTuning.quietFor`).
     let quietFor: Duration
     private var last: RollupProgress?
     private var quietSince: ContinuousClock.Instant?
     private var truncated = false
 
-    public init(quietFor: Duration = Self.standardQuietFor) {
+    public init(quietFor: Duration) {
         self.quietFor = quietFor
     }
 

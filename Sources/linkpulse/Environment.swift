@@ -98,7 +98,7 @@ extension StorageOptions {
             guard !DataDirectoryLock.isHeld(in: directory) else {
                 throw ValidationError("the daemon serving \(directory.path) is of a version without \(feature): upgrade and restart it first.")
             }
-            try AppDatabase(directory: directory, pageCaches: .command, idFilter: .atFirstUse, logger: logger).close()
+            try AppDatabase(directory: directory, tuning: .command, idFilter: .atFirstUse, logger: logger).close()
         }
         guard let ledger = try open(directory) else {
             throw ValidationError("no Linkpulse events database with \(feature) in \(directory.path)")

@@ -113,7 +113,7 @@ struct Export: AsyncParsableCommand {
             await store.close()
             return
         }
-        let database = try AppDatabase(directory: storage.dataURL, pageCaches: .command, logger: logger)
+        let database = try AppDatabase(directory: storage.dataURL, tuning: .command, logger: logger)
         if rollup { try database.rollups.rollUpThroughCurrent() }
         let stats = StatsService(reader: database.stats, defaultZone: tz, now: now)
         try await write(content, with: CSVExporter(stats: stats, reader: database.stats), logger: logger)

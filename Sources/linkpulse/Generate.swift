@@ -40,7 +40,7 @@ struct Generate: AsyncParsableCommand {
     func run() async throws {
         let logger = storage.bootstrapLogging()
         let secrets = try InstallationSecrets.loadOrCreate(directory: storage.dataURL, logger: logger)
-        let database = try AppDatabase(directory: storage.dataURL, pageCaches: .command, logger: logger)
+        let database = try AppDatabase(directory: storage.dataURL, tuning: .command, logger: logger)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let start = ContinuousClock.now
         let profile = TrafficProfile(events: events, days: days, refs: refs, campaigns: campaigns, seed: seed, endMs: now)

@@ -410,7 +410,7 @@ struct Rollup: AsyncParsableCommand {
             try AppDatabase.discardDerivedFiles(in: storage.dataURL, attribution: reattribute)
         } ?? false
         let database = try AppDatabase(
-            directory: storage.dataURL, pageCaches: .command, attributionWindowMs: attribution.windowMs, idFilter: .atFirstUse, logger: logger)
+            directory: storage.dataURL, attributionWindowMs: attribution.windowMs, tuning: .command, idFilter: .atFirstUse, logger: logger)
         if discarded {
             logger.info("derived files started over", metadata: ["attribution": "\(reattribute)"])
             try AppDatabase.markUnsyncedRebuild(in: storage.dataURL)

@@ -22,7 +22,7 @@ import Testing
         case .sqlite:
             let installation = try TestInstallation()
             defer { installation.remove() }
-            let other = try AppDatabase(directory: installation.directory, pageCaches: .command, idFilter: .atFirstUse, logger: installation.logger)
+            let other = try AppDatabase(directory: installation.directory, tuning: .command, idFilter: .atFirstUse, logger: installation.logger)
             defer { try? other.close() }
             try await body(installation.database.accessKeys, other.accessKeys)
         case .postgres:

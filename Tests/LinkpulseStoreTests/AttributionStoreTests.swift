@@ -82,22 +82,25 @@ import Testing
     /// fingerprint index for half an hour or none at all before the memory horizon, so the
     /// lookups of events that arrive late read the raw events instead.
     @Test(arguments: [
-        (UInt64(1), 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (2, 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (3, 1_000_000, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (4, 8, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (5, 64, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (6, 300, WriteSlices.maxBytes, AttributionStore.standardFingerprintClicksKeptMs),
-        (7, 64, 8_192, AttributionStore.standardFingerprintClicksKeptMs),
-        (8, 300, 8_192, AttributionStore.standardFingerprintClicksKeptMs),
-        (9, 64, WriteSlices.maxBytes, 30 * minute), (10, 8, 8_192, 0),
+        (UInt64(1), 1_000_000, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (2, 1_000_000, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (3, 1_000_000, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (4, 8, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (5, 64, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (6, 300, SQLiteTuning.daemon.sliceBytes, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (7, 64, 8_192, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (8, 300, 8_192, SQLiteTuning.daemon.fingerprintClicksKeptMs),
+        (9, 64, SQLiteTuning.daemon.sliceBytes, 30 * minute), (10, 8, 8_192, 0),
     ])
     func storedAnswersEqualAReplayInStoreOrder(seed: UInt64, recentClickEntries: Int, spillSliceBytes: Int, fingerprintKeptMs: Int64) async throws {
         // Small slices are written one a round: moves span many rounds, which attribute between
         // their slices.
-        let store = try TemporaryStore(
-            recentClickEntries: recentClickEntries, fingerprintClicksKeptMs: fingerprintKeptMs, spillSliceBytes: spillSliceBytes,
-            moveSliceBudget: spillSliceBytes < WriteSlices.maxBytes ? .zero : .milliseconds(100))
+        let store = try TemporaryStore {
+            $0.recentClickEntries = recentClickEntries
+            $0.fingerprintClicksKeptMs = fingerprintKeptMs
+            $0.sliceBytes = spillSliceBytes
+            if spillSliceBytes < SQLiteTuning.daemon.sliceBytes { $0.moveSliceBudget = .zero }
+        }
         let events = Self.traffic(seed: seed, count: 3_000)
         // Several commits, and requests in one commit: clicks of earlier requests are visible.
         for chunk in stride(from: 0, to: events.count, by: 250) {
@@ -199,7 +202,11 @@ import Testing
     /// before its horizon, is put on disk when it finishes, where a later install finds it.
     @Test func roundsBetweenTheSlicesOfAMoveFindTheClicksLeavingAndALateOne() async throws {
         // Eight entries in memory, a slice per entry, one slice a round.
-        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let store = try TemporaryStore {
+            $0.recentClickEntries = 8
+            $0.sliceBytes = 1
+            $0.moveSliceBudget = .zero
+        }
         let attribution = store.database.attribution
         let start: Int64 = 1_795_000_000_000
         func event(_ id: String, _ kind: EventKind, minute: Double) -> IngestEvent {
@@ -247,7 +254,10 @@ import Testing
     /// span, is matched against the raw events: the clicks of its window stored before it, and
     /// none stored after it (as the index would have had them).
     @Test func lateEventsBeforeTheFingerprintSpanMatchTheClicksStoredBeforeThem() async throws {
-        let store = try TemporaryStore(recentClickEntries: 8, fingerprintClicksKeptMs: 0)
+        let store = try TemporaryStore {
+            $0.recentClickEntries = 8
+            $0.fingerprintClicksKeptMs = 0
+        }
         let attribution = store.database.attribution
         let start: Int64 = 1_795_000_000_000
         func event(_ id: String, _ kind: EventKind, minute: Int64, address: Int) -> IngestEvent {
@@ -332,7 +342,11 @@ import Testing
     /// goes on whoever waits.
     @Test(.timeLimit(.minutes(1))) func movesOfClicksWaitForAppsRoundsWithinABoundOnMemory() async throws {
         // Eight entries in memory (a click of a ref is one), a slice per entry, one slice a round.
-        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let store = try TemporaryStore {
+            $0.recentClickEntries = 8
+            $0.sliceBytes = 1
+            $0.moveSliceBudget = .zero
+        }
         let attribution = store.database.attribution
         func clicks(_ numbers: ClosedRange<Int>) async throws { try await store.storeClicksOfTheirOwnRefs(numbers) }
         func slicesDone() -> Int? { attribution.recentClicksKept.withLock { $0?.outgoing?.slicesDone } }
@@ -363,8 +377,8 @@ import Testing
         attribution.urgentRoundEnded.withLock { $0 = .now }
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 1)
-        // Apps quiet for longer than `appsQuietFor`: the move goes on.
-        attribution.urgentRoundEnded.withLock { $0 = .now - AttributionStore.appsQuietFor * 2 }
+        // Apps quiet for longer than `SQLiteTuning.appsQuietFor`: the move goes on.
+        attribution.urgentRoundEnded.withLock { $0 = .now - store.tuning.appsQuietFor * 2 }
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 2)
         // The follower woken right after the last round of a flood takes the move up by
@@ -373,7 +387,7 @@ import Testing
         let asleep = ContinuousClock.now
         try attribution.attributeAll(yielding: true)
         #expect(!attribution.moveInProgress)
-        #expect(ContinuousClock.now - asleep >= AttributionStore.appsQuietFor)
+        #expect(ContinuousClock.now - asleep >= store.tuning.appsQuietFor)
 
         // Another move begins (memory past its capacity again), an app's round waiting.
         try await clicks(14...17)
@@ -398,7 +412,11 @@ import Testing
     /// past `sliceWaitsAtMost` delays it no longer than that.
     @Test(.timeLimit(.minutes(1))) func slicesOfAMoveWaitForTheWALToStartOverWhileAReaderKeepsIt() async throws {
         // Eight entries in memory, a slice per entry: a slice has room only in a WAL started over.
-        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let store = try TemporaryStore {
+            $0.recentClickEntries = 8
+            $0.sliceBytes = 1
+            $0.moveSliceBudget = .zero
+        }
         let attribution = store.database.attribution
         func slicesDone() -> Int? { attribution.recentClicksKept.withLock { $0?.outgoing?.slicesDone } }
         let horizon = { try store.recentClicksHorizon() }
@@ -434,14 +452,14 @@ import Testing
         #expect(!restartStillWanted)
         #expect(try horizon() > horizonBefore)
 
-        // A reader that holds on: the next move waits for it at most `sliceWaitsAtMost`.
+        // A reader that holds on: the next move waits for it at most `SQLiteTuning.sliceWaitsAtMost`.
         try reader.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED; SELECT count(*) FROM attribution_state") }
         try await store.storeClicksOfTheirOwnRefs(14...30)
         let asked = ContinuousClock.now
         try attribution.attributeAll(yielding: true)
         let took = ContinuousClock.now - asked
         #expect(!attribution.moveInProgress)
-        #expect(took >= AttributionStore.sliceWaitsAtMost && took < AttributionStore.sliceWaitsAtMost * 3, "\(took)")
+        #expect(took >= store.tuning.sliceWaitsAtMost && took < store.tuning.sliceWaitsAtMost * 3, "\(took)")
         try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
         for n in [7, 12, 30] {
             #expect(try store.answer("c\(n)").match == nil, "a click has no answer of its own")
@@ -451,7 +469,11 @@ import Testing
     /// A move due (memory past its capacity) but not begun because apps were just answered is
     /// begun by the follower itself once they have been quiet, with no commit to wake it.
     @Test(.timeLimit(.minutes(1))) func aMoveDueWhenAFloodEndsIsMadeWithoutAnotherCommit() async throws {
-        let store = try TemporaryStore(recentClickEntries: 8, spillSliceBytes: 1, moveSliceBudget: .zero)
+        let store = try TemporaryStore {
+            $0.recentClickEntries = 8
+            $0.sliceBytes = 1
+            $0.moveSliceBudget = .zero
+        }
         let attribution = store.database.attribution
         try await store.storeClicksOfTheirOwnRefs(1...10)
         let horizon = { try store.recentClicksHorizon() }
@@ -459,7 +481,7 @@ import Testing
         attribution.urgentRoundEnded.withLock { $0 = .now }
         let asked = ContinuousClock.now
         try attribution.attributeAll(yielding: true)
-        #expect(ContinuousClock.now - asked >= AttributionStore.appsQuietFor, "it waited for apps to go quiet")
+        #expect(ContinuousClock.now - asked >= store.tuning.appsQuietFor, "it waited for apps to go quiet")
         #expect(!attribution.moveInProgress)
         #expect(try horizon() > before, "the clicks past the capacity moved to disk")
     }
@@ -536,7 +558,7 @@ import Testing
         let events = Self.traffic(seed: 21, count: 1_200)
         var answers: [[[DatabaseValue]]] = []
         for listAhead in [true, false] {
-            let store = try TemporaryStore(recentClickEntries: 64)
+            let store = try TemporaryStore { $0.recentClickEntries = 64 }
             _ = try await store.database.ingest([IngestWork(events: Array(events.prefix(700)), quarantine: [])])
             try store.database.attribution.attributeAll()
             try store.reopen()

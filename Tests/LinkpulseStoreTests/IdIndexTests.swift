@@ -17,40 +17,29 @@ final class TemporaryStore {
         return logger
     }()
 
-    /// How many click index entries attribution keeps in memory (`AppDatabase`'s default, or
-    /// a few to make it use its disk half).
-    let recentClickEntries: Int
-    /// How far before the memory horizon attribution keeps its on-disk fingerprint index.
-    let fingerprintClicksKeptMs: Int64
-    /// The most of the attribution file one transaction of a spill rewrites.
-    let spillSliceBytes: Int
-    /// How long a round writes slices of a move of clicks to disk before the next round runs.
-    let moveSliceBudget: Duration
-    /// The fewest keys the id index's recent level holds before it is folded.
-    let idFoldMinimum: Int
+    /// The store's tuned sizes and times: the daemon's, or small ones that make attribution use
+    /// its disk half, write moves of clicks in many slices, or fold the id index early.
+    let tuning: SQLiteTuning
 
     init(
-        directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"), tailLimit: Int = 200_000,
-        recentClickEntries: Int = 1_000_000, fingerprintClicksKeptMs: Int64 = AttributionStore.standardFingerprintClicksKeptMs,
-        spillSliceBytes: Int = WriteSlices.maxBytes, moveSliceBudget: Duration = .milliseconds(100),
-        idFoldMinimum: Int = EventStore.standardIdFoldMinimum
+        directory: URL = FileManager.default.temporaryDirectory.appending(path: "linkpulse-store-\(UUID().uuidString)"),
+        tuning: SQLiteTuning = .daemon
     ) throws {
         self.directory = directory
-        self.recentClickEntries = recentClickEntries
-        self.fingerprintClicksKeptMs = fingerprintClicksKeptMs
-        self.spillSliceBytes = spillSliceBytes
-        self.moveSliceBudget = moveSliceBudget
-        self.idFoldMinimum = idFoldMinimum
-        database = try AppDatabase(
-            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            fingerprintClicksKeptMs: fingerprintClicksKeptMs, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
+        self.tuning = tuning
+        database = try AppDatabase(directory: directory, durability: .normal, tuning: tuning, logger: logger)
     }
 
-    func reopen(tailLimit: Int = 200_000) throws {
+    /// A store whose tuning is the daemon's but for what `change` sets.
+    convenience init(_ change: (inout SQLiteTuning) -> Void) throws {
+        try self.init(tuning: SQLiteTuning.daemon.with(change))
+    }
+
+    /// Closes the store and opens it again, keeping at most `tailLimit` ids in memory at open.
+    func reopen(tailLimit: Int = SQLiteTuning.daemon.tailLimit) throws {
         try database.close()
         database = try AppDatabase(
-            directory: directory, durability: .normal, tailLimit: tailLimit, recentClickEntries: recentClickEntries,
-            fingerprintClicksKeptMs: fingerprintClicksKeptMs, spillSliceBytes: spillSliceBytes, moveSliceBudget: moveSliceBudget, idFoldMinimum: idFoldMinimum, logger: logger)
+            directory: directory, durability: .normal, tuning: tuning.with { $0.tailLimit = tailLimit }, logger: logger)
     }
 
     deinit {
@@ -126,7 +115,7 @@ final class TemporaryStore {
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(at: store.directory.appending(path: AppDatabase.idIndexFileName + suffix))
         }
-        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 50, logger: store.logger)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tuning: .daemon.with { $0.tailLimit = 50 }, logger: store.logger)
         #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") >= 250)
         #expect(try await store.ingest((0..<300).map { "m\($0)" }) == 0)
     }
@@ -259,7 +248,7 @@ final class TemporaryStore {
     /// minimum), steps fold it in, a key range at a time. Between every two steps of merges and
     /// folds, every id stored so far is refused again and a new one is taken.
     @Test func foldsMoveTheRecentLevelIntoTheMainOneWithoutLosingAnId() async throws {
-        let store = try TemporaryStore(idFoldMinimum: 300)
+        let store = try TemporaryStore { $0.idFoldMinimum = 300 }
         let events = store.database.events
         var stored: [String] = []
         var folds = 0
@@ -302,7 +291,7 @@ final class TemporaryStore {
     /// A fold cut short by a restart is planned again at open and finished by the next steps;
     /// nothing is lost or counted twice.
     @Test func aFoldCutShortIsFinishedAfterARestart() async throws {
-        let store = try TemporaryStore(idFoldMinimum: 200)
+        let store = try TemporaryStore { $0.idFoldMinimum = 200 }
         let ids = (0..<600).map { "k\($0)" }
         try await store.ingest(ids)
         let first = try store.database.events.mergeIdIndexStep(maxCount: 1_000_000, slices: 1)
@@ -322,7 +311,7 @@ final class TemporaryStore {
     /// An id index of 8-byte keys (before its migration 0003) is made one of 6-byte keys at
     /// open, both levels: every id is still found, so none is stored twice.
     @Test func eightByteKeysOfBeforeBecomeSixByteKeys() async throws {
-        let store = try TemporaryStore(idFoldMinimum: 200)
+        let store = try TemporaryStore { $0.idFoldMinimum = 200 }
         let ids = (0..<600).map { "old\($0)" }
         try await store.ingest(ids)
         try store.database.events.mergeIdIndex(maxCount: 400)
@@ -389,11 +378,11 @@ final class TemporaryStore {
     }
 
     @Test func aFoldIsDueAtAnEighthOfTheMainLevelAndTheMinimum() {
-        #expect(!IdIndexLevels(main: 0, recent: 0).foldDue(minimum: 0))
-        #expect(!IdIndexLevels(main: 0, recent: 99).foldDue(minimum: 100))
-        #expect(IdIndexLevels(main: 0, recent: 100).foldDue(minimum: 100))
-        #expect(!IdIndexLevels(main: 8_000, recent: 999).foldDue(minimum: 100))
-        #expect(IdIndexLevels(main: 8_000, recent: 1_000).foldDue(minimum: 100))
+        #expect(!IdIndexLevels(main: 0, recent: 0).foldDue(minimum: 0, ratio: 8))
+        #expect(!IdIndexLevels(main: 0, recent: 99).foldDue(minimum: 100, ratio: 8))
+        #expect(IdIndexLevels(main: 0, recent: 100).foldDue(minimum: 100, ratio: 8))
+        #expect(!IdIndexLevels(main: 8_000, recent: 999).foldDue(minimum: 100, ratio: 8))
+        #expect(IdIndexLevels(main: 8_000, recent: 1_000).foldDue(minimum: 100, ratio: 8))
     }
 
     @Test func tailKeepsEverySeqOfASharedKey() {
@@ -527,7 +516,7 @@ final class TemporaryStore {
         try store.database.close()
         #expect(FileManager.default.fileExists(atPath: saved.path), "saved at the close")
         let before = try Data(contentsOf: saved)
-        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 0, logger: store.logger)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tuning: .daemon.with { $0.tailLimit = 0 }, logger: store.logger)
         #expect(!FileManager.default.fileExists(atPath: saved.path), "loaded at the open")
         #expect(try await store.ingest(first) == 0, "every id found through the loaded filter")
 
@@ -539,7 +528,7 @@ final class TemporaryStore {
         #expect(try store.count("SELECT count(*) FROM ids.indexed_ids") == 800)
         try store.database.close()
         try before.write(to: saved)
-        store.database = try AppDatabase(directory: store.directory, durability: .normal, tailLimit: 0, logger: store.logger)
+        store.database = try AppDatabase(directory: store.directory, durability: .normal, tuning: .daemon.with { $0.tailLimit = 0 }, logger: store.logger)
         #expect(try await store.ingest(second + first) == 0, "the stale filter was not used")
         #expect(try store.count("SELECT count(*) FROM events") == 800)
     }

@@ -20,7 +20,7 @@ import Testing
     func everyConnectionKeepsTheCachesAsked(caches: PageCaches) async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "linkpulse-caches-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try AppDatabase(directory: directory, durability: .normal, pageCaches: caches, logger: Logger(label: "test"))
+        let database = try AppDatabase(directory: directory, durability: .normal, tuning: .daemon.with { $0.pageCaches = caches }, logger: Logger(label: "test"))
         defer { try? database.close() }
         // SQLite's own default where none is asked for.
         let attached = -(caches.attachedKiB ?? 2000)
@@ -29,7 +29,7 @@ import Testing
         #expect(rollups == ["main": -caches.rollupKiB, "ev": attached, "ids": attached, "attr": attached])
         let attribution = try database.attribution.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "ids"]) }
         #expect(attribution == ["main": -caches.attributionKiB, "ev": attached, "ids": attached])
-        #expect(database.attribution.cacheKiB == caches.attributionKiB)
+        #expect(database.attribution.tuning.pageCaches.attributionKiB == caches.attributionKiB)
         // The events connections: the writer, and a reader, which answers stats and resolves
         // from the attached files and keeps SQLite's default.
         let writer = try await database.events.pool.write { db in try Self.cacheSizes(db, ["ids", "agg", "attr"]) }

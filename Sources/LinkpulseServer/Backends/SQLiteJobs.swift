@@ -59,9 +59,11 @@ public final class CheckpointJob: TimerJob {
     let database: AppDatabase
     private let atRest: Mutex<WALsAtRest>
 
-    public init(database: AppDatabase, atRest: WALsAtRest = WALsAtRest()) {
+    /// A job over `database`'s WALs; `atRest` decides when they are truncated (by default after
+    /// the store's `SQLiteTuning.quietFor`).
+    public init(database: AppDatabase, atRest: WALsAtRest? = nil) {
         self.database = database
-        self.atRest = Mutex(atRest)
+        self.atRest = Mutex(atRest ?? WALsAtRest(quietFor: database.tuning.quietFor))
     }
 
     let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
