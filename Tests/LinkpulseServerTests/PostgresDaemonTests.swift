@@ -8,7 +8,7 @@ import Testing
 
 /// Several real daemons (`linkpulse serve --database postgres://…`) on one real PostgreSQL, as
 /// behind a load balancer: an id is stored once whichever daemon receives it, an acknowledged
-/// event survives kill -9 of its daemon, the daemons share keys and visitor ids.
+/// event survives kill -9 of its daemon, the daemons share keys, visitor ids and hosted links.
 @Suite struct PostgresDaemonTests {
     /// A daemon on `url`, with a data directory of its own (which it leaves empty).
     static func daemon(_ url: String, arguments: [String] = []) throws -> (DaemonProcess, URL) {
@@ -229,6 +229,40 @@ import Testing
         let counts = Dictionary(stored.map { ($0, 1) }, uniquingKeysWith: +)
         #expect(acked.filter { counts[$0] != 1 }.isEmpty, "every acknowledged id stored once")
         #expect(after.ids.allSatisfy { counts[$0] == 1 })
+        try await http.shutdown()
+    }
+
+    /// Hosted links are the database's: a link made, changed or deleted through one daemon is
+    /// served so by the other at its very next tap, and each tap's click is stored once.
+    @Test func aLinkMadeThroughOneDaemonServesOnTheOtherAtItsNextTap() async throws {
+        let (cluster, url, name) = try Self.database("shared_links")
+        let admin = try LiveHTTP.createKey(.admin, in: FileManager.default.temporaryDirectory, database: url)
+        let (_, config, root) = try HostedLinkCommandTests.installation()
+        let (a, b, data) = try Self.twoDaemons(url, extra: ["--links-config", config.path])
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer {
+            _ = a.terminate()
+            _ = b.terminate()
+            for directory in data + [root] { try? FileManager.default.removeItem(at: directory) }
+        }
+        let desktop = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36"
+
+        let made = try await LiveHTTP.send(
+            http, "\(a.baseURL)/v1/links", key: admin, body: #"{"ref":"shared","url":"https://example.com/first","campaign":"both"}"#)
+        #expect(made.status == 201, "\(made.body)")
+        let first = try await HostedLinkCommandTests.visit(b.baseURL, "/shared", userAgent: desktop)
+        #expect(first.status == 302 && first.location == "https://example.com/first", "made through one daemon, served by the other")
+
+        let changed = try await LiveHTTP.send(http, "\(b.baseURL)/v1/links/shared", method: .PATCH, key: admin, body: #"{"url":"https://example.com/second"}"#)
+        #expect(changed.status == 200, "\(changed.body)")
+        let second = try await HostedLinkCommandTests.visit(a.baseURL, "/shared", userAgent: desktop)
+        #expect(second.status == 302 && second.location == "https://example.com/second", "changed through one daemon, served so by the other")
+
+        #expect(try await LiveHTTP.send(http, "\(a.baseURL)/v1/links/shared", method: .DELETE, key: admin).status == 204)
+        #expect(try await HostedLinkCommandTests.visit(b.baseURL, "/shared", userAgent: desktop).status == 410)
+
+        let clicks = try cluster.psql("SELECT count(*) || '|' || count(DISTINCT event_id) FROM lp_events WHERE ref = 'shared' AND campaign = 'both' AND type = 0", database: name)
+        #expect(clicks.trimmingCharacters(in: .whitespacesAndNewlines) == "2|2", "the two answered taps, one click each")
         try await http.shutdown()
     }
 }
