@@ -40,3 +40,28 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
         desktop: ["Windows", "Macintosh", "Mac OS X", "CrOS", "X11", "Linux"].map { Array($0.utf8) }
     )
 }
+
+extension Platform {
+    /// A small stable number for the platform, as both stores keep it (SQLite's cube keys and
+    /// events, PostgreSQL's `platform` columns): never renumber one.
+    public var code: UInt8 {
+        switch self {
+        case .ios: 0
+        case .android: 1
+        case .web: 2
+        case .desktop: 3
+        case .other: 4
+        }
+    }
+
+    /// The platform of a stored `code` (`other` for an unknown one).
+    public static func fromCode(_ code: UInt8) -> Platform {
+        switch code {
+        case 0: .ios
+        case 1: .android
+        case 2: .web
+        case 3: .desktop
+        default: .other
+        }
+    }
+}

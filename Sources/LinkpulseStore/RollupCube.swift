@@ -23,30 +23,6 @@ struct CubeKey: Hashable, Comparable {
     static func < (a: CubeKey, b: CubeKey) -> Bool { a.packed < b.packed }
 }
 
-extension Platform {
-    /// A small stable number for the platform, as cube keys store it (never renumber one).
-    var code: UInt8 {
-        switch self {
-        case .ios: 0
-        case .android: 1
-        case .web: 2
-        case .desktop: 3
-        case .other: 4
-        }
-    }
-
-    /// The platform of a stored `code` (`other` for an unknown one).
-    static func fromCode(_ code: UInt8) -> Platform {
-        switch code {
-        case 0: .ios
-        case 1: .android
-        case 2: .web
-        case 3: .desktop
-        default: .other
-        }
-    }
-}
-
 /// The link dimensions rollups are counted under, dictionary-encoded: every distinct
 /// (ref, campaign, source, medium) gets a small integer id once (`link_tuples` in the rollup
 /// file), so cube entries, aggregation keys and filters work on integers, not strings.

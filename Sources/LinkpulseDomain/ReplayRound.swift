@@ -1,5 +1,3 @@
-import LinkpulseDomain
-
 /// One round of attribution over stored events in seq order, with what earlier rounds left in
 /// the store handed in, not looked up: pure, so a round decides exactly what a replay of every
 /// event through one `ClickIndex` decides (tested), whatever the store behind it.
@@ -9,48 +7,64 @@ import LinkpulseDomain
 /// and for each fingerprint window every click in it. Given those (`EarlierClicks`), `decide`
 /// replays the round: its own clicks become findable by the events after them, exactly as in
 /// the SQLite follower, and every non-bot install, open and fallback gets its `Attribution`.
-struct ReplayRound {
-    let events: [(seq: Int64, event: IngestEvent)]
+/// PostgreSQL attributes through it; SQLite's follower keeps its click index between rounds
+/// (`RecentClicks`) and is checked against a replay of every event in store order.
+public struct ReplayRound: Sendable {
+    public let events: [(seq: Int64, event: IngestEvent)]
+
+    public init(events: [(seq: Int64, event: IngestEvent)]) {
+        self.events = events
+    }
 
     /// What a round asks the store for.
-    struct ClickQueries: Equatable {
-        var ids: Set<String> = []
+    public struct ClickQueries: Equatable, Sendable {
+        public var ids: Set<String> = []
         /// (ref, time): the newest click of the ref at or before the time.
-        var newestByRef: Set<RefAt> = []
+        public var newestByRef: Set<RefAt> = []
         /// Every click of the fingerprint in [from, through].
-        var windows: Set<Window> = []
+        public var windows: Set<Window> = []
 
-        struct RefAt: Hashable { var ref: String; var atMs: Int64 }
-        struct Window: Hashable { var fingerprint: Fingerprint; var fromMs: Int64; var throughMs: Int64 }
+        public struct RefAt: Hashable, Sendable {
+            public var ref: String
+            public var atMs: Int64
+        }
+
+        public struct Window: Hashable, Sendable {
+            public var fingerprint: Fingerprint
+            public var fromMs: Int64
+            public var throughMs: Int64
+        }
     }
 
     /// The clicks of earlier rounds that answer a round's `ClickQueries`.
-    struct EarlierClicks {
+    public struct EarlierClicks: Sendable {
         /// By event id, bots' clicks too (only ever found by id).
-        var byId: [String: KnownClick] = [:]
+        public var byId: [String: KnownClick] = [:]
         /// Non-bot clicks found by ref or by fingerprint; each may come several times.
-        var byRef: [KnownClick] = []
-        var byFingerprint: [(fingerprint: Fingerprint, click: KnownClick)] = []
+        public var byRef: [KnownClick] = []
+        public var byFingerprint: [(fingerprint: Fingerprint, click: KnownClick)] = []
+
+        public init() {}
     }
 
     /// What a round decided, for the store to write in one transaction with its watermark.
-    struct Decisions {
-        var attributions: [(seq: Int64, attribution: Attribution)] = []
+    public struct Decisions: Sendable {
+        public var attributions: [(seq: Int64, attribution: Attribution)] = []
         /// The round's non-bot clicks, findable by ref and by fingerprint from now on.
-        var refClicks: [KnownClick] = []
-        var fingerprintClicks: [(fingerprint: Fingerprint, click: KnownClick)] = []
+        public var refClicks: [KnownClick] = []
+        public var fingerprintClicks: [(fingerprint: Fingerprint, click: KnownClick)] = []
         /// The devices whose first resolve of the round this is (bots' too), with its seq; a
         /// device that resolved in an earlier round keeps that one.
-        var firstResolves: [(device: String, seq: Int64)] = []
+        public var firstResolves: [(device: String, seq: Int64)] = []
     }
 
     /// The key a device's resolves are counted under: its `device_id`, else its visitor id.
-    static func resolvingDevice(_ event: IngestEvent) -> String {
+    public static func resolvingDevice(_ event: IngestEvent) -> String {
         event.deviceId.map { "d:" + $0 } ?? "v:" + event.visitorId
     }
 
     /// The subject `Attributor` decides for a stored event.
-    static func subject(seq: Int64, _ e: IngestEvent) -> AttributionSubject {
+    public static func subject(seq: Int64, _ e: IngestEvent) -> AttributionSubject {
         AttributionSubject(
             seq: seq, kind: e.kind, occurredAtMs: e.occurredAtMs,
             dimensions: LinkDimensions(ref: e.ref, campaign: e.campaign, source: e.source, medium: e.medium),
@@ -60,7 +74,7 @@ struct ReplayRound {
 
     /// What the round needs from earlier rounds: for every non-bot event it attributes, what
     /// each rule it may reach looks up.
-    func queries(windowMs: Int64) -> ClickQueries {
+    public func queries(windowMs: Int64) -> ClickQueries {
         var queries = ClickQueries()
         for (seq, event) in events where event.kind != .click && !event.isBot {
             let s = Self.subject(seq: seq, event)
@@ -75,7 +89,7 @@ struct ReplayRound {
     }
 
     /// Replays the round over `earlier`.
-    func decide(_ earlier: EarlierClicks, attributor: Attributor) throws -> Decisions {
+    public func decide(_ earlier: EarlierClicks, attributor: Attributor) throws -> Decisions {
         var index = ClickIndex()
         for (id, click) in earlier.byId { index.add(click, id: id, fingerprint: nil, isBot: true) }
         // A click found by several queries is added once (a window would count it twice), with

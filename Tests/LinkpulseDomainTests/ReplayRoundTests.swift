@@ -1,8 +1,6 @@
 import LinkpulseDomain
 import Testing
 
-@testable import LinkpulseStore
-
 /// The pure part of attribution on PostgreSQL: a round over clicks earlier rounds left behind.
 @Suite struct ReplayRoundTests {
     static let t: Int64 = 1_795_255_620_000

@@ -1,9 +1,7 @@
 import LinkpulseDomain
 import Testing
 
-@testable import LinkpulseStore
-
-/// The rollup rows of PostgreSQL a round adds to, computed without a database.
+/// The rollup cells a round adds to (the rows of PostgreSQL), computed without a database.
 @Suite struct RollupCellsTests {
     static let t: Int64 = 1_795_255_620_000  // 2026-11-22T07:27:00Z
 

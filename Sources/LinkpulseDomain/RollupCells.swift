@@ -1,0 +1,212 @@
+/// The rollup cells one round of counted events adds to, by dimension and grain: pure, so what a
+/// round writes is what the events say (tested without a database). PostgreSQL keeps them as
+/// the rows of `lp_rollups`; SQLite's cubes count the same events faster and are checked
+/// against the same oracle (`StatsOracleTests`).
+///
+/// Every event counts in its UTC hour, day and month, in five rows of each: once in all by its
+/// platform (dimension 0), and once under each link dimension's value (ref, campaign, source,
+/// medium; '' when it has none), people and bots apart. Months keep a breakdown over a quarter
+/// to a few thousand rows a value-month instead of one a value-day.
+public struct RollupCells: Sendable {
+    /// One row's key, in `lp_rollups`' primary key order.
+    public struct Key: Hashable, Sendable {
+        public var dimension: Int16
+        public var grain: Int16
+        public var bucketMs: Int64
+        public var value: String
+        /// The platform's code in dimension 0, -1 in the others.
+        public var platform: Int16
+        public var bot: Bool
+
+        public init(dimension: Int16, grain: Int16, bucketMs: Int64, value: String, platform: Int16, bot: Bool) {
+            (self.dimension, self.grain, self.bucketMs, self.value, self.platform, self.bot) = (dimension, grain, bucketMs, value, platform, bot)
+        }
+    }
+
+    /// The rows' dimensions (`lp_rollups.dimension`).
+    public enum Dimension: Int16, CaseIterable, Sendable {
+        case all = 0, ref, campaign, source, medium
+
+        /// The rows that answer a grouping or filter by this stats dimension (platform is a
+        /// column of the rows in all).
+        public init(_ dimension: StatsDimension) {
+            switch dimension {
+            case .ref: self = .ref
+            case .campaign: self = .campaign
+            case .source: self = .source
+            case .medium: self = .medium
+            case .platform: self = .all
+            }
+        }
+
+        /// The value an event with `d` counts under in this dimension (`''` when it has none).
+        public func value(of d: LinkDimensions) -> String {
+            switch self {
+            case .all: ""
+            case .ref: d.ref ?? ""
+            case .campaign: d.campaign ?? ""
+            case .source: d.source ?? ""
+            case .medium: d.medium ?? ""
+            }
+        }
+    }
+
+    /// The grains rows are kept at (`lp_rollups.grain`: `RollupGrain`'s codes for hours and days).
+    public enum Grain: Int16, CaseIterable, Sendable {
+        case hour = 6, day = 2, month = 7
+
+        /// The start of the bucket of this grain holding `ms` (UTC).
+        public func bucket(_ ms: Int64) -> Int64 {
+            switch self {
+            case .hour: TimeGrain.floor(ms, TimeGrain.hourMs)
+            case .day: TimeGrain.floor(ms, TimeGrain.dayMs)
+            case .month: Self.monthStart(ms)
+            }
+        }
+
+        /// The first instant of the UTC month holding `ms`.
+        public static func monthStart(_ ms: Int64) -> Int64 {
+            let date = Timestamp.civilFromDays(Int(TimeGrain.floor(ms, TimeGrain.dayMs) / TimeGrain.dayMs))
+            return Int64(Timestamp.daysFromCivil(year: date.year, month: date.month, day: 1)) * TimeGrain.dayMs
+        }
+
+        /// The first instant of the UTC month after the one starting at `start`.
+        public static func nextMonth(_ start: Int64) -> Int64 {
+            monthStart(start + 31 * TimeGrain.dayMs)
+        }
+    }
+
+    /// The counts of every cell the round touched.
+    public private(set) var counts: [Key: ConversionCounts] = [:]
+
+    public init() {}
+
+    /// Counts one event in its fifteen rows.
+    public mutating func add(_ event: CountedEvent, occurredAtMs: Int64) {
+        for grain in Grain.allCases {
+            let bucket = grain.bucket(occurredAtMs)
+            for dimension in Dimension.allCases {
+                let key = Key(
+                    dimension: dimension.rawValue, grain: grain.rawValue, bucketMs: bucket, value: dimension.value(of: event.dimensions),
+                    platform: dimension == .all ? Int16(event.platform.code) : -1, bot: event.isBot)
+                counts[key, default: ConversionCounts()].add(event)
+            }
+        }
+    }
+
+    /// Adds a stored row's counts to its cell (a cell the round does not touch is left alone).
+    public mutating func merge(stored: ConversionCounts, into key: Key) {
+        counts[key]?.add(stored)
+    }
+}
+
+/// Which rollup cells (`RollupCells`, PostgreSQL's `lp_rollups` rows) answer a stats plan, and
+/// how the query's pieces read:
+/// whole UTC days and hours from the rows, everything finer from the raw events. Nil when the
+/// rows cannot answer it (filtered by more than one dimension, or grouped by one and filtered
+/// by another): then the whole range is read from the raw events.
+public struct RollupRows: Sendable {
+    public let plan: StatsPlan
+    /// The rows' dimension, and the value and platform they are limited to (nil: any).
+    public let dimension: RollupCells.Dimension
+    public let value: String?
+    public let platform: Int16?
+    /// How rows group: 'value', 'platform', 'bucket' or 'all' (see `stats/rollup_counts.sql`).
+    public let key: String
+    public let pieces: [Piece]
+
+    /// One read of an answer: rows of one grain over [from, to), or raw events.
+    public enum Piece: Equatable, Sendable {
+        case rows(RollupCells.Grain, from: Int64, to: Int64)
+        case raw(from: Int64, to: Int64)
+        /// Most days of one month, [from, to): their counts are the month's row less the day
+        /// rows of the month's other days (fewer rows to read); their visitors (which do not
+        /// subtract) come from their own day rows.
+        case mostOfMonth(from: Int64, to: Int64)
+    }
+
+    public init?(plan: StatsPlan) {
+        self.plan = plan
+        let f = plan.query.filters
+        let linkFilters: [(StatsDimension, String)] = [(.ref, f.ref), (.campaign, f.campaign), (.source, f.source), (.medium, f.medium)]
+            .compactMap { d, v in v.map { (d, $0) } }
+        switch plan.grouping {
+        case .dimension(.platform):
+            guard linkFilters.isEmpty else { return nil }
+            (dimension, value, key) = (.all, nil, "platform")
+        case .dimension(let d):
+            guard f.platform == nil, linkFilters.allSatisfy({ $0.0 == d }) else { return nil }
+            (dimension, value, key) = (RollupCells.Dimension(d), linkFilters.first?.1, "value")
+        case .none, .buckets:
+            if linkFilters.isEmpty {
+                (dimension, value) = (.all, nil)
+            } else {
+                guard linkFilters.count == 1, f.platform == nil else { return nil }
+                (dimension, value) = (RollupCells.Dimension(linkFilters[0].0), linkFilters[0].1)
+            }
+            if case .buckets = plan.grouping { key = "bucket" } else { key = "all" }
+        }
+        platform = f.platform.map { Int16($0.code) }
+        // The plan's hour pieces read hour rows and its day pieces day rows, whole UTC months
+        // among them month rows; its quarter-hours (no rows of that grain here) read raw events.
+        // A time series keeps every row in its bucket: no month less its other days there.
+        var isSeries = false
+        if case .buckets = plan.grouping { isSeries = true }
+        var pieces: [Piece] = []
+        for piece in plan.pieces {
+            let mapped: [Piece]
+            switch piece {
+            case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = Self.days(from: a, to: b, subtracting: !isSeries)
+            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = [.rows(.hour, from: a, to: b)]
+            case .rollup(_, let a, let b), .raw(let a, let b): mapped = [.raw(from: a, to: b)]
+            case .dimensionDays(_, let fromDay, let toDay):
+                mapped = Self.days(from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs, subtracting: !isSeries)
+            }
+            for next in mapped {
+                switch (pieces.last, next) {
+                case (.raw(let a, let b)?, .raw(let c, let d)) where b == c: pieces[pieces.count - 1] = .raw(from: a, to: d)
+                case (.rows(let g, let a, let b)?, .rows(let h, let c, let d)) where g == h && b == c:
+                    pieces[pieces.count - 1] = .rows(g, from: a, to: d)
+                default: pieces.append(next)
+                }
+            }
+        }
+        self.pieces = pieces
+    }
+
+    /// Whole UTC days [from, to) month by month: a whole month as its month row; most of a
+    /// month, with `subtracting`, as the month less its other days; else as day rows.
+    public static func days(from: Int64, to: Int64, subtracting: Bool = false) -> [Piece] {
+        var pieces: [Piece] = []
+        var month = RollupCells.Grain.monthStart(from)
+        while month < to {
+            let next = RollupCells.Grain.nextMonth(month)
+            let (a, b) = (max(from, month), min(to, next))
+            let piece: Piece
+            if a == month && b == next {
+                piece = .rows(.month, from: a, to: b)
+            } else if subtracting && (b - a) * 2 > next - month {
+                piece = .mostOfMonth(from: a, to: b)
+            } else {
+                piece = .rows(.day, from: a, to: b)
+            }
+            switch (pieces.last, piece) {
+            case (.rows(let g, let c, let d)?, .rows(let h, let e, let f)) where g == h && d == e:
+                pieces[pieces.count - 1] = .rows(g, from: c, to: f)
+            default: pieces.append(piece)
+            }
+            month = next
+        }
+        return pieces
+    }
+
+    /// The group a row's key (as `stats/rollup_counts.sql` gives it) counts in.
+    public func group(_ key: String) -> StatsGroupKey {
+        switch self.key {
+        case "value": .value(key.isEmpty ? nil : key)
+        case "platform": .value(Int16(key).map { Platform.fromCode(UInt8(truncatingIfNeeded: $0)).rawValue })
+        case "bucket": plan.bucket(containing: Int64(key) ?? 0)
+        default: .all
+        }
+    }
+}
