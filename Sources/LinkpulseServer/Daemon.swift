@@ -81,6 +81,9 @@ public protocol DaemonBackend: Sendable {
     func bringStatsUpToDate() async throws
     /// Whether this daemon writes the scheduled exports now (one of several on PostgreSQL).
     var writesScheduledExports: Bool { get }
+    /// What the store keeps in memory now, for `/metrics` (nil where it keeps nothing worth
+    /// reporting: the PostgreSQL store).
+    var memoryReport: StoreMemoryReport? { get }
     /// The store's background services: its timer jobs, each made by `timers`.
     func backgroundServices(settings: ServerSettings, timers: Timers) -> [any Service]
     /// Called once the server listens on `port`.
@@ -170,7 +173,11 @@ public func buildRouter(backend: some DaemonBackend, settings: ServerSettings) -
     DashboardController(assets: settings.dashboardsDirectory.flatMap { try? DashboardAssets.load(from: $0) }).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
     if let prometheus = parts.prometheus {
-        MetricsController(registry: prometheus, refresh: { _ = try? await backend.derivedStatus() }).addRoutes(to: router)
+        let memory = MemoryGauges(store: { backend.memoryReport })
+        MetricsController(registry: prometheus, refresh: {
+            memory.record()
+            _ = try? await backend.derivedStatus()
+        }).addRoutes(to: router)
     }
     router.add(middleware: MethodNotAllowedMiddleware())
     return router
@@ -312,7 +319,7 @@ extension Response {
 /// whenever they are looked at, not as of the last rollup pass.
 struct MetricsController: Sendable {
     let registry: PrometheusCollectorRegistry
-    /// Brings the gauges read from the store up to date before each scrape (the SQLite
+    /// Brings the gauges read at a scrape up to date before it (the memory gauges, the SQLite
     /// store's rollup freshness, the PostgreSQL store's attribution progress).
     let refresh: @Sendable () async -> Void
 

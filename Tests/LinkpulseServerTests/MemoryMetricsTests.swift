@@ -16,8 +16,8 @@ import Testing
         return samples
     }
 
-    /// Whether the store's figures are those of the events sent, and the process figures come
-    /// from one reading (a scrape may fall between the job's records of one reading).
+    /// Whether the store's figures are those of the events sent, and the process figures are
+    /// one reading (the scrape takes it).
     static func settled(_ samples: [String: Double]) -> Bool {
         let parts = ["anonymous", "file", "shared"].compactMap { samples[#"linkpulse_memory_resident_bytes{kind="\#($0)"}"#] }
         return samples["linkpulse_attribution_recent_click_entries"] == 60 && samples["linkpulse_rollup_link_tuples"] == 15

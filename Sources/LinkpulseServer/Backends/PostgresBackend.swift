@@ -82,11 +82,12 @@ public struct PostgresBackend: DaemonBackend {
         _ = try await store.countStored(timeout: .seconds(300))
     }
 
+    public var memoryReport: StoreMemoryReport? { nil }
+
     public func backgroundServices(settings: ServerSettings, timers: Timers) -> [any Service] {
         var services: [any Service] = [
             timers.every(.seconds(3600), AsyncTickJob.eventMonths(store, now: parts.now, logger: parts.logger)),
             timers.every(settings.rollupInterval, derivedWork),
-            timers.every(settings.diskWatchInterval, MemoryWatchJob(store: nil)),
         ]
         if settings.quarantineRetentionDays > 0 {
             services.append(timers.every(

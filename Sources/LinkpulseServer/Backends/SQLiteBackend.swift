@@ -74,6 +74,8 @@ public struct SQLiteBackend: DaemonBackend {
         _ = try await deps.database.rollups.rollUpStoredSoFar()
     }
 
+    public var memoryReport: StoreMemoryReport? { deps.database.memoryReport }
+
     /// The store's timer jobs. Also asks the attribution to list its recent clicks now, so that
     /// the first resolve after a start does not wait for it.
     public func backgroundServices(settings: ServerSettings, timers: Timers) -> [any Service] {
@@ -84,7 +86,6 @@ public struct SQLiteBackend: DaemonBackend {
             timers.every(settings.idIndexInterval, IdIndexJob(events: database.events, threshold: settings.idMergeThreshold, logger: logger)),
             timers.every(.seconds(1), CheckpointJob(database: database)),
             timers.every(settings.diskWatchInterval, DiskWatchJob(events: database.events, storage: deps.storage, logger: logger)),
-            timers.every(settings.diskWatchInterval, MemoryWatchJob(store: { database.memoryReport })),
             timers.every(settings.retentionInterval, RetentionJob(
                 database: database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),

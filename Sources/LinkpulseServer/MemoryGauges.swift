@@ -3,8 +3,8 @@ import LinkpulseDomain
 import LinkpulseStore
 import Metrics
 
-/// At the disk watch's interval (`ServerSettings.diskWatchInterval`, a second by default): the
-/// daemon's memory into `/metrics`, split so that an operator can tell the daemon's own memory
+/// At each scrape of `/metrics`, the daemon's memory as it is then, split so that an operator
+/// can tell the daemon's own memory
 /// from the pages of its binary and libraries (see `ProcessMemory`), beside the sizes of what
 /// the store keeps in memory and bounds:
 /// - `process_resident_memory_bytes`, `process_virtual_memory_bytes` (Prometheus's standard
@@ -17,11 +17,11 @@ import Metrics
 ///   (ref, campaign, source, medium) the events name;
 /// - `linkpulse_ingest_id_tail_ids`: the ids stored since the last merge into the id index.
 ///
-/// The process figures come from `/proc/self`; where there is none (not Linux), those gauges
-/// are not recorded.
-public struct MemoryWatchJob: TimerJob {
-    public let name = "memory-watch"
-    let store: (@Sendable () -> StoreMemoryReport)?
+/// The process figures come from `/proc/self` (the kernel's own figures, read without touching a
+/// disk); where there is none (not Linux), those gauges are not recorded. Read at the scrape
+/// rather than by a timer: every figure is one reading, taken when somebody looks.
+struct MemoryGauges: Sendable {
+    let store: @Sendable () -> StoreMemoryReport?
     let resident = Gauge(label: "process_resident_memory_bytes")
     let virtual = Gauge(label: "process_virtual_memory_bytes")
     let openFiles = Gauge(label: "process_open_fds")
@@ -34,13 +34,14 @@ public struct MemoryWatchJob: TimerJob {
     let linkTuples = Gauge(label: "linkpulse_rollup_link_tuples")
     let idTail = Gauge(label: "linkpulse_ingest_id_tail_ids")
 
-    /// - Parameter store: what the store keeps in memory (the SQLite store's parts); nil
-    ///   reports the process alone (the PostgreSQL daemon).
-    public init(store: (@Sendable () -> StoreMemoryReport)?) {
+    /// - Parameter store: what the store keeps in memory now (the SQLite store's parts); nil
+    ///   reports the process alone (the PostgreSQL store).
+    init(store: @escaping @Sendable () -> StoreMemoryReport?) {
         self.store = store
     }
 
-    public func run() throws {
+    /// Records the gauges from one reading of the process and of the store.
+    func record() {
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8), let memory = ProcessMemory(status: status) {
             resident.record(Double(memory.residentBytes))
             virtual.record(Double(memory.virtualBytes))
@@ -53,7 +54,7 @@ public struct MemoryWatchJob: TimerJob {
             // The listing's own descriptor is among them.
             openFiles.record(Double(max(descriptors.count - 1, 0)))
         }
-        guard let report = store?() else { return }
+        guard let report = store() else { return }
         recentClickEntries.record(Double(report.recentClickEntries))
         recentClickCapacity.record(Double(report.recentClickCapacity))
         linkTuples.record(Double(report.linkTuples))
