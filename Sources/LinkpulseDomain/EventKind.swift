@@ -43,8 +43,9 @@ public enum Platform: String, Sendable, CaseIterable, Codable {
 
 extension Platform {
     /// A small stable number for the platform, as both stores keep it (SQLite's cube keys and
-    /// events, PostgreSQL's `platform` columns): never renumber one.
-    public var code: UInt8 {
+    /// events, PostgreSQL's `platform` columns): never renumber one. Inlinable: the rollup
+    /// passes read and write it for every event.
+    @inlinable public var code: UInt8 {
         switch self {
         case .ios: 0
         case .android: 1
@@ -55,7 +56,7 @@ extension Platform {
     }
 
     /// The platform of a stored `code` (`other` for an unknown one).
-    public static func fromCode(_ code: UInt8) -> Platform {
+    @inlinable public static func fromCode(_ code: UInt8) -> Platform {
         switch code {
         case 0: .ios
         case 1: .android
