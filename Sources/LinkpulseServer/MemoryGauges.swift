@@ -4,15 +4,14 @@ import LinkpulseStore
 import Metrics
 
 /// At each scrape of `/metrics`, the daemon's memory as it is then, split so that an operator
-/// can tell the daemon's own memory
-/// from the pages of its binary and libraries (see `ProcessMemory`), beside the sizes of what
-/// the store keeps in memory and bounds:
+/// can tell the daemon's own memory from the pages of its binary and libraries (see
+/// `ProcessMemory`), beside the sizes of what the store keeps in memory and bounds:
 /// - `process_resident_memory_bytes`, `process_virtual_memory_bytes` (Prometheus's standard
 ///   names), `process_open_fds`;
 /// - `linkpulse_memory_resident_bytes{kind="anonymous"|"file"|"shared"}`, and
 ///   `linkpulse_memory_peak_resident_bytes` (the largest resident set since the start);
 /// - `linkpulse_attribution_recent_click_entries` and `…_capacity`: the memory half of the
-///   click indexes and its bound (`AppDatabase`'s `recentClickEntries`);
+///   click indexes and its bound (`SQLiteTuning.recentClickEntries`);
 /// - `linkpulse_rollup_link_tuples`: the link tuples known, which grow with the distinct
 ///   (ref, campaign, source, medium) the events name;
 /// - `linkpulse_ingest_id_tail_ids`: the ids stored since the last merge into the id index.
