@@ -319,6 +319,7 @@ public func canonicalIP(_ text: String) -> String? {
 
 private func format<T>(family: Int32, _ address: inout T, length: Int) -> String? {
     var buffer = [CChar](repeating: 0, count: length)
-    guard inet_ntop(family, &address, &buffer, socklen_t(length)) != nil else { return nil }
+    let written = withUnsafeBytes(of: &address) { bytes in inet_ntop(family, bytes.baseAddress, &buffer, socklen_t(length)) }
+    guard written != nil else { return nil }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

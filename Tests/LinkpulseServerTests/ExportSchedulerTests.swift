@@ -261,7 +261,6 @@ extension ExportSchedulerTests {
     @Test func aKilledExportLeavesNoPartialFileUnderTheFinalName() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }
-        let end = TestInstallation.generatedTrafficEnd
         let outcome = try await installation.storeGeneratedTraffic(events: 60_000, days: 2, refs: 100, campaigns: 5, seed: 5)
         try installation.database.rollups.rollUpAll()
         try installation.database.close()
