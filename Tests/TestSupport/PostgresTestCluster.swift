@@ -62,6 +62,18 @@ public final class PostgresTestCluster: Sendable {
         try runServerTool("psql", ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
+    /// The names of the columns `sql` answers with, in order, as the server describes the
+    /// statement without running it (psql's `\gdesc`; its parameters stay unbound).
+    public func columnNames(of sql: String, database: String) throws -> [String] {
+        let file = FileManager.default.temporaryDirectory.appending(path: "linkpulse-gdesc-\(UUID().uuidString).sql")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try (sql + "\n\\gdesc\n").write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        let described = try runServerTool(
+            "psql", ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1", "-f", file.path])
+        return described.split(separator: "\n").compactMap { $0.split(separator: "|", omittingEmptySubsequences: false).first.map(String.init) }
+    }
+
     /// Runs one of the server's programs, as `nobody` when this process is root.
     @discardableResult
     func runServerTool(_ name: String, _ arguments: [String]) throws -> String {

@@ -269,7 +269,7 @@ public final class PostgresDerivedWork: Sendable {
                 let c = row.makeRandomAccess()
                 let (event, occurredAtMs) = try PostgresStatsReader.countedEvent(c)
                 cells.add(event, occurredAtMs: occurredAtMs)
-                last = try c[15].decode(Int64.self)
+                last = try c[PostgresCountedEventColumn.seq].decode(Int64.self)
                 count += 1
             }
             guard count > 0 else { return (0, through) }
@@ -283,12 +283,13 @@ public final class PostgresDerivedWork: Sendable {
             selection.append(keys.map(\.bot))
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: q.cells, binds: selection), logger: logger) {
                 let c = row.makeRandomAccess()
+                typealias R = PostgresRollupCellColumn
                 let key = RollupCells.Key(
-                    dimension: try c[0].decode(Int16.self), grain: try c[1].decode(Int16.self), bucketMs: try c[2].decode(Int64.self),
-                    value: try c[3].decode(String.self), platform: try c[4].decode(Int16.self), bot: try c[5].decode(Bool.self))
-                let counted = 6..<(6 + ConversionCounts.rowColumnCount)
-                var stored = ConversionCounts(row: try counted.map { try c[$0].decode(Int64.self) })
-                let sketch = try c[counted.upperBound].decode(ByteBuffer.self)
+                    dimension: try c[R.dimension].decode(Int16.self), grain: try c[R.grain].decode(Int16.self),
+                    bucketMs: try c[R.bucketMs].decode(Int64.self), value: try c[R.value].decode(String.self),
+                    platform: try c[R.platform].decode(Int16.self), bot: try c[R.bot].decode(Bool.self))
+                var stored = ConversionCounts(row: try R.counts.map { try c[$0].decode(Int64.self) })
+                let sketch = try c[R.visitors].decode(ByteBuffer.self)
                 if sketch.readableBytes > 0 { sketch.withUnsafeReadableBytes { stored.clickVisitors.merge(serialized: $0) } }
                 cells.merge(stored: stored, into: key)
             }
@@ -344,13 +345,15 @@ public final class PostgresDerivedWork: Sendable {
                 logger: logger)
             for try await row in rows {
                 let c = row.makeRandomAccess()
-                let fingerprint = Fingerprint(ipKey: try c[0].decode(Int64.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[1].decode(Int16.self))))
+                typealias F = PostgresFingerprintClickColumn
+                let fingerprint = Fingerprint(
+                    ipKey: try c[F.ipKey].decode(Int64.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[F.platform].decode(Int16.self))))
                 let click = KnownClick(
-                    seq: try c[3].decode(Int64.self), occurredAtMs: try c[2].decode(Int64.self),
+                    seq: try c[F.seq].decode(Int64.self), occurredAtMs: try c[F.occurredAtMs].decode(Int64.self),
                     dimensions: LinkDimensions(
-                        ref: try c[5].decode(String?.self), campaign: try c[6].decode(String?.self), source: try c[7].decode(String?.self),
-                        medium: try c[8].decode(String?.self)),
-                    osVersion: try c[4].decode(String?.self))
+                        ref: try c[F.ref].decode(String?.self), campaign: try c[F.campaign].decode(String?.self),
+                        source: try c[F.source].decode(String?.self), medium: try c[F.medium].decode(String?.self)),
+                    osVersion: try c[F.osVersion].decode(String?.self))
                 earlier.byFingerprint.append((fingerprint, click))
             }
         }

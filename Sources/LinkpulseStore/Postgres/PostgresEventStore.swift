@@ -73,19 +73,22 @@ public struct PostgresEventStore: Sendable {
         var events: [(seq: Int64, event: IngestEvent)] = []
         for try await row in rows {
             let c = row.makeRandomAccess()
+            typealias E = PostgresEventColumn
             var event = IngestEvent(
-                id: try c[1].decode(String.self), kind: CompactEvent.kind(code: Int64(try c[2].decode(Int16.self))),
-                occurredAtMs: try c[5].decode(Int64.self), receivedAtMs: try c[6].decode(Int64.self), sentAtMs: try c[7].decode(Int64?.self),
-                ref: try c[8].decode(String?.self), campaign: try c[9].decode(String?.self), source: try c[10].decode(String?.self),
-                medium: try c[11].decode(String?.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[3].decode(Int16.self))),
-                deviceId: try c[15].decode(String?.self), clickId: try c[16].decode(String?.self),
-                clickIdSource: try c[17].decode(Int16?.self).flatMap { ClickIdSource(code: Int($0)) },
-                deferred: try c[12].decode(Bool?.self), url: try c[19].decode(String?.self), referrer: try c[20].decode(String?.self),
-                userAgent: try c[21].decode(String?.self), ipHash: try c[14].decode(String?.self), visitorId: try c[13].decode(String.self),
-                osVersion: try c[22].decode(String?.self), appVersion: try c[23].decode(String?.self),
-                propertiesJSON: try c[25].decode(String?.self), botReason: try c[24].decode(String?.self))
-            event.isResolve = try c[18].decode(Bool.self)
-            events.append((try c[0].decode(Int64.self), event))
+                id: try c[E.eventId].decode(String.self), kind: CompactEvent.kind(code: Int64(try c[E.type].decode(Int16.self))),
+                occurredAtMs: try c[E.occurredAtMs].decode(Int64.self), receivedAtMs: try c[E.receivedAtMs].decode(Int64.self),
+                sentAtMs: try c[E.sentAtMs].decode(Int64?.self),
+                ref: try c[E.ref].decode(String?.self), campaign: try c[E.campaign].decode(String?.self), source: try c[E.source].decode(String?.self),
+                medium: try c[E.medium].decode(String?.self), platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[E.platform].decode(Int16.self))),
+                deviceId: try c[E.deviceId].decode(String?.self), clickId: try c[E.clickId].decode(String?.self),
+                clickIdSource: try c[E.clickIdSource].decode(Int16?.self).flatMap { ClickIdSource(code: Int($0)) },
+                deferred: try c[E.deferred].decode(Bool?.self), url: try c[E.url].decode(String?.self), referrer: try c[E.referrer].decode(String?.self),
+                userAgent: try c[E.userAgent].decode(String?.self), ipHash: try c[E.ipHash].decode(String?.self),
+                visitorId: try c[E.visitorId].decode(String.self),
+                osVersion: try c[E.osVersion].decode(String?.self), appVersion: try c[E.appVersion].decode(String?.self),
+                propertiesJSON: try c[E.properties].decode(String?.self), botReason: try c[E.botReason].decode(String?.self))
+            event.isResolve = try c[E.resolve].decode(Bool.self)
+            events.append((try c[E.seq].decode(Int64.self), event))
         }
         return events
     }
@@ -110,10 +113,13 @@ public struct PostgresEventStore: Sendable {
         var records: [QuarantineRecord] = []
         for try await row in rows {
             let c = row.makeRandomAccess()
+            typealias Q = PostgresQuarantineColumn
             records.append(QuarantineRecord(
-                id: try c[0].decode(Int64.self), receivedAtMs: try c[1].decode(Int64.self), eventIndex: try c[2].decode(Int32?.self).map(Int.init),
-                code: try c[3].decode(String.self), field: try c[4].decode(String?.self), message: try c[5].decode(String.self),
-                rawText: try c[6].decode(String.self), rawTruncated: try c[7].decode(Bool.self), userAgent: try c[8].decode(String?.self)))
+                id: try c[Q.id].decode(Int64.self), receivedAtMs: try c[Q.receivedAtMs].decode(Int64.self),
+                eventIndex: try c[Q.eventIndex].decode(Int32?.self).map(Int.init),
+                code: try c[Q.code].decode(String.self), field: try c[Q.field].decode(String?.self), message: try c[Q.message].decode(String.self),
+                rawText: try c[Q.rawText].decode(String.self), rawTruncated: try c[Q.rawTruncated].decode(Bool.self),
+                userAgent: try c[Q.userAgent].decode(String?.self)))
         }
         return records
     }

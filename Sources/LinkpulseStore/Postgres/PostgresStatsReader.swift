@@ -152,21 +152,22 @@ public struct PostgresStatsReader: StatsSource {
     /// A row of `stats/raw_events.sql` (or `rollups/events.sql`) as the rollups count it, and
     /// when it happened.
     static func countedEvent(_ c: PostgresRandomAccessRow) throws -> (CountedEvent, occurredAtMs: Int64) {
-        let match = try c[10].decode(String?.self).flatMap(MatchType.init(rawValue:))
+        typealias C = PostgresCountedEventColumn
+        let match = try c[C.matchType].decode(String?.self).flatMap(MatchType.init(rawValue:))
         let own = LinkDimensions(
-            ref: try c[6].decode(String?.self), campaign: try c[7].decode(String?.self), source: try c[8].decode(String?.self),
-            medium: try c[9].decode(String?.self))
+            ref: try c[C.ref].decode(String?.self), campaign: try c[C.campaign].decode(String?.self),
+            source: try c[C.source].decode(String?.self), medium: try c[C.medium].decode(String?.self))
         // Attribution's counted dimensions stand in for the click's: `countedDimensions`
         // gives them back unchanged for every match type.
         let counted = match == nil ? nil : LinkDimensions(
-            ref: try c[11].decode(String?.self), campaign: try c[12].decode(String?.self), source: try c[13].decode(String?.self),
-            medium: try c[14].decode(String?.self))
+            ref: try c[C.countedRef].decode(String?.self), campaign: try c[C.countedCampaign].decode(String?.self),
+            source: try c[C.countedSource].decode(String?.self), medium: try c[C.countedMedium].decode(String?.self))
         let event = CountedEvent(
-            kind: CompactEvent.kind(code: Int64(try c[1].decode(Int16.self))),
-            platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[2].decode(Int16.self))), isBot: try c[3].decode(Bool.self),
-            deferred: try c[4].decode(Bool?.self) == true, visitorHash: VisitorSketch.hash(try c[5].decode(String.self)),
+            kind: CompactEvent.kind(code: Int64(try c[C.type].decode(Int16.self))),
+            platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[C.platform].decode(Int16.self))), isBot: try c[C.bot].decode(Bool.self),
+            deferred: try c[C.deferred].decode(Bool?.self) == true, visitorHash: VisitorSketch.hash(try c[C.visitorId].decode(String.self)),
             own: own, match: match, click: counted)
-        return (event, try c[0].decode(Int64.self))
+        return (event, try c[C.occurredAtMs].decode(Int64.self))
     }
 }
 

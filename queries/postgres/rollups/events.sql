@@ -2,7 +2,7 @@
 -- rollups count them under: the columns of stats/raw_events.sql, then the seq.
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
-       a.ref, a.campaign, a.source, a.medium, e.seq
+       a.ref AS counted_ref, a.campaign AS counted_campaign, a.source AS counted_source, a.medium AS counted_medium, e.seq
 FROM lp_events e
 LEFT JOIN lp_attributions a ON a.seq = e.seq
 WHERE e.seq > $1 AND e.seq <= $2

@@ -5,7 +5,7 @@
 -- events, as the SQLite store counts the edges of a range finer than its rollups.
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
-       a.ref, a.campaign, a.source, a.medium
+       a.ref AS counted_ref, a.campaign AS counted_campaign, a.source AS counted_source, a.medium AS counted_medium
 FROM lp_events e
 LEFT JOIN lp_attributions a ON a.seq = e.seq
 WHERE e.occurred_at_ms >= $1 AND e.occurred_at_ms < $2

@@ -1,0 +1,33 @@
+import TestSupport
+import Testing
+
+@testable import LinkpulseStore
+
+/// The PostgreSQL statements whose rows Swift reads by column name: the server describes each
+/// (on a migrated database), and its columns must be the Swift side's names in the same order.
+/// A SELECT reordered or renamed in `queries/postgres/` fails here rather than reading the wrong
+/// column.
+@Suite struct PostgresStatementColumnsTests {
+    @Test func eachNamedStatementHasTheColumnsItsSwiftSideReadsInOrder() async throws {
+        let location = try PostgresStoreTests.database("statement_columns")
+        let store = try await PostgresStoreTests.open(location)
+        await store.close()
+        let cluster = try PostgresTestCluster.shared.get()
+        let entries = PostgresColumnsCatalog.entries(try PostgresQueries.load())
+        #expect(entries.count == 6)
+        for entry in entries {
+            let columns = try cluster.columnNames(of: entry.sql, database: location.database)
+            #expect(columns.map(StatementColumnsTests.camelCase) == entry.columns, "\(entry.file): \(columns)")
+        }
+    }
+
+    /// A cell's counts are read as `ConversionCounts.row` writes them.
+    @Test func aCellsCountsAreTheRowsCountsInOrder() {
+        let names = PostgresRollupCellColumn.allCases.map { "\($0)" }
+        #expect(names[PostgresRollupCellColumn.counts] == [
+            "events", "clicks", "fallbacks", "installsClickId", "installsRef", "installsFingerprint", "installsOrganic", "opens",
+            "deferredOpens", "installsInstallReferrer", "opensInstallReferrer", "opensClickId", "opensRef", "opensFingerprint", "opensOrganic",
+        ])
+        #expect(PostgresRollupCellColumn.counts.upperBound == PostgresRollupCellColumn.visitors.rawValue)
+    }
+}
