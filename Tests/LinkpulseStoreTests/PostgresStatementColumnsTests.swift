@@ -14,14 +14,14 @@ import Testing
         await store.close()
         let cluster = try PostgresTestCluster.shared.get()
         let entries = PostgresColumnsCatalog.entries(try PostgresQueries.load())
-        #expect(entries.count == 6)
+        #expect(entries.count == 8)
         for entry in entries {
             let columns = try cluster.columnNames(of: entry.sql, database: location.database)
             #expect(columns.map(StatementColumnsTests.camelCase) == entry.columns, "\(entry.file): \(columns)")
         }
     }
 
-    /// A cell's counts are read as `ConversionCounts.row` writes them.
+    /// A cell's counts, and a group's summed counts, are read as `ConversionCounts.row` writes them.
     @Test func aCellsCountsAreTheRowsCountsInOrder() {
         let names = PostgresRollupCellColumn.allCases.map { "\($0)" }
         #expect(names[PostgresRollupCellColumn.counts] == [
@@ -29,5 +29,8 @@ import Testing
             "deferredOpens", "installsInstallReferrer", "opensInstallReferrer", "opensClickId", "opensRef", "opensFingerprint", "opensOrganic",
         ])
         #expect(PostgresRollupCellColumn.counts.upperBound == PostgresRollupCellColumn.visitors.rawValue)
+        let summed = PostgresRollupCountsColumn.allCases.map { "\($0)" }
+        #expect(Array(summed[PostgresRollupCountsColumn.counts]) == Array(names[PostgresRollupCellColumn.counts]))
+        #expect(PostgresRollupCountsColumn.counts.upperBound == summed.count)
     }
 }

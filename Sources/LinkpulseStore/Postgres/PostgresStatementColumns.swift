@@ -41,6 +41,26 @@ enum PostgresRollupCellColumn: Int, StatementColumn {
     static let counts = events.rawValue..<(events.rawValue + ConversionCounts.rowColumnCount)
 }
 
+/// `answer/attributed_event.sql`: an event with its attribution and its matched click, for the
+/// answers to apps and the API.
+enum PostgresAttributedEventColumn: Int, StatementColumn {
+    case type, bot, resolve, ref, campaign, source, medium, url, properties, attributedThroughSeq
+    case matchType, matchedClickSeq, candidates
+    case clickEventId, clickOccurredAtMs, clickUrl, clickProperties, clickRef, clickCampaign, clickSource, clickMedium
+    case firstResolveSeq
+}
+
+/// `stats/rollup_counts.sql`: a group's key, people or bots, and its summed counts in
+/// `ConversionCounts.row`'s order.
+enum PostgresRollupCountsColumn: Int, StatementColumn {
+    case key, bot
+    case events, clicks, fallbacks, installsClickId, installsRef, installsFingerprint, installsOrganic, opens, deferredOpens
+    case installsInstallReferrer, opensInstallReferrer, opensClickId, opensRef, opensFingerprint, opensOrganic
+
+    /// The counts, in `ConversionCounts.row`'s order.
+    static let counts = events.rawValue..<(events.rawValue + ConversionCounts.rowColumnCount)
+}
+
 /// `attribution/fingerprint_clicks.sql`.
 enum PostgresFingerprintClickColumn: Int, StatementColumn {
     case ipKey, platform, occurredAtMs, seq, osVersion, ref, campaign, source, medium
@@ -66,6 +86,8 @@ enum PostgresColumnsCatalog {
             Entry(file: "stats/raw_events.sql", sql: queries.stats.rawEvents, columns: names(PostgresCountedEventColumn.self).dropLast()),
             Entry(file: "rollups/cells.sql", sql: queries.rollups.cells, columns: names(PostgresRollupCellColumn.self)),
             Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, columns: names(PostgresFingerprintClickColumn.self)),
+            Entry(file: "answer/attributed_event.sql", sql: AttributedEventStatement.sql, columns: names(PostgresAttributedEventColumn.self)),
+            Entry(file: "stats/rollup_counts.sql", sql: queries.stats.rollupCounts, columns: names(PostgresRollupCountsColumn.self)),
         ]
     }
 }

@@ -137,8 +137,9 @@ public struct PostgresStatsReader: StatsSource {
             let sign = counting == .subtract ? -1 : 1
             for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
                 let c = row.makeRandomAccess()
-                let n = ConversionCounts(row: try (2..<(2 + ConversionCounts.rowColumnCount)).map { try c[$0].decode(Int64.self) }, sign: sign)
-                groups[rows.group(try c[0].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[1].decode(Bool.self))
+                typealias R = PostgresRollupCountsColumn
+                let n = ConversionCounts(row: try R.counts.map { try c[$0].decode(Int64.self) }, sign: sign)
+                groups[rows.group(try c[R.key].decode(String.self)), default: CountsByAudience()].add(n, isBot: try c[R.bot].decode(Bool.self))
             }
         }
         guard visitors else { return }

@@ -118,25 +118,26 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     func readAttributedEvent(seq: Int64) async throws -> (AttributedEvent, through: Int64)? {
         for try await row in try await client.execute(AttributedEventStatement(seq: seq), logger: logger) {
             let c = row.makeRandomAccess()
-            let clickId = try c[13].decode(String?.self)
+            typealias A = PostgresAttributedEventColumn
+            let clickId = try c[A.clickEventId].decode(String?.self)
             let click = try clickId.map { id in
                 AnsweredClick(
-                    id: id, occurredAtMs: try c[14].decode(Int64.self), url: try c[15].decode(String?.self),
-                    properties: try c[16].decode(String?.self),
+                    id: id, occurredAtMs: try c[A.clickOccurredAtMs].decode(Int64.self), url: try c[A.clickUrl].decode(String?.self),
+                    properties: try c[A.clickProperties].decode(String?.self),
                     dimensions: LinkDimensions(
-                        ref: try c[17].decode(String?.self), campaign: try c[18].decode(String?.self),
-                        source: try c[19].decode(String?.self), medium: try c[20].decode(String?.self)))
+                        ref: try c[A.clickRef].decode(String?.self), campaign: try c[A.clickCampaign].decode(String?.self),
+                        source: try c[A.clickSource].decode(String?.self), medium: try c[A.clickMedium].decode(String?.self)))
             }
             let event = AttributedEvent(
-                seq: seq, kind: CompactEvent.kind(code: Int64(try c[0].decode(Int16.self))), isBot: try c[1].decode(Bool.self),
-                isResolve: try c[2].decode(Bool.self),
+                seq: seq, kind: CompactEvent.kind(code: Int64(try c[A.type].decode(Int16.self))), isBot: try c[A.bot].decode(Bool.self),
+                isResolve: try c[A.resolve].decode(Bool.self),
                 own: LinkDimensions(
-                    ref: try c[3].decode(String?.self), campaign: try c[4].decode(String?.self), source: try c[5].decode(String?.self),
-                    medium: try c[6].decode(String?.self)),
-                url: try c[7].decode(String?.self), properties: try c[8].decode(String?.self),
-                match: try c[10].decode(String?.self).flatMap(MatchType.init(rawValue:)), click: click,
-                candidates: try c[12].decode(Int32?.self).map(Int.init), firstResolveSeq: try c[21].decode(Int64?.self))
-            return (event, try c[9].decode(Int64.self))
+                    ref: try c[A.ref].decode(String?.self), campaign: try c[A.campaign].decode(String?.self),
+                    source: try c[A.source].decode(String?.self), medium: try c[A.medium].decode(String?.self)),
+                url: try c[A.url].decode(String?.self), properties: try c[A.properties].decode(String?.self),
+                match: try c[A.matchType].decode(String?.self).flatMap(MatchType.init(rawValue:)), click: click,
+                candidates: try c[A.candidates].decode(Int32?.self).map(Int.init), firstResolveSeq: try c[A.firstResolveSeq].decode(Int64?.self))
+            return (event, try c[A.attributedThroughSeq].decode(Int64.self))
         }
         return nil
     }

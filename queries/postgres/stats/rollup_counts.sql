@@ -5,10 +5,14 @@
 -- numeric: cast).
 SELECT CASE $7::text WHEN 'value' THEN r.value WHEN 'platform' THEN r.platform::text
                      WHEN 'bucket' THEN r.bucket_ms::text ELSE '' END AS key,
-       r.bot, sum(r.events)::bigint, sum(r.clicks)::bigint, sum(r.fallbacks)::bigint, sum(r.installs_click_id)::bigint, sum(r.installs_ref)::bigint,
-       sum(r.installs_fingerprint)::bigint, sum(r.installs_organic)::bigint, sum(r.opens)::bigint, sum(r.deferred_opens)::bigint,
-       sum(r.installs_install_referrer)::bigint, sum(r.opens_install_referrer)::bigint, sum(r.opens_click_id)::bigint,
-       sum(r.opens_ref)::bigint, sum(r.opens_fingerprint)::bigint, sum(r.opens_organic)::bigint
+       r.bot, sum(r.events)::bigint AS events, sum(r.clicks)::bigint AS clicks, sum(r.fallbacks)::bigint AS fallbacks,
+       sum(r.installs_click_id)::bigint AS installs_click_id, sum(r.installs_ref)::bigint AS installs_ref,
+       sum(r.installs_fingerprint)::bigint AS installs_fingerprint, sum(r.installs_organic)::bigint AS installs_organic,
+       sum(r.opens)::bigint AS opens, sum(r.deferred_opens)::bigint AS deferred_opens,
+       sum(r.installs_install_referrer)::bigint AS installs_install_referrer,
+       sum(r.opens_install_referrer)::bigint AS opens_install_referrer, sum(r.opens_click_id)::bigint AS opens_click_id,
+       sum(r.opens_ref)::bigint AS opens_ref, sum(r.opens_fingerprint)::bigint AS opens_fingerprint,
+       sum(r.opens_organic)::bigint AS opens_organic
 FROM lp_rollups r
 WHERE r.dimension = $1 AND r.grain = $2 AND r.bucket_ms >= $3 AND r.bucket_ms < $4
   AND ($5::text IS NULL OR r.value = $5) AND ($6::smallint IS NULL OR r.platform = $6)
