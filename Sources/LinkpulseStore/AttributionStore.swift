@@ -389,19 +389,18 @@ public final class AttributionStore: Sendable {
     }
 
     /// Works on the move of clicks to disk in progress, after a round has committed, on its
-    /// connection: writes its next slices for at most `SQLiteTuning.moveSliceBudget` (at least one), and
-    /// once all are on disk, finishes it: the entries that arrived late stored and the file's
-    /// horizon moved in one transaction, only if no other process attributed meanwhile, and
-    /// the memory's with it (`RecentClicks.finishMove`). Returns false when the horizon could
-    /// not move: the memory is then dropped and listed again by the next round.
+    /// connection: writes its next slices for at most `SQLiteTuning.moveSliceBudget` (at least
+    /// one), and once all are on disk, finishes it: the entries that arrived late stored and the
+    /// file's horizon moved in one transaction, only if no other process attributed meanwhile, and
+    /// the memory's with it (`RecentClicks.finishMove`). Returns false when the horizon could not
+    /// move: the memory is then dropped and listed again by the next round.
     ///
     /// Why in slices: the entries are sorted by key but spread over the whole ref table (every
-    /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL
-    /// grew by tens of megabytes a move (183 MiB in a 120 s soak, 409 MiB in 300 s). Each
-    /// slice covers a part of the key space small enough to rewrite at most `SQLiteTuning.sliceBytes`
-    /// of the file, in a transaction of its own, and the WAL is checkpointed after it; the next
-    /// slice is written only once the WAL has room for it (`walHasRoomForSlice`), which it
-    /// waits for across rounds.
+    /// ref's newest clicks), so one transaction rewrote nearly every leaf of it, and the WAL grew
+    /// by tens of megabytes a move (183 MiB in a 120 s soak, 409 MiB in 300 s). Each slice covers a
+    /// part of the key space small enough to rewrite at most `SQLiteTuning.sliceBytes` of the file,
+    /// in a transaction of its own, and the WAL is checkpointed after it; the next slice is written
+    /// only once the WAL has room for it (`walHasRoomForSlice`), which it waits for across rounds.
     ///
     /// Why between rounds: a move wrote all its slices at once, 35 at 1.1 GB, and held the
     /// attribution connection for seconds, during which nothing was attributed (the rollup
@@ -466,12 +465,12 @@ public final class AttributionStore: Sendable {
     }
 
     /// Deletes the on-disk fingerprint index's rows before its span (see
-    /// `SQLiteTuning.fingerprintClicksKeptMs`), after a round, on its connection, while some may be left:
-    /// `SQLiteTuning.roundEvents` rows a transaction, for at most `moveSliceBudget` (at least one
-    /// batch), the WAL checkpointed between them as between a move's slices. No lookup reads
-    /// those rows (before the span they are read from the raw events), so they may go at any
-    /// pace; the pages they free are used again by the clicks moved to disk next.
-    /// `attributeAllInBulk` runs it to the end.
+    /// `SQLiteTuning.fingerprintClicksKeptMs`), after a round, on its connection, while some may be
+    /// left: `SQLiteTuning.roundEvents` rows a transaction, for at most `moveSliceBudget` (at least
+    /// one batch), the WAL checkpointed between them as between a move's slices. No lookup reads
+    /// those rows (before the span they are read from the raw events), so they may go at any pace;
+    /// the pages they free are used again by the clicks moved to disk next. `attributeAllInBulk`
+    /// runs it to the end.
     func pruneFingerprintClicks(_ db: Database) throws {
         guard fingerprintPruneDue.load(ordering: .relaxed) else { return }
         let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
@@ -492,9 +491,9 @@ public final class AttributionStore: Sendable {
     }
 
     /// Whether a round leaves the move of clicks to disk (beginning one, or its next slice) for
-    /// later: apps are being answered (an urgent round, which an app's resolve waits behind,
-    /// waits for the connection, or one ended less than `SQLiteTuning.appsQuietFor` ago), and memory holds
-    /// at most half as many entries again as its capacity. Each urgent round wakes the
+    /// later: apps are being answered (an urgent round, which an app's resolve waits behind, waits
+    /// for the connection, or one ended less than `SQLiteTuning.appsQuietFor` ago), and memory
+    /// holds at most half as many entries again as its capacity. Each urgent round wakes the
     /// follower, which takes the move up again once apps have been quiet that long.
     ///
     /// Why: an urgent round that arrives during a slice waits for all of it (49–312 ms for 32
@@ -518,22 +517,21 @@ public final class AttributionStore: Sendable {
     /// made a WAL of 56 MiB in a soak, too close to its 64 MiB bound.
     var sliceRoomPages: Int { tuning.sliceBytes / 4 / 4096 }
 
-    /// Whether the WAL has room for the next slice of a move of clicks to disk, on the
-    /// follower's connection between rounds: it holds at most `sliceRoomPages` frames, or a
-    /// checkpoint (`restartCheckpoint`) copied all of it back with no reader left on it, so the
-    /// slice's commit writes it over from its start. Otherwise a restart is wanted
-    /// (`walRestartWanted`), and the slice is left to a later round (the follower looks again
-    /// every `SQLiteTuning.retryAfter` meanwhile, once the reader keeping the copy short is done), for at most
-    /// `SQLiteTuning.sliceWaitsAtMost`: then it is written all the same, and so are the move's next slices
-    /// until the WAL has room again, and a warning says so.
+    /// Whether the WAL has room for the next slice of a move of clicks to disk, on the follower's
+    /// connection between rounds: it holds at most `sliceRoomPages` frames, or a checkpoint
+    /// (`restartCheckpoint`) copied all of it back with no reader left on it, so the slice's commit
+    /// writes it over from its start. Otherwise a restart is wanted (`walRestartWanted`), and the
+    /// slice is left to a later round (the follower looks again every `SQLiteTuning.retryAfter`
+    /// meanwhile, once the reader keeping the copy short is done), for at most
+    /// `SQLiteTuning.sliceWaitsAtMost`: then it is written all the same, and so are the move's next
+    /// slices until the WAL has room again, and a warning says so.
     ///
-    /// Why wait rather than block: the slice used to be written after the checkpoint between
-    /// two slices had waited `SQLiteTuning.walWaitsAtMost` for the copy in vain, or had reached the end
+    /// Why wait rather than block: the slice used to be written after the checkpoint between two
+    /// slices had waited `SQLiteTuning.walWaitsAtMost` for the copy in vain, or had reached the end
     /// while a rollup pass begun just before (on a thread of its own then) kept the WAL from
-    /// starting over. Either way the
-    /// slice added 32 MiB to a WAL that held the previous one: 67–109 MiB in three soaks
-    /// against the 64 MiB bound. Waiting between rounds holds the clicks on their way out in
-    /// memory a little longer, and attributes meanwhile.
+    /// starting over. Either way the slice added 32 MiB to a WAL that held the previous one: 67–109
+    /// MiB in three soaks against the 64 MiB bound. Waiting between rounds holds the clicks on
+    /// their way out in memory a little longer, and attributes meanwhile.
     func walHasRoomForSlice(_ db: Database) throws -> Bool {
         let (restarts, pages) = try restartCheckpoint(db)
         let (wait, before) = sliceWait.withLock { wait in
@@ -577,8 +575,8 @@ public final class AttributionStore: Sendable {
     enum SliceWait: Equatable {
         /// It waits for the WAL to start over, since then.
         case waiting(since: ContinuousClock.Instant)
-        /// It waited `SQLiteTuning.sliceWaitsAtMost`: the move's slices are written without waiting until
-        /// the WAL has room again.
+        /// It waited `SQLiteTuning.sliceWaitsAtMost`: the move's slices are written without waiting
+        /// until the WAL has room again.
         case gaveUp
     }
 
@@ -593,18 +591,18 @@ public final class AttributionStore: Sendable {
     }
 
     /// Between two batches of the fingerprint index's pruning, on the follower's connection: a
-    /// passive checkpoint, and when the WAL is past `SQLiteTuning.walRestartBytes` and the copy fell short,
-    /// `checkpointToEnd`.
+    /// passive checkpoint, and when the WAL is past `SQLiteTuning.walRestartBytes` and the copy
+    /// fell short, `checkpointToEnd`.
     func checkpointBetweenSlices(_ db: Database) throws {
         let (pages, done) = try checkpoint(db)
         if pages > tuning.walRestartPages, done < pages { try checkpointToEnd(db) }
     }
 
-    /// The WAL checkpointed to its end, so that the next write starts it over rather than adding
-    /// to it. A reader on an older snapshot (a stats read or an export) keeps the copy short
-    /// until it ends: the copy is tried again every `SQLiteTuning.retryAfter`, for at most `walWaitsAtMost`
-    /// (then the next write adds to the WAL). A passive checkpoint tried once let the WAL reach 205 MiB in a 10-minute soak,
-    /// four slices deep.
+    /// The WAL checkpointed to its end, so that the next write starts it over rather than adding to
+    /// it. A reader on an older snapshot (a stats read or an export) keeps the copy short until it
+    /// ends: the copy is tried again every `SQLiteTuning.retryAfter`, for at most `walWaitsAtMost`
+    /// (then the next write adds to the WAL). A passive checkpoint tried once let the WAL reach 205
+    /// MiB in a 10-minute soak, four slices deep.
     func checkpointToEnd(_ db: Database) throws {
         let deadline = ContinuousClock.now + tuning.walWaitsAtMost
         while true {

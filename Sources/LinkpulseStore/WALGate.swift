@@ -2,17 +2,17 @@ import Foundation
 
 /// How the events database's WAL gets started over under constant load.
 ///
-/// SQLite restarts a WAL from its beginning only at a commit that finds every frame copied back
-/// (a checkpoint reached the end) and no reader on an older snapshot. Ingest commits every few
-/// milliseconds and the attribution follower and rollup passes read back to back while a
-/// backlog lasts, so that moment never comes by itself and the WAL grows without end. The
-/// gate makes it: when the checkpoint job finds the WAL past its limit, the file's only writer
-/// (the ingest writer) checkpoints to the end between two commits, after which its next commit
-/// starts the WAL over; and while a reader's old snapshot keeps that checkpoint short, the gate
-/// is closed: the derived-work loop waits at it before its next turn. It never waits longer
-/// than `SQLiteTuning.walWaitsAtMost`, and readers that must answer someone (the urgent attribution round of a
-/// resolve, stats, exports) never wait. (The attribution file needs no gate: its only long
-/// reader is its writer's own loop, see `AttributionStore.walRestartWanted`.)
+/// SQLite restarts a WAL from its beginning only at a commit that finds every frame copied back (a
+/// checkpoint reached the end) and no reader on an older snapshot. Ingest commits every few
+/// milliseconds and the attribution follower and rollup passes read back to back while a backlog
+/// lasts, so that moment never comes by itself and the WAL grows without end. The gate makes it:
+/// when the checkpoint job finds the WAL past its limit, the file's only writer (the ingest writer)
+/// checkpoints to the end between two commits, after which its next commit starts the WAL over; and
+/// while a reader's old snapshot keeps that checkpoint short, the gate is closed: the derived-work
+/// loop waits at it before its next turn. It never waits longer than `SQLiteTuning.walWaitsAtMost`,
+/// and readers that must answer someone (the urgent attribution round of a resolve, stats, exports)
+/// never wait. (The attribution file needs no gate: its only long reader is its writer's own loop,
+/// see `AttributionStore.walRestartWanted`.)
 final class WALGate: @unchecked Sendable {
     // Guarded by `condition`.
     private let condition = NSCondition()

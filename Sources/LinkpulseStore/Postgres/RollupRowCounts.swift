@@ -1,7 +1,8 @@
 import LinkpulseDomain
 
 extension ConversionCounts {
-    /// How many counts a row of `lp_rollups` holds (`row`): the layout of `RollupCells` on PostgreSQL.
+    /// How many counts a row of `lp_rollups` holds (`row`): the layout of `RollupCells` on
+    /// PostgreSQL.
     static let rowColumnCount = 15
 
     /// The counts as a row of `lp_rollups` holds them, in its column order (`events` …
