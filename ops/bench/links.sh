@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hosted links benchmark: taps on GET /<ref> over LINKS stored links (default 100,000; each tap
 # stores its click before its redirect), beside nginx answering `return 302` (this machine's
-# ceiling) and single-event POST /v1/events to the same daemon, at 64 connections and at 1, in
-# the same run. Also times `linkpulse links import` of the links, and checks that every answered
+# ceiling), single-event POST /v1/events to the same daemon, and HEAD /<ref> (the link read and
+# the answer alone, no click stored: what a tap adds to an ingest), at 64 connections and at 1,
+# in the same run. Also times `linkpulse links import` of the links, and checks that every answered
 # tap's click is stored.
 #
 # Usage: ops/bench/links.sh [--links N] [--duration SECONDS]
@@ -76,10 +77,10 @@ start=$(date +%s.%N)
 "$BIN" links import "$WORK/links.csv" --data-dir "$WORK/data" --links-config "$WORK/links.json" --log-level warning >&2
 IMPORT_S=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)")
 
-run() {  # name url script connections
+run() {  # name url script connections [method]
   local threads=2; [ "$4" -lt 2 ] && threads=1
   local line
-  line=$(LINKS=$LINKS BATCH=1 KEY=$KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s "$3" "$2" | grep '^RESULT')
+  line=$(LINKS=$LINKS BATCH=1 KEY=$KEY METHOD=${5:-GET} wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s "$3" "$2" | grep '^RESULT')
   echo "$1 conns=$4 $line" | tee -a "$WORK/results" >&2
 }
 clicks() {
@@ -93,6 +94,7 @@ for conns in 64 1; do
   run nginx "http://127.0.0.1:$NGINX_PORT/l0000001" ops/bench/links.lua $conns
   run links "http://127.0.0.1:$LP_PORT/" ops/bench/links.lua $conns
   run ingest "http://127.0.0.1:$LP_PORT/v1/events" ops/bench/events.lua $conns
+  run reads "http://127.0.0.1:$LP_PORT/" ops/bench/links.lua $conns HEAD
 done
 STORED=$(clicks)
 
@@ -108,11 +110,11 @@ print(f"\nHosted links benchmark: {int(sys.argv[2]):,} links (imported in {sys.a
       f"clicks stored {int(sys.argv[4]):,} for {answered:,} answered taps")
 print(f"{'server':<8} {'conns':>5} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} {'vs ingest':>9} {'vs nginx':>8}")
 for conns in (64, 1):
-    for name in ("nginx", "links", "ingest"):
+    for name in ("nginx", "links", "ingest", "reads"):
         f = rows[(name, conns)]
         rps = float(f["rps"])
         errors = int(f["errors"]) + int(f["non2xx"])
-        vs_ingest = f"{rps / float(rows[('ingest', conns)]['rps']) * 100:.0f}%" if name == "links" else ""
+        vs_ingest = f"{rps / float(rows[('ingest', conns)]['rps']) * 100:.0f}%" if name in ("links", "reads") else ""
         vs_nginx = f"{rps / float(rows[('nginx', conns)]['rps']) * 100:.0f}%" if name != "nginx" else ""
         print(f"{name:<8} {conns:>5} {rps:>10.0f} {float(f['p50_ms']):>8.2f} {float(f['p99_ms']):>8.2f} {errors:>6} {vs_ingest:>9} {vs_nginx:>8}")
 PY
