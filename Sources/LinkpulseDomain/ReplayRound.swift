@@ -8,7 +8,7 @@
 /// replays the round: its own clicks become findable by the events after them, exactly as in
 /// the SQLite follower, and every non-bot install, open and fallback gets its `Attribution`.
 /// PostgreSQL attributes through it; SQLite's follower keeps its click index between rounds
-/// (`RecentClicks`) and is checked against a replay of every event in store order.
+/// (`RecentClicks`) and is tested against a replay of every event in store order.
 public struct ReplayRound: Sendable {
     public let events: [(seq: Int64, event: IngestEvent)]
 
