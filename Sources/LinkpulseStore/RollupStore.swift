@@ -16,7 +16,7 @@ public final class RollupStore: Sendable {
     let attribution: AttributionStore
     let queries: SQLQueries
     let logger: Logger
-    /// The store's tuned sizes and times (a pass's cells, the visitor folds' slices).
+    /// The store's tuned sizes and times (a pass's cells, the cube sums' bound).
     let tuning: SQLiteTuning
     /// The link tuples of the rollup file, cached (shared by the rollup job and the readers).
     let linkTuples = LinkTuples()

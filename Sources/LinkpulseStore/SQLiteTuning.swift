@@ -34,8 +34,8 @@ public struct SQLiteTuning: Sendable, Equatable {
     // MARK: Files and their WALs
 
     /// The most of a file one transaction of a large sorted write rewrites (`WriteSlices`: the
-    /// id index's merges, moves of clicks to disk, folds of visitor sketches), so that its WAL
-    /// holds at most about that much of it before a checkpoint.
+    /// id index's merges and folds, moves of clicks to disk), so that its WAL holds at most
+    /// about that much of it before a checkpoint.
     public var sliceBytes = 32 << 20
     /// A WAL past this size is started over: the checkpoint job then copies it to the end
     /// between two commits (`WALGate`, `AttributionStore.walRestartWanted`).

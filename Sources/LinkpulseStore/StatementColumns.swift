@@ -9,6 +9,11 @@ import GRDB
 /// where they are read.
 protocol StatementColumn: RawRepresentable<Int>, CaseIterable, Sendable {}
 
+extension StatementColumn {
+    /// The Swift names of the statement's columns, in order (what a catalog compares).
+    static var columnNames: [String] { allCases.map { "\($0)" } }
+}
+
 extension Row {
     /// The value of `column`, as GRDB's `row[index]` reads it (optional when `Value` is).
     subscript<Value: DatabaseValueConvertible>(_ column: some StatementColumn) -> Value {
@@ -61,14 +66,13 @@ enum StatementColumnsCatalog {
     }
 
     static func entries(_ queries: SQLQueries) -> [Entry] {
-        func names<C: StatementColumn>(_: C.Type) -> [String] { C.allCases.map { "\($0)" } }
         return [
-            Entry(file: "attribution/state.sql", sql: queries.attribution.state, connection: .attribution, columns: names(AttributionStateColumn.self)),
-            Entry(file: "rollup/rollup_state.sql", sql: queries.rollup.state, connection: .rollups, columns: names(RollupStateColumn.self)),
+            Entry(file: "attribution/state.sql", sql: queries.attribution.state, connection: .attribution, columns: AttributionStateColumn.columnNames),
+            Entry(file: "rollup/rollup_state.sql", sql: queries.rollup.state, connection: .rollups, columns: RollupStateColumn.columnNames),
             Entry(
                 file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .rollups,
-                columns: Array(names(AttributionStateColumn.self).prefix(2))),
-            Entry(file: "rollup/progress.sql", sql: queries.rollup.progress, connection: .eventsReader, columns: names(RollupProgressColumn.self)),
+                columns: Array(AttributionStateColumn.columnNames.prefix(2))),
+            Entry(file: "rollup/progress.sql", sql: queries.rollup.progress, connection: .eventsReader, columns: RollupProgressColumn.columnNames),
         ]
     }
 }

@@ -23,13 +23,13 @@ import Testing
 
     /// A cell's counts, and a group's summed counts, are read as `ConversionCounts.row` writes them.
     @Test func aCellsCountsAreTheRowsCountsInOrder() {
-        let names = PostgresRollupCellColumn.allCases.map { "\($0)" }
+        let names = PostgresRollupCellColumn.columnNames
         #expect(names[PostgresRollupCellColumn.counts] == [
             "events", "clicks", "fallbacks", "installsClickId", "installsRef", "installsFingerprint", "installsOrganic", "opens",
             "deferredOpens", "installsInstallReferrer", "opensInstallReferrer", "opensClickId", "opensRef", "opensFingerprint", "opensOrganic",
         ])
         #expect(PostgresRollupCellColumn.counts.upperBound == PostgresRollupCellColumn.visitors.rawValue)
-        let summed = PostgresRollupCountsColumn.allCases.map { "\($0)" }
+        let summed = PostgresRollupCountsColumn.columnNames
         #expect(Array(summed[PostgresRollupCountsColumn.counts]) == Array(names[PostgresRollupCellColumn.counts]))
         #expect(PostgresRollupCountsColumn.counts.upperBound == summed.count)
     }

@@ -59,7 +59,12 @@ public final class PostgresTestCluster: Sendable {
     /// default) with `psql`, and returns what it printed (unaligned, tuples only).
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> String {
-        try runServerTool("psql", ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql])
+        try runServerTool("psql", psqlArguments(database) + ["-c", sql])
+    }
+
+    /// psql as the superuser on `database`: unaligned, tuples only, stopping at the first error.
+    func psqlArguments(_ database: String) -> [String] {
+        ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1"]
     }
 
     /// The names of the columns `sql` answers with, in order, as the server describes the
@@ -69,8 +74,7 @@ public final class PostgresTestCluster: Sendable {
         defer { try? FileManager.default.removeItem(at: file) }
         try (sql + "\n\\gdesc\n").write(to: file, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
-        let described = try runServerTool(
-            "psql", ["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1", "-f", file.path])
+        let described = try runServerTool("psql", psqlArguments(database) + ["-f", file.path])
         return described.split(separator: "\n").compactMap { $0.split(separator: "|", omittingEmptySubsequences: false).first.map(String.init) }
     }
 

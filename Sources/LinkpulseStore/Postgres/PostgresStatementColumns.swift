@@ -78,16 +78,15 @@ enum PostgresColumnsCatalog {
     }
 
     static func entries(_ queries: PostgresQueries) -> [Entry] {
-        func names<C: StatementColumn>(_: C.Type) -> [String] { C.allCases.map { "\($0)" } }
         return [
-            Entry(file: "ingest/events_after.sql", sql: queries.ingest.eventsAfter, columns: names(PostgresEventColumn.self)),
-            Entry(file: "ingest/recent_quarantine.sql", sql: queries.ingest.recentQuarantine, columns: names(PostgresQuarantineColumn.self)),
-            Entry(file: "rollups/events.sql", sql: queries.rollups.events, columns: names(PostgresCountedEventColumn.self)),
-            Entry(file: "stats/raw_events.sql", sql: queries.stats.rawEvents, columns: names(PostgresCountedEventColumn.self).dropLast()),
-            Entry(file: "rollups/cells.sql", sql: queries.rollups.cells, columns: names(PostgresRollupCellColumn.self)),
-            Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, columns: names(PostgresFingerprintClickColumn.self)),
-            Entry(file: "answer/attributed_event.sql", sql: AttributedEventStatement.sql, columns: names(PostgresAttributedEventColumn.self)),
-            Entry(file: "stats/rollup_counts.sql", sql: queries.stats.rollupCounts, columns: names(PostgresRollupCountsColumn.self)),
+            Entry(file: "ingest/events_after.sql", sql: queries.ingest.eventsAfter, columns: PostgresEventColumn.columnNames),
+            Entry(file: "ingest/recent_quarantine.sql", sql: queries.ingest.recentQuarantine, columns: PostgresQuarantineColumn.columnNames),
+            Entry(file: "rollups/events.sql", sql: queries.rollups.events, columns: PostgresCountedEventColumn.columnNames),
+            Entry(file: "stats/raw_events.sql", sql: queries.stats.rawEvents, columns: PostgresCountedEventColumn.columnNames.dropLast()),
+            Entry(file: "rollups/cells.sql", sql: queries.rollups.cells, columns: PostgresRollupCellColumn.columnNames),
+            Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, columns: PostgresFingerprintClickColumn.columnNames),
+            Entry(file: "answer/attributed_event.sql", sql: AttributedEventStatement.sql, columns: PostgresAttributedEventColumn.columnNames),
+            Entry(file: "stats/rollup_counts.sql", sql: queries.stats.rollupCounts, columns: PostgresRollupCountsColumn.columnNames),
         ]
     }
 }
