@@ -15,8 +15,11 @@ import Testing
         let cluster = try PostgresTestCluster.shared.get()
         let entries = PostgresColumnsCatalog.entries(try PostgresQueries.load())
         #expect(entries.count == 8)
-        for entry in entries {
-            let columns = try cluster.columnNames(of: entry.sql, database: location.database)
+        // psql runs as a child process: waited for on a thread of its own, not the cooperative
+        // pool the other tests' in-process daemons answer on.
+        let database = location.database
+        let described = try await onThreadOfItsOwn { try entries.map { try cluster.columnNames(of: $0.sql, database: database) } }
+        for (entry, columns) in zip(entries, described) {
             #expect(columns.map(StatementColumnsTests.camelCase) == entry.columns, "\(entry.file): \(columns)")
         }
     }
