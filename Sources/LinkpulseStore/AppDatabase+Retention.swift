@@ -18,7 +18,8 @@ public struct RawRetentionOutcome: Sendable, Equatable {
 extension AppDatabase {
     /// Deletes the raw events that happened before `horizonMs` and are counted in the rollups,
     /// in transactions of at most `batch` events (ingest commits between them), and gives the
-    /// space back. Synchronous: run it from a timer's queue, never from the cooperative pool.
+    /// space back. Synchronous: never run it on the cooperative pool (the daemon runs it a step
+    /// a turn on the derived-work loop, see `rawRetentionRun`).
     ///
     /// Until there is a raw event to delete, nothing is recorded and nothing changes. Then, in
     /// order, so that no reader ever counts from a half-deleted range:
@@ -35,22 +36,63 @@ extension AppDatabase {
     ///    reserve are released (new installations are created with incremental auto-vacuum;
     ///    older ones reuse the free pages instead, so their file stops growing).
     public func pruneRawEvents(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionOutcome {
+        var run = try rawRetentionRun(before: horizonMs, batch: batch)
+        while try run.step() {}
+        return run.outcome
+    }
+
+    /// `pruneRawEvents` a bounded step at a time (the daemon's retention runs so, between the
+    /// derived work's rounds): records the horizon and ends the round in progress now (1 and 2);
+    /// each `step` then deletes one batch, or, after the last, does 4.
+    public func rawRetentionRun(before horizonMs: Int64, batch: Int = 2_000) throws -> RawRetentionRun {
         // Nothing to delete yet: no horizon, so nothing is refused that still could be answered.
-        guard let horizon = try events.recordRawHorizon(horizonMs) else { return RawRetentionOutcome(horizonMs: horizonMs) }
+        guard let horizon = try events.recordRawHorizon(horizonMs) else { return RawRetentionRun(nothingBefore: horizonMs) }
         try attribution.adoptRawHorizon()
-        var outcome = RawRetentionOutcome(horizonMs: horizon)
         let belowSeq = try events.retentionBoundSeq(nowMs: Int64(Date().timeIntervalSince1970 * 1000))
-        var cursor = (ms: Int64.min, seq: Int64.min)
-        var keptClicks: [Int64] = []
-        while true {
+        return RawRetentionRun(database: self, horizon: horizon, belowSeq: belowSeq, batch: batch)
+    }
+}
+
+/// One run of raw-event retention, a batch a step (see `AppDatabase.rawRetentionRun`).
+public struct RawRetentionRun: Sendable {
+    private var database: AppDatabase?
+    private let horizon: Int64
+    private let belowSeq: Int64
+    private let batch: Int
+    private var cursor = (ms: Int64.min, seq: Int64.min)
+    private var keptClicks: [Int64] = []
+    private var batchesLeft: Bool
+    /// What the run has done so far.
+    public private(set) var outcome: RawRetentionOutcome
+
+    /// A run with nothing to do: no raw event before `horizonMs` yet.
+    init(nothingBefore horizonMs: Int64) {
+        (database, horizon, belowSeq, batch, batchesLeft) = (nil, horizonMs, 0, 0, false)
+        outcome = RawRetentionOutcome(horizonMs: horizonMs)
+    }
+
+    init(database: AppDatabase, horizon: Int64, belowSeq: Int64, batch: Int) {
+        (self.database, self.horizon, self.belowSeq, self.batch, batchesLeft) = (database, horizon, belowSeq, batch, true)
+        outcome = RawRetentionOutcome(horizonMs: horizon)
+    }
+
+    /// Deletes the next batch, or, once none is left, the clicks kept only for events deleted
+    /// since, the click indexes' entries before the horizon and the free pages; returns whether
+    /// more is left.
+    public mutating func step() throws -> Bool {
+        guard let database else { return false }
+        let (events, attribution) = (database.events, database.attribution)
+        if batchesLeft {
             let expired = try events.expiredEvents(after: cursor, horizon: horizon, below: belowSeq, limit: batch)
-            guard let last = expired.last else { break }
-            cursor = (last.occurredAtMs, last.seq)
-            try attribution.forget(expired)
-            let (deleted, kept) = try events.deleteUnlessStillMatched(expired.map { ($0.seq, $0.isClick) })
-            outcome.deletedEvents += deleted
-            keptClicks += kept
-            if expired.count < batch { break }
+            if let last = expired.last {
+                cursor = (last.occurredAtMs, last.seq)
+                try attribution.forget(expired)
+                let (deleted, kept) = try events.deleteUnlessStillMatched(expired.map { ($0.seq, $0.isClick) })
+                outcome.deletedEvents += deleted
+                keptClicks += kept
+            }
+            batchesLeft = expired.count == batch
+            return true
         }
         // A click kept only for events deleted in a later batch of this run goes now.
         if !keptClicks.isEmpty {
@@ -60,7 +102,8 @@ extension AppDatabase {
         }
         try attribution.dropFingerprintClicks(before: horizon, batch: batch)
         if outcome.deletedEvents > 0 { outcome.releasedPages = try events.releaseFreePages() }
-        return outcome
+        self.database = nil
+        return false
     }
 }
 

@@ -403,6 +403,23 @@ public final class AppDatabase: IngestStore {
     /// Closes every connection, the derived work first (it stops between two rounds and waits
     /// for the next start), leaving no large WAL behind (a command such as `generate` writes
     /// gigabytes into them). The object must not be used afterwards.
+    /// Runs `step` on the derived-work loop's thread (`DerivedWork`), a turn at a time between
+    /// its rounds, until it returns false (nothing left) or throws; `ended` is told then, or
+    /// when the store closes first. When housekeeping of the same `name` is due already, that
+    /// one goes on and `ended` is told when it ends. Returns at once: a timer only triggers.
+    public func housekeepingSoon(
+        _ name: String, step: @escaping @Sendable () throws -> Bool, ended: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        attribution.choreSoon(DerivedWork.Chore(name: name, step: step, ended: ended))
+    }
+
+    /// `housekeepingSoon`, awaited: returns when the housekeeping has ended.
+    public func housekeeping(_ name: String, step: @escaping @Sendable () throws -> Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            housekeepingSoon(name, step: step) { continuation.resume(with: $0) }
+        }
+    }
+
     public func close() throws {
         // Every part is told first, and every WAL gate opened: a pass or round waiting at one
         // would otherwise hold up the threads' stop, and a run would start a new pass meanwhile.

@@ -11,6 +11,9 @@ import Synchronization
 /// (`countSoon`), and each turn does one of:
 /// - a rollup pass, when a count is due and what it would count is attributed: every event
 ///   stored when the count was asked for, or a whole pass's worth;
+/// - a step of the housekeeping a timer made due (sealing old events, deleting those past
+///   their retention), every other turn while any is due, so that neither it nor attribution
+///   waits for the other to finish;
 /// - otherwise an attribution round of at most `SQLiteTuning.roundEvents` events.
 ///
 /// Attribution and counting never run at once, so neither waits for the other: a count that
@@ -30,6 +33,9 @@ final class DerivedWork: Sendable {
     private let turns: CoalescedWork
     /// The count due, if any (see `countSoon`).
     private let due = Mutex<CountDue?>(nil)
+    /// The housekeeping due, in the order it was made due, each with whoever else asked for it
+    /// meanwhile, and whether the last turn was one of its steps (see `choreToStep`).
+    private let chores = Mutex<(due: [(chore: Chore, alsoTold: [Chore.Ended])], lastTurnWasChore: Bool)>(([], false))
 
     init() {
         turns = CoalescedWork(on: thread, coversRunning: false)
@@ -92,9 +98,80 @@ final class DerivedWork: Sendable {
         }
     }
 
-    /// Lets the queued turns finish and ends the thread.
+    /// Housekeeping a timer makes due (sealing, retention): done a bounded step a turn.
+    struct Chore: Sendable {
+        typealias Ended = @Sendable (Result<Void, any Error>) -> Void
+        /// What it is; one chore of a name is due at a time.
+        let name: String
+        /// One bounded step; returns whether more is left.
+        let step: @Sendable () throws -> Bool
+        /// Told once, when the last step has run, a step failed or the store closed.
+        let ended: Ended
+    }
+
+    /// Makes `chore` due; false when one of its name is due already: that one goes on, and
+    /// `chore`'s `ended` is told when it ends.
+    func choreSoon(_ chore: Chore) -> Bool {
+        chores.withLock { chores in
+            if let at = chores.due.firstIndex(where: { $0.chore.name == chore.name }) {
+                chores.due[at].alsoTold.append(chore.ended)
+                return false
+            }
+            chores.due.append((chore, []))
+            return true
+        }
+    }
+
+    /// Whether any housekeeping is due.
+    var choresDue: Bool { chores.withLock { !$0.due.isEmpty } }
+
+    /// The chore whose step this turn takes: the first due, unless the last turn took one
+    /// (attribution then gets the turn, so a long retention run never holds up the stats).
+    func choreToStep() -> Chore? {
+        chores.withLock { chores in
+            guard let first = chores.due.first, !chores.lastTurnWasChore else {
+                chores.lastTurnWasChore = false
+                return nil
+            }
+            chores.lastTurnWasChore = true
+            return first.chore
+        }
+    }
+
+    /// Runs one step of `chore`, ending it when nothing is left or the step failed.
+    func step(_ chore: Chore) {
+        let outcome: Result<Void, any Error>
+        do {
+            if try chore.step() { return }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        let alsoTold = chores.withLock { chores -> [Chore.Ended] in
+            guard let at = chores.due.firstIndex(where: { $0.chore.name == chore.name }) else { return [] }
+            return chores.due.remove(at: at).alsoTold
+        }
+        chore.ended(outcome)
+        for ended in alsoTold { ended(outcome) }
+    }
+
+    /// Ends every chore still due with `error` (the store closes).
+    func dropChores(_ error: any Error) {
+        let dropped = chores.withLock { chores in
+            defer { chores.due = [] }
+            return chores.due
+        }
+        for (chore, alsoTold) in dropped {
+            chore.ended(.failure(error))
+            for ended in alsoTold { ended(.failure(error)) }
+        }
+    }
+
+    /// Lets the queued turns finish and ends the thread; housekeeping still due ends unfinished
+    /// (its timer makes it due again after the next start).
     func stop() {
         thread.stop()
+        dropChores(StoreError.closed)
     }
 }
 
@@ -103,6 +180,19 @@ extension AttributionStore {
     /// commit, the rollup timer after making a count due). Returns at once.
     func followCommits() {
         derived.wake { [self] in derivedTurn() }
+    }
+
+    /// Makes `chore` due on the derived-work loop and wakes it; false when one of its name is
+    /// due already (that one goes on, and `chore` is told when it ends).
+    @discardableResult
+    func choreSoon(_ chore: DerivedWork.Chore) -> Bool {
+        guard !closing.withLock({ $0 }) else {
+            chore.ended(.failure(StoreError.closed))
+            return false
+        }
+        guard derived.choreSoon(chore) else { return false }
+        followCommits()
+        return true
     }
 
     /// One turn of the derived-work loop (see `DerivedWork`): a rollup pass when a count is
@@ -116,6 +206,10 @@ extension AttributionStore {
                 countPass(count)
                 return true
             }
+            if let chore = derived.choreToStep() {
+                derived.step(chore)
+                return true
+            }
             let processed = try attributeRound(maxEvents: tuning.roundEvents)
             if closing.withLock({ $0 }) { return false }
             if let count, processed < tuning.roundEvents {
@@ -123,7 +217,7 @@ extension AttributionStore {
                 if processed == 0 { countPass(count) }
                 return true
             }
-            return followerGoesOn(afterRoundOf: processed, batch: tuning.roundEvents)
+            return followerGoesOn(afterRoundOf: processed, batch: tuning.roundEvents) || derived.choresDue
         } catch {
             logger.error("derived work failed; the next commit or rollup tick retries it", metadata: ["error": "\(error)"])
             derived.countEnded(rolledThrough: nil)

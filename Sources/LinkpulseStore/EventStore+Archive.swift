@@ -175,8 +175,8 @@ extension AppDatabase {
     /// Seals old raw events into compressed blocks (see `EventStore.sealEvents`): those every
     /// derived file has passed (attribution and rollups, under a running backup's hold)
     /// that happened `age` before `nowMs`, at most `maxBlocks` blocks (one short transaction
-    /// each). Synchronous: run it from a timer's queue or a command, never from the
-    /// cooperative pool.
+    /// each). Synchronous: run it from the derived-work loop (`AppDatabase.housekeeping`) or a
+    /// command, never from the cooperative pool.
     @discardableResult
     public func sealOldEvents(nowMs: Int64, age: SealAge = .standard, maxBlocks: Int = .max) throws -> SealReport {
         guard let ageMs = age.ms else { return SealReport() }

@@ -299,13 +299,13 @@ import Testing
         }
         #expect(try installation.count("SELECT count(*) FROM quarantine") == 2)
         let job = RetentionJob(database: installation.database, quarantineDays: 30, now: { clock.withLock { $0 } }, logger: installation.logger)
-        try job.run()
+        try await job.runNow()
         #expect(try installation.count("SELECT count(*) FROM quarantine") == 2, "neither is 30 days old yet")
         clock.withLock { $0 += 11 * day }
-        try job.run()
+        try await job.runNow()
         #expect(try installation.count("SELECT count(*) FROM quarantine WHERE raw_text LIKE '%warp%'") == 1)
         #expect(try installation.count("SELECT count(*) FROM quarantine") == 1, "the 31-day-old body is gone")
-        try RetentionJob(database: installation.database, quarantineDays: 0, now: { clock.withLock { $0 } + 1000 * day }, logger: installation.logger).run()
+        try await RetentionJob(database: installation.database, quarantineDays: 0, now: { clock.withLock { $0 } + 1000 * day }, logger: installation.logger).runNow()
         #expect(try installation.count("SELECT count(*) FROM quarantine") == 1, "0 keeps them forever")
     }
 

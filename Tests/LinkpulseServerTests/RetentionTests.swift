@@ -70,7 +70,7 @@ import Testing
             let job = RetentionJob(
                 database: database, quarantineDays: 30, rawEvents: RawEventRetention(days: 20), now: { clock.withLock { $0 } },
                 logger: installation.logger)
-            try job.run()
+            try await job.runNow()
             let horizon = try #require(database.events.rawHorizonMs)
             #expect(horizon == Timestamp.parseRFC3339("2026-10-31T00:00:00Z")!)
             let left = try installation.count("SELECT count(*) FROM event_rows")

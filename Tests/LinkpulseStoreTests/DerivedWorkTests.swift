@@ -97,4 +97,66 @@ import Testing
         #expect(try store.database.attribution.attributedThroughSeq() == 200)
         #expect(try store.database.rollups.rolledThroughSeq() == 0)
     }
+
+    /// What a housekeeping chore saw at each of its steps, and how it ended.
+    final class ChoreLog: Sendable {
+        let attributedAtSteps = Mutex<[Int64]>([])
+        let endings = Mutex<[String]>([])
+
+        /// A chore of `steps` steps that records how far attribution was at each.
+        func chore(_ store: TemporaryStore, name: String = "chore", steps: Int, tag: String = "first") -> DerivedWork.Chore {
+            let attribution = store.database.attribution
+            return DerivedWork.Chore(
+                name: name,
+                step: { [self] in
+                    let seen = try attribution.attributedThroughSeq()
+                    return attributedAtSteps.withLock { $0.append(seen); return $0.count < steps }
+                },
+                ended: { [self] result in
+                    endings.withLock { $0.append(tag + ((try? result.get()) != nil ? " done" : " failed")) }
+                })
+        }
+    }
+
+    /// Housekeeping made due takes every other turn: attribution goes on between its steps, and
+    /// the loop keeps turning until both are done.
+    @Test func housekeepingTakesEveryOtherTurnWithAttribution() async throws {
+        let store = try TemporaryStore { $0.roundEvents = 50 }
+        try await Self.storeClicks(store)
+        let log = ChoreLog()
+        #expect(store.database.attribution.derived.choreSoon(log.chore(store, steps: 3)))
+        _ = Self.turnsUntilDone(store)
+        #expect(log.attributedAtSteps.withLock { $0 } == [0, 50, 100], "a round between two steps")
+        #expect(log.endings.withLock { $0 } == ["first done"])
+        #expect(try store.database.attribution.attributedThroughSeq() == 200)
+        #expect(!store.database.attribution.derived.choresDue)
+    }
+
+    /// Housekeeping asked for while the same is due adds no run: the run due goes on, and both
+    /// askers are told when it ends.
+    @Test func housekeepingAskedForTwiceRunsOnceAndTellsBoth() async throws {
+        let store = try TemporaryStore { $0.roundEvents = 50 }
+        try await Self.storeClicks(store)
+        let log = ChoreLog()
+        let derived = store.database.attribution.derived
+        #expect(derived.choreSoon(log.chore(store, steps: 2)))
+        #expect(store.database.attribution.derivedTurn())
+        #expect(!derived.choreSoon(log.chore(store, steps: 2, tag: "second")))
+        #expect(derived.choreSoon(log.chore(store, name: "other", steps: 1, tag: "other")))
+        _ = Self.turnsUntilDone(store)
+        #expect(log.attributedAtSteps.withLock { $0 } == [0, 50, 100], "two steps of the first, then one of the other")
+        #expect(log.endings.withLock { $0 } == ["first done", "second done", "other done"])
+    }
+
+    /// Through the store's own thread: the awaited housekeeping returns once its last step has
+    /// run; once the store is closed, housekeeping is refused.
+    @Test func housekeepingRunsOnTheLoopsThreadUntilDone() async throws {
+        let store = try TemporaryStore()
+        let steps = Mutex(0)
+        try await store.database.housekeeping("count-to-three") { steps.withLock { $0 += 1; return $0 < 3 } }
+        #expect(steps.withLock { $0 } == 3)
+        try await offThePool { [database = store.database] in try database.close() }
+        await #expect(throws: StoreError.self) { try await store.database.housekeeping("after-close") { true } }
+        #expect(steps.withLock { $0 } == 3)
+    }
 }

@@ -81,8 +81,9 @@ public final class CheckpointJob: TimerJob {
 }
 
 /// Deletes what is kept only for a while: quarantined bodies older than
-/// `--quarantine-retention-days`, in small batches off the ingest path (each batch is one
-/// short write transaction; ingest commits between them).
+/// `--quarantine-retention-days`, and raw events past `--retention-days` once counted. The timer
+/// only makes it due: it runs on the derived-work loop, a batch a turn between the loop's
+/// rounds (each batch one short write transaction; ingest commits between them).
 public struct RetentionJob: TimerJob {
     public let name = "retention"
     let database: AppDatabase
@@ -112,18 +113,50 @@ public struct RetentionJob: TimerJob {
         self.logger = logger
     }
 
+    /// Makes a run due on the derived-work loop.
     public func run() throws {
+        database.housekeepingSoon(name, step: runSteps(), ended: logFailure(name, logger))
+    }
+
+    /// A whole run, now; returns when it has ended.
+    public func runNow() async throws {
+        try await database.housekeeping(name, step: runSteps())
+    }
+
+    /// The steps of one run: the quarantine and the horizon first, then the raw events a batch
+    /// a step.
+    private func runSteps() -> @Sendable () throws -> Bool {
+        let job = self
+        let run = MutexBox<(started: ContinuousClock.Instant, raw: RawRetentionRun)?>(nil)
+        return {
+            if let (started, raw) = run.value {
+                var raw = raw
+                let more = try raw.step()
+                run.value?.raw = raw
+                if !more { job.report(raw.outcome, took: ContinuousClock.now - started) }
+                return more
+            }
+            guard let raw = try job.start() else { return false }
+            run.value = (ContinuousClock.now, raw)
+            return true
+        }
+    }
+
+    /// Deletes the old quarantined bodies, and begins a raw-event run when one is due (nil: none).
+    private func start() throws -> RawRetentionRun? {
         if quarantineDays > 0 {
             let deleted = try database.events.pruneQuarantine(receivedBeforeMs: now() - Int64(quarantineDays) * 86_400_000)
             deletedQuarantine.increment(by: deleted)
             if deleted > 0 { logger.info("deleted old quarantined bodies", metadata: ["rows": "\(deleted)", "days": "\(quarantineDays)"]) }
         }
-        guard rawEvents.deletes else { return }
+        guard rawEvents.deletes else { return nil }
         let pending = try rawEventExports.compactMap { try database.exportLedger.nextExportPeriodStart(job: $0) }.min()
-        guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return }
-        let start = ContinuousClock.now
-        let outcome = try database.pruneRawEvents(before: wanted)
-        took.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        guard let wanted = rawEvents.horizon(nowMs: now(), pendingExportFromMs: pending) else { return nil }
+        return try database.rawRetentionRun(before: wanted)
+    }
+
+    private func report(_ outcome: RawRetentionOutcome, took duration: Duration) {
+        took.recordNanoseconds(duration.nanoseconds)
         deletedEvents.increment(by: outcome.deletedEvents)
         horizon.record(Double(outcome.horizonMs) / 1000)
         if outcome.deletedEvents > 0 {
@@ -135,11 +168,15 @@ public struct RetentionJob: TimerJob {
     }
 }
 
-/// Seals old raw events into compressed blocks (`--seal-after-days`): at most 64 blocks of
-/// about a thousand events a tick, each its own short transaction (ingest commits between them).
-/// Events that happen now are never old enough, so under live load a tick only looks.
+/// Seals old raw events into compressed blocks (`--seal-after-days`), once attributed and
+/// counted. The timer only makes it due: it runs on the derived-work loop, `blocksAStep` blocks
+/// of about a thousand events a turn (each block its own short transaction; ingest commits
+/// between them), until nothing old enough is left. Events that happen now are never old
+/// enough, so under live load a run only looks.
 public struct SealJob: TimerJob {
     public let name = "seal"
+    /// The blocks a step seals at most.
+    static let blocksAStep = 16
     let database: AppDatabase
     let age: SealAge
     let now: @Sendable () -> Int64
@@ -153,14 +190,37 @@ public struct SealJob: TimerJob {
         self.logger = logger
     }
 
+    /// Makes a run due on the derived-work loop.
     public func run() throws {
-        let report = try database.sealOldEvents(nowMs: now(), age: age, maxBlocks: 64)
+        let job = self
+        database.housekeepingSoon(name, step: { try job.step() }, ended: logFailure(name, logger))
+    }
+
+    /// A whole run, now; returns when it has ended.
+    public func runNow() async throws {
+        let job = self
+        try await database.housekeeping(name, step: { try job.step() })
+    }
+
+    private func step() throws -> Bool {
+        let report = try database.sealOldEvents(nowMs: now(), age: age, maxBlocks: Self.blocksAStep)
         sealed.increment(by: report.events)
         if report.blocks > 0 {
             logger.debug("sealed old events", metadata: [
                 "blocks": "\(report.blocks)", "events": "\(report.events)", "left_out_of_order": "\(report.leftOut)",
             ])
         }
+        return report.blocks == Self.blocksAStep
+    }
+}
+
+/// What a housekeeping job tells when its run ends: a failure is logged (the next tick tries
+/// again), a run cut short by the store closing is not.
+private func logFailure(_ job: String, _ logger: Logger) -> @Sendable (Result<Void, any Error>) -> Void {
+    { result in
+        guard case .failure(let error) = result else { return }
+        if case StoreError.closed = error { return }
+        logger.error("housekeeping failed; the next tick tries again", metadata: ["job": "\(job)", "error": "\(error)"])
     }
 }
 
