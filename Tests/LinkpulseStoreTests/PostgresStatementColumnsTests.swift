@@ -14,11 +14,11 @@ import Testing
         await store.close()
         let cluster = try PostgresTestCluster.shared.get()
         let entries = PostgresColumnsCatalog.entries(try PostgresQueries.load())
-        #expect(entries.count == 8)
+        #expect(entries.count == 20)
         // psql runs as a child process: waited for on a thread of its own, not the cooperative
         // pool the other tests' in-process daemons answer on.
         let database = location.database
-        let described = try await onThreadOfItsOwn { try entries.map { try cluster.columnNames(of: $0.sql, database: database) } }
+        let described = try await onThreadOfItsOwn { try entries.map { try cluster.columnNames(of: $0.setup + $0.sql, database: database) } }
         for (entry, columns) in zip(entries, described) {
             #expect(columns.map(StatementColumnsTests.camelCase) == entry.columns, "\(entry.file): \(columns)")
         }

@@ -41,11 +41,12 @@ public struct PostgresAccessKeyLedger: AccessKeyRecords {
     /// this build does not know (a newer version's) is left out.
     private func records(_ rows: PostgresRowSequence) async throws -> [AccessKeyRecord] {
         var records: [AccessKeyRecord] = []
-        for try await (id, name, kind, digest, created, used, revoked)
-            in rows.decode((String, String, String, String, Int64, Int64?, Int64?).self) {
-            guard let kind = AccessKind(rawValue: kind) else { continue }
+        typealias C = PostgresAccessKeyColumn
+        for try await c in rows.byName() {
+            guard let kind = AccessKind(rawValue: try c.decode(C.kind)) else { continue }
             records.append(AccessKeyRecord(
-                id: id, name: name, kind: kind, digest: digest, createdAtMs: created, lastUsedAtMs: used, revokedAtMs: revoked))
+                id: try c.decode(C.id), name: try c.decode(C.name), kind: kind, digest: try c.decode(C.digest),
+                createdAtMs: try c.decode(C.createdAtMs), lastUsedAtMs: try c.decode(C.lastUsedAtMs), revokedAtMs: try c.decode(C.revokedAtMs)))
         }
         return records
     }

@@ -30,9 +30,8 @@ extension PostgresDerivedWork {
         let q = queries.retention
         var outcome = PostgresRetentionOutcome(horizonMs: horizonMs)
         var months: [String] = []
-        for try await (name, _, _) in try await connection.query(PostgresStore.query(q.expiredMonths, horizonMs), logger: logger)
-            .decode((String, Int64, Int64).self) {
-            months.append(name)
+        for try await c in try await connection.query(PostgresStore.query(q.expiredMonths, horizonMs), logger: logger).byName() {
+            months.append(try c.decode(PostgresEventMonthColumn.month))
         }
         for name in months {
             // A name from the catalogue, checked again before it is formatted into SQL.
@@ -72,8 +71,8 @@ extension PostgresDerivedWork {
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query(gone, logger: logger)
             var (size, uncounted): (Int64, Int64) = (0, 0)
-            for try await (n, waiting) in try await connection.query(PostgresQuery(unsafeSQL: q.uncounted), logger: logger).decode((Int64, Int64).self) {
-                (size, uncounted) = (n, waiting)
+            for try await c in try await connection.query(PostgresQuery(unsafeSQL: q.uncounted), logger: logger).byName() {
+                (size, uncounted) = (try c.decode(PostgresGoneColumn.gone), try c.decode(PostgresGoneColumn.uncounted))
             }
             guard uncounted == 0 else { return nil }
             guard size > 0 || evenIfEmpty else { return 0 }

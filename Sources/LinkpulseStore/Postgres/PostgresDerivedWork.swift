@@ -258,8 +258,8 @@ public final class PostgresDerivedWork: Sendable {
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.roundCommitMode), logger: logger)
             var (through, attributed): (Int64, Int64) = (0, 0)
-            for try await state in try await connection.query(PostgresQuery(unsafeSQL: q.state), logger: logger).decode((Int64, Int64).self) {
-                (through, attributed) = state
+            for try await c in try await connection.query(PostgresQuery(unsafeSQL: q.state), logger: logger).byName() {
+                (through, attributed) = (try c.decode(PostgresRollupStateColumn.countedThroughSeq), try c.decode(PostgresRollupStateColumn.attributedThroughSeq))
             }
             guard attributed > through else { return (0, through) }
             var cells = RollupCells()
@@ -323,17 +323,25 @@ public final class PostgresDerivedWork: Sendable {
         let q = queries.attribution
         if !wanted.ids.isEmpty {
             let rows = try await connection.query(PostgresStore.query(q.clicksById, Array(wanted.ids)), logger: logger)
-            for try await (id, seq, ms, ref, campaign, source, medium, os) in rows.decode((String, Int64, Int64, String?, String?, String?, String?, String?).self) {
-                earlier.byId[id] = KnownClick(
-                    seq: seq, occurredAtMs: ms, dimensions: LinkDimensions(ref: ref, campaign: campaign, source: source, medium: medium),
-                    osVersion: osMajorMinor(os))
+            typealias C = PostgresClickByIdColumn
+            for try await c in rows.byName() {
+                earlier.byId[try c.decode(C.eventId)] = KnownClick(
+                    seq: try c.decode(C.seq), occurredAtMs: try c.decode(C.occurredAtMs),
+                    dimensions: LinkDimensions(
+                        ref: try c.decode(C.ref), campaign: try c.decode(C.campaign), source: try c.decode(C.source), medium: try c.decode(C.medium)),
+                    osVersion: osMajorMinor(try c.decode(C.osVersion)))
             }
         }
         if !wanted.newestByRef.isEmpty {
             let pairs = Array(wanted.newestByRef)
             let rows = try await connection.query(PostgresStore.query(q.newestRefClicks, pairs.map(\.ref), pairs.map(\.atMs)), logger: logger)
-            for try await (ref, ms, seq, campaign, source, medium) in rows.decode((String, Int64, Int64, String?, String?, String?).self) {
-                earlier.byRef.append(KnownClick(seq: seq, occurredAtMs: ms, dimensions: LinkDimensions(ref: ref, campaign: campaign, source: source, medium: medium)))
+            typealias C = PostgresRefClickColumn
+            for try await c in rows.byName() {
+                earlier.byRef.append(KnownClick(
+                    seq: try c.decode(C.seq), occurredAtMs: try c.decode(C.occurredAtMs),
+                    dimensions: LinkDimensions(
+                        ref: try c.decode(C.ref, as: String.self), campaign: try c.decode(C.campaign), source: try c.decode(C.source),
+                        medium: try c.decode(C.medium))))
             }
         }
         if !wanted.windows.isEmpty {

@@ -11,9 +11,8 @@ public struct PostgresExportLedger: ExportRecords {
     let logger: Logger
 
     public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
-        for try await (start, end) in try await client.query(PostgresStore.query(queries.export.jobLastPeriod, job), logger: logger)
-            .decode((Int64, Int64).self) {
-            return (start, end)
+        for try await c in try await client.query(PostgresStore.query(queries.export.jobLastPeriod, job), logger: logger).byName() {
+            return (try c.decode(PostgresJobPeriodColumn.lastPeriodStartMs), try c.decode(PostgresJobPeriodColumn.lastPeriodEndMs))
         }
         return nil
     }
@@ -25,9 +24,12 @@ public struct PostgresExportLedger: ExportRecords {
     public func exportFiles() async throws -> [ExportFileRecord] {
         var files: [ExportFileRecord] = []
         let rows = try await client.query(PostgresQuery(unsafeSQL: queries.export.files), logger: logger)
-        for try await (name, job, start, end, label, count, bytes, created) in rows.decode((String, String, Int64, Int64, String, Int64, Int64, Int64).self) {
+        typealias C = PostgresExportFileColumn
+        for try await c in rows.byName() {
             files.append(ExportFileRecord(
-                name: name, job: job, periodStartMs: start, periodEndMs: end, periodLabel: label, rows: Int(count), bytes: bytes, createdAtMs: created))
+                name: try c.decode(C.name), job: try c.decode(C.job), periodStartMs: try c.decode(C.periodStartMs),
+                periodEndMs: try c.decode(C.periodEndMs), periodLabel: try c.decode(C.periodLabel), rows: Int(try c.decode(C.rows, as: Int64.self)),
+                bytes: try c.decode(C.bytes), createdAtMs: try c.decode(C.createdAtMs)))
         }
         return files
     }

@@ -7,6 +7,18 @@ extension PostgresRandomAccessRow {
     subscript(_ column: some StatementColumn) -> PostgresCell {
         self[column.rawValue]
     }
+
+    /// The value of `column`, decoded as `T`.
+    func decode<T: PostgresDecodable>(_ column: some StatementColumn, as type: T.Type = T.self) throws -> T {
+        try self[column.rawValue].decode(T.self)
+    }
+}
+
+extension PostgresRowSequence {
+    /// Each row, to be read by column name.
+    func byName() -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRandomAccessRow> {
+        map { $0.makeRandomAccess() }
+    }
 }
 
 /// `ingest/events_after.sql`: every column of a stored event, as the derived work and
@@ -66,6 +78,61 @@ enum PostgresFingerprintClickColumn: Int, StatementColumn {
     case ipKey, platform, occurredAtMs, seq, osVersion, ref, campaign, source, medium
 }
 
+/// `keys/list.sql` and `keys/revoke.sql`: an access key as stored.
+enum PostgresAccessKeyColumn: Int, StatementColumn {
+    case id, name, kind, digest, createdAtMs, lastUsedAtMs, revokedAtMs
+}
+
+/// `attribution/attributions_after.sql`: an event's stored answer of attribution.
+enum PostgresAttributionColumn: Int, StatementColumn {
+    case seq, matchType, matchedClickSeq, candidates
+}
+
+/// `attribution/clicks_by_id.sql`: a click of an earlier round, found by its id.
+enum PostgresClickByIdColumn: Int, StatementColumn {
+    case eventId, seq, occurredAtMs, ref, campaign, source, medium, osVersion
+}
+
+/// `attribution/newest_ref_clicks.sql`: the newest click of a ref at or before an instant.
+enum PostgresRefClickColumn: Int, StatementColumn {
+    case ref, occurredAtMs, seq, campaign, source, medium
+}
+
+/// `rollups/state.sql`: how far the rollups and attribution have come.
+enum PostgresRollupStateColumn: Int, StatementColumn {
+    case countedThroughSeq, attributedThroughSeq
+}
+
+/// `stats/rollup_visitors.sql`: a group's key, people or bots, and a row's click visitors.
+enum PostgresRollupVisitorsColumn: Int, StatementColumn {
+    case key, bot, visitors
+}
+
+/// `retention/expired_months.sql`: a month partition of the events and its bounds.
+enum PostgresEventMonthColumn: Int, StatementColumn {
+    case month, lowerBound, upperBound
+}
+
+/// `retention/uncounted.sql`: the events of a retention batch, and those not yet counted.
+enum PostgresGoneColumn: Int, StatementColumn {
+    case gone, uncounted
+}
+
+/// `schema/installation_values.sql`.
+enum PostgresInstallationValueColumn: Int, StatementColumn {
+    case key, value
+}
+
+/// `export/job_last_period.sql`.
+enum PostgresJobPeriodColumn: Int, StatementColumn {
+    case lastPeriodStartMs, lastPeriodEndMs
+}
+
+/// `export/export_files.sql`: a scheduled export's file.
+enum PostgresExportFileColumn: Int, StatementColumn {
+    case name, job, periodStartMs, periodEndMs, periodLabel, rows, bytes, createdAtMs
+}
+
 /// Which PostgreSQL statement each set of column names belongs to, for
 /// `PostgresStatementColumnsTests` (which asks the server for each statement's columns).
 enum PostgresColumnsCatalog {
@@ -75,6 +142,8 @@ enum PostgresColumnsCatalog {
         var file: String
         var sql: String
         var columns: [String]
+        /// What the statement needs to exist first (a temporary table of a transaction).
+        var setup = ""
     }
 
     static func entries(_ queries: PostgresQueries) -> [Entry] {
@@ -87,6 +156,20 @@ enum PostgresColumnsCatalog {
             Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, columns: PostgresFingerprintClickColumn.columnNames),
             Entry(file: "answer/attributed_event.sql", sql: AttributedEventStatement.sql, columns: PostgresAttributedEventColumn.columnNames),
             Entry(file: "stats/rollup_counts.sql", sql: queries.stats.rollupCounts, columns: PostgresRollupCountsColumn.columnNames),
+            Entry(file: "keys/list.sql", sql: queries.keys.list, columns: PostgresAccessKeyColumn.columnNames),
+            Entry(file: "keys/revoke.sql", sql: queries.keys.revoke, columns: PostgresAccessKeyColumn.columnNames),
+            Entry(file: "attribution/attributions_after.sql", sql: queries.attribution.attributionsAfter, columns: PostgresAttributionColumn.columnNames),
+            Entry(file: "attribution/clicks_by_id.sql", sql: queries.attribution.clicksById, columns: PostgresClickByIdColumn.columnNames),
+            Entry(file: "attribution/newest_ref_clicks.sql", sql: queries.attribution.newestRefClicks, columns: PostgresRefClickColumn.columnNames),
+            Entry(file: "rollups/state.sql", sql: queries.rollups.state, columns: PostgresRollupStateColumn.columnNames),
+            Entry(file: "stats/rollup_visitors.sql", sql: queries.stats.rollupVisitors, columns: PostgresRollupVisitorsColumn.columnNames),
+            Entry(file: "retention/expired_months.sql", sql: queries.retention.expiredMonths, columns: PostgresEventMonthColumn.columnNames),
+            Entry(
+                file: "retention/uncounted.sql", sql: queries.retention.uncounted, columns: PostgresGoneColumn.columnNames,
+                setup: "CREATE TEMP TABLE lp_gone (seq bigint, type smallint);"),
+            Entry(file: "schema/installation_values.sql", sql: queries.schema.installationValues, columns: PostgresInstallationValueColumn.columnNames),
+            Entry(file: "export/job_last_period.sql", sql: queries.export.jobLastPeriod, columns: PostgresJobPeriodColumn.columnNames),
+            Entry(file: "export/export_files.sql", sql: queries.export.files, columns: PostgresExportFileColumn.columnNames),
         ]
     }
 }

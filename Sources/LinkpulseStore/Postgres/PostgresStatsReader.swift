@@ -145,7 +145,9 @@ public struct PostgresStatsReader: StatsSource {
         guard visitors else { return }
         let values: [String]? = rows.key == "value" ? keys.map { $0.map { $0 ?? "" } } : nil
         let sketches = try await connection.query(selecting(queries.stats.rollupVisitors, keys: .some(values)), logger: logger)
-        for try await (key, bot, sketch) in sketches.decode((String, Bool, ByteBuffer).self) {
+        typealias V = PostgresRollupVisitorsColumn
+        for try await c in sketches.byName() {
+            let (key, bot, sketch) = (try c.decode(V.key, as: String.self), try c.decode(V.bot, as: Bool.self), try c.decode(V.visitors, as: ByteBuffer.self))
             sketch.withUnsafeReadableBytes { groups[rows.group(key), default: CountsByAudience()].mergeVisitors(serialized: $0, isBot: bot) }
         }
     }

@@ -180,9 +180,12 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public func attributions(afterSeq: Int64, limit: Int) async throws -> [PostgresAttributionRecord] {
         let rows = try await client.query(Self.query(queries.attribution.attributionsAfter, afterSeq, Int64(limit)), logger: logger)
         var records: [PostgresAttributionRecord] = []
-        for try await (seq, match, click, candidates) in rows.decode((Int64, String, Int64?, Int32?).self) {
-            guard let match = MatchType(rawValue: match) else { continue }
-            records.append(PostgresAttributionRecord(seq: seq, match: match, clickSeq: click, candidates: candidates.map(Int.init)))
+        typealias C = PostgresAttributionColumn
+        for try await c in rows.byName() {
+            guard let match = MatchType(rawValue: try c.decode(C.matchType)) else { continue }
+            records.append(PostgresAttributionRecord(
+                seq: try c.decode(C.seq), match: match, clickSeq: try c.decode(C.matchedClickSeq),
+                candidates: try c.decode(C.candidates, as: Int32?.self).map(Int.init)))
         }
         return records
     }
@@ -262,9 +265,9 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     /// The stored installation values under `keys` (those that have one).
     public func installationValues(matching keys: Set<String>) async throws -> [String: String] {
         var stored: [String: String] = [:]
-        for try await (key, value) in try await client.query(PostgresQuery(unsafeSQL: queries.schema.installationValues), logger: logger)
-            .decode((String, String).self) where keys.contains(key) {
-            stored[key] = value
+        for try await c in try await client.query(PostgresQuery(unsafeSQL: queries.schema.installationValues), logger: logger).byName() {
+            let key: String = try c.decode(PostgresInstallationValueColumn.key)
+            if keys.contains(key) { stored[key] = try c.decode(PostgresInstallationValueColumn.value) }
         }
         return stored
     }

@@ -1,6 +1,6 @@
 -- expired_months: the month partitions of lp_events that end at or before $1 (the horizon, UTC
 -- ms), oldest first: name, start, end.
-SELECT c.relname, lo.v, hi.v
+SELECT c.relname AS month, lo.v AS lower_bound, hi.v AS upper_bound
 FROM pg_inherits i
 JOIN pg_class c ON c.oid = i.inhrelid
 JOIN pg_class p ON p.oid = i.inhparent AND p.relname = 'lp_events'
