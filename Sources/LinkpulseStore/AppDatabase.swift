@@ -336,7 +336,8 @@ public final class AppDatabase: IngestStore {
     static func compactIfLargelyFree(_ queue: DatabaseQueue, _ connection: ConnectionQueries, logger: Logger) {
         do {
             try queue.inDatabase { db in
-                guard let row = try Row.fetchOne(db, sql: connection.pageCounts), let free: Int = row[0], let pages: Int = row[1],
+                guard let row = try Row.fetchOne(db, sql: connection.pageCounts), let free: Int = row[PageCountsColumn.freePages],
+                      let pages: Int = row[PageCountsColumn.pages],
                       free > 1_024, free * 4 > pages else { return }
                 try db.execute(sql: connection.vacuum)
                 logger.notice("vacuumed a file with many free pages", metadata: ["file": "\(queue.path)", "free_pages": "\(free)", "pages": "\(pages)"])

@@ -587,7 +587,7 @@ public final class AttributionStore: Sendable {
     func restartCheckpoint(_ db: Database) throws -> (restarts: Bool, walPages: Int) {
         let row = try db.withBusyWaitOff { try Row.fetchOne(db, sql: queries.connection.checkpointRestart) }
         checkpointed.withLock { $0 = ContinuousClock.now }
-        return (row?[0] == 0, row?[1] ?? 0)
+        return (row?[WALCheckpointColumn.busy] == 0, row?[WALCheckpointColumn.log] ?? 0)
     }
 
     /// Between two batches of the fingerprint index's pruning, on the follower's connection: a
@@ -750,7 +750,7 @@ public final class AttributionStore: Sendable {
     func checkpoint(_ db: Database) throws -> (walPages: Int, checkpointed: Int) {
         let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
         checkpointed.withLock { $0 = ContinuousClock.now }
-        return (row?[1] ?? 0, row?[2] ?? 0)
+        return (row?[WALCheckpointColumn.log] ?? 0, row?[WALCheckpointColumn.checkpointed] ?? 0)
     }
 
     /// The checkpoint job's pass over the file, on a connection of its own; past `restartPages`

@@ -34,7 +34,8 @@ extension EventStore {
         var released = 0
         while true {
             let row = try pool.read { db in try Row.fetchOne(db, sql: sql) }
-            let (free, pageSize, mode): (Int, Int, Int) = (row?[0] ?? 0, row?[2] ?? 4096, row?[3] ?? 0)
+            let (free, pageSize, mode): (Int, Int, Int) = (
+                row?[PageCountsColumn.freePages] ?? 0, row?[PageCountsColumn.pageSize] ?? 4096, row?[PageCountsColumn.autoVacuum] ?? 0)
             let surplus = free - reserveBytes / max(pageSize, 512)
             guard mode == 2, surplus > 0 else { return released }
             let pages = min(surplus, step)
@@ -94,7 +95,8 @@ extension EventStore {
         let sql = queries.retention.watermarks
         return try pool.read { db -> Int64 in
             let row = try Row.fetchOne(db, sql: sql, arguments: [nowMs])
-            return min(row?[0] ?? 0, row?[1] ?? 0, (row?[2] as Int64?) ?? .max)
+            typealias W = RetentionWatermarksColumn
+            return min(row?[W.rolledThroughSeq] ?? 0, row?[W.attributedThroughSeq] ?? 0, (row?[W.holdSeq] as Int64?) ?? .max)
         }
     }
 

@@ -147,7 +147,7 @@ public final class EventStore: Sendable {
     func checkpoint(restartPages: Int) throws -> (walPages: Int, checkpointed: Int) {
         try checkpointer.inDatabase { db in
             let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
-            let (pages, done): (Int, Int) = (row?[1] ?? 0, row?[2] ?? 0)
+            let (pages, done): (Int, Int) = (row?[WALCheckpointColumn.log] ?? 0, row?[WALCheckpointColumn.checkpointed] ?? 0)
             walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
             return (pages, done)
         }
@@ -167,7 +167,7 @@ public final class EventStore: Sendable {
             last = now
             return true
         }), let row = try? Row.fetchOne(db, sql: queries.connection.checkpointPassive) else { return }
-        let (pages, done): (Int, Int) = (row[1] ?? 0, row[2] ?? 0)
+        let (pages, done): (Int, Int) = (row[WALCheckpointColumn.log] ?? 0, row[WALCheckpointColumn.checkpointed] ?? 0)
         if done >= pages { walGate.restartPrepared() }
     }
 

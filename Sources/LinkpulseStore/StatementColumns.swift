@@ -43,6 +43,23 @@ enum RollupProgressColumn: Int, StatementColumn {
     case storedThroughSeq, countedThroughSeq, oldestUncountedReceivedAtMs, attributedThroughSeq
 }
 
+/// `connection/checkpoint_passive.sql` and `connection/checkpoint_restart.sql` (SQLite's
+/// `wal_checkpoint` pragma): whether a reader or the writer kept it from finishing (1), the WAL's
+/// frames, and how many of them are copied into the file.
+enum WALCheckpointColumn: Int, StatementColumn {
+    case busy, log, checkpointed
+}
+
+/// `connection/page_counts.sql`.
+enum PageCountsColumn: Int, StatementColumn {
+    case freePages, pages, pageSize, autoVacuum
+}
+
+/// `retention/watermarks.sql`: how far the derived files have come, and a running backup's hold.
+enum RetentionWatermarksColumn: Int, StatementColumn {
+    case rolledThroughSeq, attributedThroughSeq, holdSeq
+}
+
 /// Which statement each set of column names belongs to, for `StatementColumnsTests`.
 enum StatementColumnsCatalog {
     /// The connection a statement runs on.
@@ -73,6 +90,14 @@ enum StatementColumnsCatalog {
                 file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .rollups,
                 columns: Array(AttributionStateColumn.columnNames.prefix(2))),
             Entry(file: "rollup/progress.sql", sql: queries.rollup.progress, connection: .eventsReader, columns: RollupProgressColumn.columnNames),
+            Entry(
+                file: "connection/checkpoint_passive.sql", sql: queries.connection.checkpointPassive, connection: .eventsReader,
+                columns: WALCheckpointColumn.columnNames),
+            Entry(
+                file: "connection/checkpoint_restart.sql", sql: queries.connection.checkpointRestart, connection: .attribution,
+                columns: WALCheckpointColumn.columnNames),
+            Entry(file: "connection/page_counts.sql", sql: queries.connection.pageCounts, connection: .eventsReader, columns: PageCountsColumn.columnNames),
+            Entry(file: "retention/watermarks.sql", sql: queries.retention.watermarks, connection: .eventsReader, columns: RetentionWatermarksColumn.columnNames),
         ]
     }
 }

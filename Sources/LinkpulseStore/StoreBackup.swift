@@ -174,7 +174,7 @@ public enum StoreBackup {
         return try backup.read { db in
             guard let rows = try? Row.fetchAll(db, sql: queries.manifest) else { throw Failure.notABackup(file.path) }
             var facts: [String: String] = [:]
-            for row in rows { facts[row[0]] = row[1] }
+            for row in rows { facts[row["name"]] = row["value"] }
             guard facts["format"] == "\(format)" else { throw Failure.unsupportedFormat(facts["format"] ?? "(none)") }
             try checkIntegrity(db, queries, path: file.path)
             let derived = facts["derived"].map { $0.split(separator: ",").map(String.init) } ?? []

@@ -3,5 +3,5 @@
 -- files from their first reset): whether it is worth a vacuum at open (AppDatabase), and how
 -- many free pages the events database can give back (EventStore.releaseFreePages).
 -- Parameters: none. Idempotent: yes (read-only).
-SELECT (SELECT freelist_count FROM pragma_freelist_count), (SELECT page_count FROM pragma_page_count),
-       (SELECT page_size FROM pragma_page_size), (SELECT auto_vacuum FROM pragma_auto_vacuum)
+SELECT (SELECT freelist_count FROM pragma_freelist_count) AS free_pages, (SELECT page_count FROM pragma_page_count) AS pages,
+       (SELECT page_size FROM pragma_page_size) AS page_size, (SELECT auto_vacuum FROM pragma_auto_vacuum) AS auto_vacuum
