@@ -125,7 +125,8 @@ struct ExpiredEvent {
         try s.bind(5, Int64(limit))
         var found: [ExpiredEvent] = []
         while try s.step() {
-            found.append(ExpiredEvent(seq: s.int64(0), occurredAtMs: s.int64(1), isClick: s.int64(2) == 0, ref: s.text(3)))
+            typealias C = ExpiredEventColumn
+            found.append(ExpiredEvent(seq: s.int64(C.seq), occurredAtMs: s.int64(C.occurredAtMs), isClick: s.int64(C.type) == 0, ref: s.text(C.ref)))
         }
         return found
     }

@@ -251,15 +251,18 @@ extension AttributionStore {
         try s.bind(1, seq)
         guard try s.step() else { return nil }
         defer { s.finish() }
-        let click = s.isNull(13) ? nil : AnsweredClick(
-            id: s.withStoredId(13) { String(decoding: $0, as: UTF8.self) } ?? "", occurredAtMs: s.int64(14), url: s.text(15), properties: s.text(16),
-            dimensions: LinkDimensions(ref: s.text(17), campaign: s.text(18), source: s.text(19), medium: s.text(20)))
+        typealias C = AttributedEventColumn
+        let click = s.isNull(C.clickEventId) ? nil : AnsweredClick(
+            id: s.withStoredId(C.clickEventId) { String(decoding: $0, as: UTF8.self) } ?? "", occurredAtMs: s.int64(C.clickOccurredAtMs),
+            url: s.text(C.clickUrl), properties: s.text(C.clickProperties),
+            dimensions: LinkDimensions(ref: s.text(C.clickRef), campaign: s.text(C.clickCampaign), source: s.text(C.clickSource), medium: s.text(C.clickMedium)))
         let event = AttributedEvent(
-            seq: seq, kind: CompactEvent.kind(code: s.int64(0)), isBot: s.int64(1) != 0, isResolve: !s.isNull(2),
-            own: LinkDimensions(ref: s.text(3), campaign: s.text(4), source: s.text(5), medium: s.text(6)),
-            url: s.text(7), properties: s.text(8),
-            match: s.matchType(10), click: click,
-            candidates: s.isNull(12) ? nil : Int(s.int64(12)), firstResolveSeq: s.isNull(21) ? nil : s.int64(21))
-        return (event, s.int64(9))
+            seq: seq, kind: CompactEvent.kind(code: s.int64(C.type)), isBot: s.int64(C.bot) != 0, isResolve: !s.isNull(C.resolve),
+            own: LinkDimensions(ref: s.text(C.ref), campaign: s.text(C.campaign), source: s.text(C.source), medium: s.text(C.medium)),
+            url: s.text(C.url), properties: s.text(C.properties),
+            match: s.matchType(C.matchType), click: click,
+            candidates: s.isNull(C.candidates) ? nil : Int(s.int64(C.candidates)),
+            firstResolveSeq: s.isNull(C.firstResolveSeq) ? nil : s.int64(C.firstResolveSeq))
+        return (event, s.int64(C.attributedThroughSeq))
     }
 }

@@ -626,10 +626,11 @@ public final class AttributionStore: Sendable {
         let s = HotStatement(try db.cachedStatement(sql: queries.attribution.recentClicks), in: db)
         try s.bind(1, horizon)
         try s.bind(2, watermark)
+        typealias C = RecentClickColumn
         while try s.step() {
             _ = recent.add(
-                seq: s.int64(0), ms: s.int64(1), ref: s.text(2), fingerprint: s.storedFingerprint(hash: 3, platform: 4),
-                osVersion: osMajorMinor(s.text(5)))
+                seq: s.int64(C.seq), ms: s.int64(C.occurredAtMs), ref: s.text(C.ref),
+                fingerprint: s.storedFingerprint(hash: C.ipHash, platform: C.platform), osVersion: osMajorMinor(s.text(C.osVersion)))
             // In time order, so a new horizon is never after a click still to come.
             if let horizon = try recent.spill({ try disk.store($0) }) { try disk.moveHorizon(to: horizon) }
         }
@@ -645,19 +646,20 @@ public final class AttributionStore: Sendable {
         // was mapped and unmapped by malloc in every round. The follower's long rounds grow
         // the array.
         events.reserveCapacity(min(limit, 256))
+        typealias C = AttributionEventColumn
         while try read.step() {
-            let kind = CompactEvent.kind(code: read.int64(2))
+            let kind = CompactEvent.kind(code: read.int64(C.type))
             // A click's own click_id plays no part; the text is made only for the events that use it.
-            let clickId = kind == .click ? nil : read.withStoredId(9) { String(decoding: $0, as: UTF8.self) }
+            let clickId = kind == .click ? nil : read.withStoredId(C.clickId) { String(decoding: $0, as: UTF8.self) }
             events.append(AttributionSourceEvent(
-                eventKey: StoredIdKey(read, column: 1) ?? .text(""),
+                eventKey: StoredIdKey(read, column: C.eventId) ?? .text(""),
                 subject: AttributionSubject(
-                    seq: read.int64(0), kind: kind, occurredAtMs: read.int64(3),
-                    dimensions: LinkDimensions(ref: read.text(4), campaign: read.text(5), source: read.text(6), medium: read.text(7)),
-                    clickId: clickId, clickIdSource: read.isNull(13) ? nil : ClickIdSource(code: Int(read.int64(13))),
-                    fingerprint: read.storedFingerprint(hash: 10, platform: 8), osVersion: read.text(11),
-                    isBot: read.int64(12) != 0),
-                resolvingDevice: read.text(14)))
+                    seq: read.int64(C.seq), kind: kind, occurredAtMs: read.int64(C.occurredAtMs),
+                    dimensions: LinkDimensions(ref: read.text(C.ref), campaign: read.text(C.campaign), source: read.text(C.source), medium: read.text(C.medium)),
+                    clickId: clickId, clickIdSource: read.isNull(C.clickIdSource) ? nil : ClickIdSource(code: Int(read.int64(C.clickIdSource))),
+                    fingerprint: read.storedFingerprint(hash: C.ipHash, platform: C.platform), osVersion: read.text(C.osVersion),
+                    isBot: read.int64(C.bot) != 0),
+                resolvingDevice: read.text(C.resolvingDevice)))
         }
         return events
     }
@@ -693,8 +695,8 @@ public final class AttributionStore: Sendable {
             try scan.bind(1, knownThrough)
             try scan.bind(2, firstSeq - 1)
             while try scan.step() {
-                let key = scan.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? 0
-                if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(1)) }
+                let key = scan.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? 0
+                if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(IdInRangeColumn.seq)) }
             }
         }
         var found: [String: KnownClick] = [:]
@@ -703,10 +705,11 @@ public final class AttributionStore: Sendable {
             for seq in seqs where seq < firstSeq {
                 try click.bind(1, seq)
                 guard try click.step() else { continue }
-                if let id = click.text(0), wanted[key]?.contains(id) == true {
+                typealias C = ClickBySeqColumn
+                if let id = click.text(C.eventId), wanted[key]?.contains(id) == true {
                     found[id] = KnownClick(
-                        seq: seq, occurredAtMs: click.int64(1),
-                        dimensions: LinkDimensions(ref: click.text(2), campaign: click.text(3), source: click.text(4), medium: click.text(5)))
+                        seq: seq, occurredAtMs: click.int64(C.occurredAtMs),
+                        dimensions: LinkDimensions(ref: click.text(C.ref), campaign: click.text(C.campaign), source: click.text(C.source), medium: click.text(C.medium)))
                 }
                 click.finish()
             }
@@ -790,13 +793,13 @@ public final class AttributionStore: Sendable {
 extension HotStatement {
     /// A match type in its stored form (`MatchType.code`); nil for NULL (no attribution) or an
     /// unknown code.
-    func matchType(_ column: Int32) -> MatchType? {
+    func matchType(_ column: some ColumnIndex) -> MatchType? {
         isNull(column) ? nil : MatchType(code: Int(int64(column)))
     }
 
     /// The fingerprint of a row of `event_rows`, from its `ip_hash` and `platform` columns; nil
     /// without a hash.
-    func storedFingerprint(hash: Int32, platform: Int32) -> Fingerprint? {
+    func storedFingerprint(hash: some ColumnIndex, platform: some ColumnIndex) -> Fingerprint? {
         let platform = Platform.fromCode(UInt8(truncatingIfNeeded: int64(platform)))
         if columnIsBlob(hash), let bytes = blob(hash), bytes.count >= 8 {
             // The first 8 bytes, as `Fingerprint.ipKey` reads them from the hex text.
@@ -843,7 +846,7 @@ struct DiskClicks {
         try newestByRef.bind(2, atMs)
         guard try newestByRef.step() else { return nil }
         defer { newestByRef.finish() }
-        return RecentClicks.RefEntry(ms: newestByRef.int64(1), seq: newestByRef.int64(0))
+        return RecentClicks.RefEntry(ms: newestByRef.int64(RefClickColumn.occurredAtMs), seq: newestByRef.int64(RefClickColumn.seq))
     }
 
     /// The clicks before the memory horizon with this fingerprint in [fromMs, throughMs] stored
@@ -874,7 +877,8 @@ struct DiskClicks {
             try s.bind(3, Int64(fingerprint.platform.code))
             try s.bind(4, fromMs)
             try s.bind(5, throughMs)
-            while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(1), seq: s.int64(0), osVersion: s.text(2))) }
+            typealias C = FingerprintClickColumn
+            while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(C.occurredAtMs), seq: s.int64(C.seq), osVersion: s.text(C.osVersion))) }
             hour -= 1
         }
         return found
@@ -885,7 +889,8 @@ struct DiskClicks {
         try link.bind(1, seq)
         guard try link.step() else { return LinkDimensions() }
         defer { link.finish() }
-        return LinkDimensions(ref: link.text(0), campaign: link.text(1), source: link.text(2), medium: link.text(3))
+        typealias C = ClickLinkColumn
+        return LinkDimensions(ref: link.text(C.ref), campaign: link.text(C.campaign), source: link.text(C.source), medium: link.text(C.medium))
     }
 
     /// Puts a click on disk (one before the memory horizon).

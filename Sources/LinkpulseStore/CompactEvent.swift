@@ -166,14 +166,14 @@ extension CompactEvent.StoredId {
 extension HotStatement {
     /// Calls `body` with the text of an id column as it was sent (decoding the bytes of a
     /// UUID), or returns nil when the column is NULL.
-    func withStoredId<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    func withStoredId<R>(_ column: some ColumnIndex, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         if columnIsBlob(column), let bytes = blob(column) { return CompactEvent.withIdText(bytes, body) }
         return withText(column, body)
     }
 
     /// Calls `body` with the visitor id text of a row (the device id's when the visitor column
     /// is NULL, a `v:` id from its bytes), or returns nil when neither is stored.
-    func withStoredVisitor<R>(visitor: Int32, device: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    func withStoredVisitor<R>(visitor: some ColumnIndex, device: some ColumnIndex, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
         if isNull(visitor) { return withStoredId(device, body) }
         if columnIsBlob(visitor), let bytes = blob(visitor) { return CompactEvent.withVisitorText(bytes, body) }
         return withText(visitor, body)
@@ -206,7 +206,7 @@ enum StoredIdKey: Hashable {
 
     /// The key of an id column of `event_rows` (event_id, click_id) in the current row; nil when
     /// it is NULL.
-    init?(_ statement: HotStatement, column: Int32) {
+    init?(_ statement: HotStatement, column: some ColumnIndex) {
         if statement.columnIsBlob(column), let bytes = statement.blob(column) {
             self.init(bytes: bytes)
         } else if let text = statement.text(column) {

@@ -117,7 +117,7 @@ final class CubeSumsCache: Sendable {
     func sums(tag: Int64, orReading entries: HotStatement) throws -> CubeSums {
         if let sums = sums(key: [tag]) { return sums }
         defer { entries.finish() }
-        guard try entries.step(), let bytes = entries.blob(0) else { return CubeSums() }
+        guard try entries.step(), let bytes = entries.blob(HotStatement.onlyColumn) else { return CubeSums() }
         let sums = CubeSums(decoding: bytes)
         keep(sums, key: [tag])
         return sums

@@ -142,9 +142,9 @@ extension EventStore {
             try find.bind(1, seq)
             guard try find.step() else { continue }
             defer { find.finish() }
-            let id = find.int64(0)
-            guard find.int64(1) >= seq else { continue }
-            if byBlock[id] == nil { byBlock[id] = (Array(find.blob(2) ?? UnsafeRawBufferPointer(start: nil, count: 0)), []) }
+            let id = find.int64(BlockOfSeqColumn.id)
+            guard find.int64(BlockOfSeqColumn.lastSeq) >= seq else { continue }
+            if byBlock[id] == nil { byBlock[id] = (Array(find.blob(BlockOfSeqColumn.data) ?? UnsafeRawBufferPointer(start: nil, count: 0)), []) }
             byBlock[id]!.seqs.insert(seq)
         }
         var removed = 0

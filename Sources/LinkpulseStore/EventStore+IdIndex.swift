@@ -110,8 +110,8 @@ extension EventStore {
                 try rows.bind(1, from)
                 try rows.bind(2, upTo)
                 while try rows.step() {
-                    let key = rows.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of("")
-                    pairs.append((key, rows.int64(1)))
+                    let key = rows.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of("")
+                    pairs.append((key, rows.int64(IdInRangeColumn.seq)))
                 }
                 return pairs
             }
@@ -305,7 +305,9 @@ extension EventStore {
             try rows.bind(1, start)
             try rows.bind(2, Int64.max)
             var loaded = IdTail()
-            while try rows.step() { loaded.add(key: rows.withStoredId(0) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of(""), seq: rows.int64(1)) }
+            while try rows.step() {
+                loaded.add(key: rows.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of(""), seq: rows.int64(IdInRangeColumn.seq))
+            }
             tail.withLock { $0 = loaded }
         }
     }

@@ -67,34 +67,38 @@ struct HotStatement {
     /// Resets a query stopped before its last row.
     func finish() { sqlite3_reset(handle) }
 
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    /// The column of a statement that answers one.
+    static let onlyColumn: Int32 = 0
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func int64(_ column: some ColumnIndex) -> Int64 { sqlite3_column_int64(handle, column.index) }
 
-    func text(_ column: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(handle, column))
+    func isNull(_ column: some ColumnIndex) -> Bool { sqlite3_column_type(handle, column.index) == SQLITE_NULL }
+
+    func text(_ column: some ColumnIndex) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column.index) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column.index))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// Calls `body` with a text column's UTF-8 bytes, without copying them into a String; nil
     /// when the column is NULL. The bytes are valid only inside `body`.
-    func withText<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
+    func withText<R>(_ column: some ColumnIndex, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard let pointer = sqlite3_column_text(handle, column.index) else { return nil }
+        return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column.index))))
     }
 
     /// A text column's UTF-8 bytes, nil when it is NULL; valid until the statement steps or
     /// resets (reading other columns of the row leaves them alone).
-    func textBytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
-        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
-        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+    func textBytes(_ column: some ColumnIndex) -> UnsafeBufferPointer<UInt8>? {
+        guard let pointer = sqlite3_column_text(handle, column.index) else { return nil }
+        return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column.index)))
     }
 
     /// The counts of a rollup row, from `first` on, in `rollup_counts.sql` order: events,
     /// clicks, fallbacks, four installs by match, opens, deferred opens, then (after the
     /// sketch, at `first + 10`) installs by install referrer and the five opens by match.
-    func counts(from first: Int32) -> ConversionCounts {
+    func counts(from column: some ColumnIndex) -> ConversionCounts {
+        let first = column.index
         var c = ConversionCounts()
         (c.events, c.clicks, c.fallbacks) = (Int(int64(first)), Int(int64(first + 1)), Int(int64(first + 2)))
         (c.installsClickId, c.installsRef, c.installsFingerprint, c.installsOrganic) =
@@ -107,7 +111,7 @@ struct HotStatement {
     }
 
     /// Whether a column of the current row holds a blob.
-    func columnIsBlob(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_BLOB }
+    func columnIsBlob(_ column: some ColumnIndex) -> Bool { sqlite3_column_type(handle, column.index) == SQLITE_BLOB }
 
     /// The value of a column of the current row with its storage class, as a sealed block
     /// keeps it.
@@ -122,9 +126,9 @@ struct HotStatement {
     }
 
     /// A blob column's bytes, valid until the statement steps or resets.
-    func blob(_ column: Int32) -> UnsafeRawBufferPointer? {
-        guard let pointer = sqlite3_column_blob(handle, column) else { return nil }
-        return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+    func blob(_ column: some ColumnIndex) -> UnsafeRawBufferPointer? {
+        guard let pointer = sqlite3_column_blob(handle, column.index) else { return nil }
+        return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column.index)))
     }
 
     /// Runs a statement that returns no rows.

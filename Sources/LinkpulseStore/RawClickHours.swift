@@ -60,9 +60,11 @@ final class RawClickHours {
         try read.bind(1, hour * TimeGrain.hourMs)
         try read.bind(2, (hour + 1) * TimeGrain.hourMs)
         while try read.step() {
-            guard let fingerprint = read.storedFingerprint(hash: 2, platform: 3) else { continue }
+            typealias C = RawClickColumn
+            guard let fingerprint = read.storedFingerprint(hash: C.ipHash, platform: C.platform) else { continue }
             // In the statement's order: newest first.
-            byFingerprint[fingerprint, default: []].append(Click(ms: read.int64(1), seq: read.int64(0), osVersion: osMajorMinor(read.text(4))))
+            byFingerprint[fingerprint, default: []].append(
+                Click(ms: read.int64(C.occurredAtMs), seq: read.int64(C.seq), osVersion: osMajorMinor(read.text(C.osVersion))))
             count += 1
         }
         while held + count > maxClicks, let oldest = readOrder.first {

@@ -161,8 +161,9 @@ final class LinkTuples: Sendable {
         try read.bind(1, after)
         var added: [(Int64, LinkDimensions)] = []
         while try read.step() {
-            func column(_ i: Int32) -> String? { read.text(i).flatMap { $0.isEmpty ? nil : $0 } }
-            added.append((read.int64(0), LinkDimensions(ref: column(1), campaign: column(2), source: column(3), medium: column(4))))
+            typealias C = LinkTupleColumn
+            func column(_ c: C) -> String? { read.text(c).flatMap { $0.isEmpty ? nil : $0 } }
+            added.append((read.int64(C.id), LinkDimensions(ref: column(.ref), campaign: column(.campaign), source: column(.source), medium: column(.medium))))
         }
         return known.withLock { state in
             for (id, tuple) in added where Int(id) == state.count { state.append(tuple) }

@@ -63,16 +63,17 @@ struct RollupCount {
         firstSeq = watermark + 1
         passClicks.removeAll(keepingCapacity: true)
         passClicks.reserveCapacity(min(limit, 1 << 20))
+        typealias E = RollupEventColumn
         while try read.step() {
-            let seq = read.int64(0)
-            let kind = CompactEvent.kind(code: read.int64(1))
-            let isBot = read.int64(11) != 0
+            let seq = read.int64(E.seq)
+            let kind = CompactEvent.kind(code: read.int64(E.type))
+            let isBot = read.int64(E.bot) != 0
             let own = ownLink(read)
             let attribution = try attributions.of(seq)
             let match = attribution?.match
             let click = try attribution?.clickSeq.flatMap { try clickTuple(seq: $0) }
             let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click)
-            let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(7)))
+            let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(E.platform)))
             // A click is counted under its own dimensions: its tuple is what a match fills from.
             if kind == .click {
                 let at = Int(seq - firstSeq)
@@ -80,12 +81,12 @@ struct RollupCount {
                 passClicks[at] = tuple
             }
             let cell = quarters.cell(CubeCell(
-                bucket: TimeGrain.floor(read.int64(2), TimeGrain.quarterHourMs),
+                bucket: TimeGrain.floor(read.int64(E.occurredAtMs), TimeGrain.quarterHourMs),
                 key: CubeKey(tuple: tuple, platform: platform, isBot: isBot)))
             // The dimensions are in the cell's key: the count needs only the kind and match.
             quarters.count(CountedEvent(
-                kind: kind, platform: platform, isBot: isBot, deferred: read.int64(8) == 1,
-                visitorHash: kind == .click ? read.withStoredVisitor(visitor: 9, device: 10) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0,
+                kind: kind, platform: platform, isBot: isBot, deferred: read.int64(E.deferred) == 1,
+                visitorHash: kind == .click ? read.withStoredVisitor(visitor: E.visitor, device: E.deviceId) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0,
                 dimensions: LinkDimensions(), match: countedMatch), in: cell)
             last = seq
             count += 1
@@ -97,13 +98,14 @@ struct RollupCount {
         return count == 0 ? nil : (last, count)
     }
 
-    /// The event's own link values (columns 3–6 of `events_after.sql`), as their number in
+    /// The event's own link values (of `events_after.sql`), as their number in
     /// `ownLinks`: from `rawLinks` when these bytes were met before in the pass. No tuple is
     /// made for them here: an attributed event may be counted under other dimensions.
     mutating func ownLink(_ read: HotStatement) -> Int {
-        let cacheable = rawLinks.key((read.textBytes(3), read.textBytes(4), read.textBytes(5), read.textBytes(6)))
+        typealias E = RollupEventColumn
+        let cacheable = rawLinks.key((read.textBytes(E.ref), read.textBytes(E.campaign), read.textBytes(E.source), read.textBytes(E.medium)))
         if cacheable, let known = rawLinks.lookup() { return Int(known) }
-        ownLinks.append(LinkDimensions(ref: read.text(3), campaign: read.text(4), source: read.text(5), medium: read.text(6)))
+        ownLinks.append(LinkDimensions(ref: read.text(E.ref), campaign: read.text(E.campaign), source: read.text(E.source), medium: read.text(E.medium)))
         ownLinkTuples.append(UInt32.max)
         if cacheable { rawLinks.insert(UInt32(ownLinks.count - 1)) }
         return ownLinks.count - 1
@@ -166,7 +168,8 @@ struct RollupCount {
         try clickRow.bind(1, seq)
         guard try clickRow.step() else { return nil }
         defer { clickRow.finish() }
-        let id = tupleId(LinkDimensions(ref: clickRow.text(0), campaign: clickRow.text(1), source: clickRow.text(2), medium: clickRow.text(3)))
+        typealias L = ClickLinkColumn
+        let id = tupleId(LinkDimensions(ref: clickRow.text(L.ref), campaign: clickRow.text(L.campaign), source: clickRow.text(L.source), medium: clickRow.text(L.medium)))
         earlierClicks[seq] = id
         return id
     }
@@ -428,7 +431,7 @@ struct RollupWriter {
         try countParts.bind(1, grain.rawValue)
         try countParts.bind(2, bucket)
         try countParts.bind(3, Int64(CubePart.mergeBytes))
-        let parts = try countParts.step() ? countParts.int64(0) : 0
+        let parts = try countParts.step() ? countParts.int64(HotStatement.onlyColumn) : 0
         countParts.finish()
         var entries = new
         if parts >= Int64(CubePart.mergeAt - 1) {
@@ -440,8 +443,8 @@ struct RollupWriter {
             try partsOfBucket.bind(2, bucket)
             try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
             while try partsOfBucket.step() {
-                ids.append(partsOfBucket.int64(0))
-                if let bytes = partsOfBucket.blob(1) {
+                ids.append(partsOfBucket.int64(CubePartOfBucketColumn.id))
+                if let bytes = partsOfBucket.blob(CubePartOfBucketColumn.entries) {
                     ranges.append(entries.count..<(entries.count + bytes.count))
                     entries.append(contentsOf: bytes)
                 }
@@ -500,8 +503,8 @@ struct RollupWriter {
             try dayParts.bind(2, mergedThroughDay * TimeGrain.dayMs)
             try dayParts.bind(3, merged * TimeGrain.dayMs)
             while try dayParts.step() {
-                guard let bytes = dayParts.blob(1) else { continue }
-                let day = dayParts.int64(0) / TimeGrain.dayMs
+                guard let bytes = dayParts.blob(CubePartColumn.entries) else { continue }
+                let day = dayParts.int64(CubePartColumn.bucket) / TimeGrain.dayMs
                 CubePart.forEach(in: bytes) { key, counts, _ in add(key, counts, day: day) }
             }
         }
@@ -524,7 +527,7 @@ struct RollupWriter {
             try readBlock.bind(1, Int64(level))
             try readBlock.bind(2, block)
             if try readBlock.step() {
-                if let bytes = readBlock.blob(0) { CubePart.forEach(in: bytes) { key, counts, _ in stored.append((key, counts)) } }
+                if let bytes = readBlock.blob(HotStatement.onlyColumn) { CubePart.forEach(in: bytes) { key, counts, _ in stored.append((key, counts)) } }
                 readBlock.finish()
             }
             // Both sides are in key order: one merging walk.
@@ -585,13 +588,15 @@ struct AttributionsInOrder {
     mutating func of(_ eventSeq: Int64) throws -> Row? {
         while seq < eventSeq { try advance() }
         guard seq == eventSeq else { return nil }
-        return Row(match: rows.matchType(1), clickSeq: rows.isNull(2) ? nil : rows.int64(2))
+        return Row(
+            match: rows.matchType(RollupAttributionColumn.matchType),
+            clickSeq: rows.isNull(RollupAttributionColumn.matchedClickSeq) ? nil : rows.int64(RollupAttributionColumn.matchedClickSeq))
     }
 
     /// Lets the statement go (the pass may stop before its rows end).
     func finish() { rows.finish() }
 
     private mutating func advance() throws {
-        seq = try rows.step() ? rows.int64(0) : .max
+        seq = try rows.step() ? rows.int64(RollupAttributionColumn.seq) : .max
     }
 }

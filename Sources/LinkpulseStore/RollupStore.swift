@@ -296,7 +296,8 @@ public final class RollupStore: Sendable {
                 }
                 more = false
                 while try read.step() {
-                    let next: Key = (read.text(0) ?? "", read.text(1) ?? "", read.int64(2), read.int64(3))
+                    typealias C = DimensionDayPartColumn
+                    let next: Key = (read.text(C.dim) ?? "", read.text(C.value) ?? "", read.int64(C.day), read.int64(C.bot))
                     if let current = key, current != next {
                         try flush(current)
                         key = nil
@@ -310,7 +311,7 @@ public final class RollupStore: Sendable {
                         key = next
                         keysInSlice += 1
                     }
-                    if let bytes = read.blob(4) { sketch.merge(serialized: bytes) }
+                    if let bytes = read.blob(C.clickVisitors) { sketch.merge(serialized: bytes) }
                 }
                 if !more, let key { try flush(key) }
                 slices += 1

@@ -7,9 +7,22 @@ import GRDB
 /// each statement named in `StatementColumnsCatalog` and compares) instead of reading the
 /// wrong column. The hot loops that read rows through `HotStatement` keep positions, named
 /// where they are read.
-protocol StatementColumn: RawRepresentable<Int>, CaseIterable, Sendable {}
+protocol StatementColumn: RawRepresentable<Int>, CaseIterable, Sendable, ColumnIndex {}
+
+/// A result column, for `HotStatement`'s accessors: a `StatementColumn`, or a bare position
+/// (the only column of a one-column statement, or a column counted from a named one).
+protocol ColumnIndex {
+    /// The column's 0-based position.
+    var index: Int32 { get }
+}
+
+extension Int32: ColumnIndex {
+    @inline(__always) var index: Int32 { self }
+}
 
 extension StatementColumn {
+    @inline(__always) var index: Int32 { Int32(rawValue) }
+
     /// The Swift names of the statement's columns, in order (what a catalog compares).
     static var columnNames: [String] { allCases.map { "\($0)" } }
 }
@@ -60,6 +73,119 @@ enum RetentionWatermarksColumn: Int, StatementColumn {
     case rolledThroughSeq, attributedThroughSeq, holdSeq
 }
 
+/// `attribution/events_after.sql`: the events an attribution round goes through.
+enum AttributionEventColumn: Int, StatementColumn {
+    case seq, eventId, type, occurredAtMs, ref, campaign, source, medium, platform, clickId, ipHash, osVersion, bot
+    case clickIdSource, resolvingDevice
+}
+
+/// `attribution/recent_clicks.sql`: the clicks the memory half of the click indexes starts with.
+enum RecentClickColumn: Int, StatementColumn {
+    case seq, occurredAtMs, ref, ipHash, platform, osVersion
+}
+
+/// `attribution/raw_clicks_of_hour.sql`: an hour's clicks, for fingerprints older than the index.
+enum RawClickColumn: Int, StatementColumn {
+    case seq, occurredAtMs, ipHash, platform, osVersion
+}
+
+/// `attribution/click_by_seq.sql`: a click named by a `click_id`.
+enum ClickBySeqColumn: Int, StatementColumn {
+    case eventId, occurredAtMs, ref, campaign, source, medium
+}
+
+/// `attribution/click_link.sql`, `rollup/click_dimensions.sql`: the link a click was on.
+enum ClickLinkColumn: Int, StatementColumn {
+    case ref, campaign, source, medium
+}
+
+/// `attribution/newest_ref_click.sql`.
+enum RefClickColumn: Int, StatementColumn {
+    case seq, occurredAtMs
+}
+
+/// `attribution/fingerprint_clicks.sql`.
+enum FingerprintClickColumn: Int, StatementColumn {
+    case seq, occurredAtMs, osVersion
+}
+
+/// `ingest/id_keys_in_range.sql`: the stored ids of a range of seqs.
+enum IdInRangeColumn: Int, StatementColumn {
+    case eventId, seq
+}
+
+/// `answer/attributed_event.sql`: an event with its attribution and its matched click.
+enum AttributedEventColumn: Int, StatementColumn {
+    case type, bot, resolve, ref, campaign, source, medium, url, properties, attributedThroughSeq
+    case matchType, matchedClickSeq, candidates
+    case clickEventId, clickOccurredAtMs, clickUrl, clickProperties, clickRef, clickCampaign, clickSource, clickMedium
+    case firstResolveSeq
+}
+
+/// `rollup/events_after.sql`: the events a rollup pass counts, in their compact stored form.
+enum RollupEventColumn: Int, StatementColumn {
+    case seq, type, occurredAtMs, ref, campaign, source, medium, platform, deferred, visitor, deviceId, bot
+}
+
+/// `rollup/attributions_after.sql`.
+enum RollupAttributionColumn: Int, StatementColumn {
+    case seq, matchType, matchedClickSeq
+}
+
+/// `rollup/tuples_after.sql`: the link tuples of the cubes.
+enum LinkTupleColumn: Int, StatementColumn {
+    case id, ref, campaign, source, medium
+}
+
+/// `rollup/dimension_day_parts_after.sql`.
+enum DimensionDayPartColumn: Int, StatementColumn {
+    case dim, value, day, bot, clickVisitors
+}
+
+/// `rollup/cube_parts_of_bucket.sql`.
+enum CubePartOfBucketColumn: Int, StatementColumn {
+    case id, entries
+}
+
+/// `stats/rollup_counts.sql`: a group's key, people or bots, and a row's counts (the click
+/// visitors among them, where `HotStatement.counts(from:)` expects them).
+enum StatsRollupColumn: Int, StatementColumn {
+    case key, bot, events, clicks, fallbacks, installsClickId, installsRef, installsFingerprint, installsOrganic, opens
+    case deferredOpens, clickVisitors, installsInstallReferrer, opensInstallReferrer, opensClickId, opensRef, opensFingerprint
+    case opensOrganic
+}
+
+/// `stats/raw_events.sql`: a counted event with its own link and its matched click's.
+enum StatsRawEventColumn: Int, StatementColumn {
+    case occurredAtMs, type, platform, bot, deferred, visitor, deviceId, ref, campaign, source, medium, matchType
+    case clickSeq, clickRef, clickCampaign, clickSource, clickMedium
+}
+
+/// `stats/dimension_visitors.sql`.
+enum DimensionVisitorsColumn: Int, StatementColumn {
+    case value, bot, clickVisitors
+}
+
+/// `stats/cube_parts.sql`.
+enum CubePartColumn: Int, StatementColumn {
+    case bucket, entries
+}
+
+/// `stats/cube_part_tags.sql`.
+enum CubePartTagColumn: Int, StatementColumn {
+    case id, bucket, tag
+}
+
+/// `archive/block_of_seq.sql`.
+enum BlockOfSeqColumn: Int, StatementColumn {
+    case id, lastSeq, data
+}
+
+/// `retention/expired_events.sql`.
+enum ExpiredEventColumn: Int, StatementColumn {
+    case seq, occurredAtMs, type, ref
+}
+
 /// Which statement each set of column names belongs to, for `StatementColumnsTests`.
 enum StatementColumnsCatalog {
     /// The connection a statement runs on.
@@ -98,6 +224,28 @@ enum StatementColumnsCatalog {
                 columns: WALCheckpointColumn.columnNames),
             Entry(file: "connection/page_counts.sql", sql: queries.connection.pageCounts, connection: .eventsReader, columns: PageCountsColumn.columnNames),
             Entry(file: "retention/watermarks.sql", sql: queries.retention.watermarks, connection: .eventsReader, columns: RetentionWatermarksColumn.columnNames),
+            Entry(file: "attribution/events_after.sql", sql: queries.attribution.eventsAfter, connection: .attribution, columns: AttributionEventColumn.columnNames),
+            Entry(file: "attribution/recent_clicks.sql", sql: queries.attribution.recentClicks, connection: .attribution, columns: RecentClickColumn.columnNames),
+            Entry(file: "attribution/raw_clicks_of_hour.sql", sql: queries.attribution.rawClicksOfHour, connection: .attribution, columns: RawClickColumn.columnNames),
+            Entry(file: "attribution/click_by_seq.sql", sql: queries.attribution.clickBySeq, connection: .attribution, columns: ClickBySeqColumn.columnNames),
+            Entry(file: "attribution/click_link.sql", sql: queries.attribution.clickLink, connection: .attribution, columns: ClickLinkColumn.columnNames),
+            Entry(file: "rollup/click_dimensions.sql", sql: queries.rollup.clickDimensions, connection: .eventsReader, columns: ClickLinkColumn.columnNames),
+            Entry(file: "attribution/newest_ref_click.sql", sql: queries.attribution.newestRefClick, connection: .attribution, columns: RefClickColumn.columnNames),
+            Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, connection: .attribution, columns: FingerprintClickColumn.columnNames),
+            Entry(file: "ingest/id_keys_in_range.sql", sql: queries.idKeysInRange, connection: .eventsReader, columns: IdInRangeColumn.columnNames),
+            Entry(file: "answer/attributed_event.sql", sql: queries.attributedEvent, connection: .attribution, columns: AttributedEventColumn.columnNames),
+            Entry(file: "rollup/events_after.sql", sql: queries.rollup.eventsAfter, connection: .eventsReader, columns: RollupEventColumn.columnNames),
+            Entry(file: "rollup/attributions_after.sql", sql: queries.rollup.attributionsAfter, connection: .eventsReader, columns: RollupAttributionColumn.columnNames),
+            Entry(file: "rollup/tuples_after.sql", sql: queries.rollup.tuplesAfter, connection: .rollups, columns: LinkTupleColumn.columnNames),
+            Entry(file: "rollup/dimension_day_parts_after.sql", sql: queries.rollup.dimensionDayPartsAfter, connection: .rollups, columns: DimensionDayPartColumn.columnNames),
+            Entry(file: "rollup/cube_parts_of_bucket.sql", sql: queries.rollup.cubePartsOfBucket, connection: .rollups, columns: CubePartOfBucketColumn.columnNames),
+            Entry(file: "stats/rollup_counts.sql", sql: queries.stats.rollupCounts, connection: .eventsReader, columns: StatsRollupColumn.columnNames),
+            Entry(file: "stats/raw_events.sql", sql: queries.stats.rawEvents, connection: .eventsReader, columns: StatsRawEventColumn.columnNames),
+            Entry(file: "stats/dimension_visitors.sql", sql: queries.stats.dimensionVisitors, connection: .eventsReader, columns: DimensionVisitorsColumn.columnNames),
+            Entry(file: "stats/cube_parts.sql", sql: queries.stats.cubeParts, connection: .eventsReader, columns: CubePartColumn.columnNames),
+            Entry(file: "stats/cube_part_tags.sql", sql: queries.stats.cubePartTags, connection: .eventsReader, columns: CubePartTagColumn.columnNames),
+            Entry(file: "archive/block_of_seq.sql", sql: queries.archive.blockOfSeq, connection: .eventsReader, columns: BlockOfSeqColumn.columnNames),
+            Entry(file: "retention/expired_events.sql", sql: queries.retention.expiredEvents, connection: .eventsReader, columns: ExpiredEventColumn.columnNames),
         ]
     }
 }

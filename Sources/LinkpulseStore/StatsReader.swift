@@ -120,11 +120,12 @@ public final class StatsReader: Sendable {
         try s.bind(8, f.medium)
         try s.bind(9, f.platform?.rawValue)
         try s.bind(10, keysJSON)
+        typealias C = StatsRollupColumn
         while try s.step() {
-            let isBot = s.int64(1) != 0
+            let isBot = s.int64(C.bot) != 0
             let key = plan.groupKey(s)
-            groups[key, default: CountsByAudience()].add(s.counts(from: 2), isBot: isBot)
-            if withVisitors, let blob = s.blob(11) { groups[key]!.mergeVisitors(serialized: blob, isBot: isBot) }
+            groups[key, default: CountsByAudience()].add(s.counts(from: C.events), isBot: isBot)
+            if withVisitors, let blob = s.blob(C.clickVisitors) { groups[key]!.mergeVisitors(serialized: blob, isBot: isBot) }
         }
     }
 
@@ -142,9 +143,10 @@ public final class StatsReader: Sendable {
         try v.bind(3, toDay)
         try v.bind(4, keys)
         while try v.step() {
-            guard let blob = v.blob(2) else { continue }
-            let value = v.text(0) ?? ""
-            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: v.int64(1) != 0)
+            typealias C = DimensionVisitorsColumn
+            guard let blob = v.blob(C.clickVisitors) else { continue }
+            let value = v.text(C.value) ?? ""
+            groups[.value(value.isEmpty ? nil : value), default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: v.int64(C.bot) != 0)
         }
     }
 
@@ -156,15 +158,17 @@ public final class StatsReader: Sendable {
         try s.bind(1, from)
         try s.bind(2, to)
         let wanted = onlyKeys.map(Set.init)
+        typealias C = StatsRawEventColumn
         while try s.step() {
-            let click = s.isNull(12) ? nil : LinkDimensions(ref: s.text(13), campaign: s.text(14), source: s.text(15), medium: s.text(16))
+            let click = s.isNull(C.clickSeq) ? nil : LinkDimensions(
+                ref: s.text(C.clickRef), campaign: s.text(C.clickCampaign), source: s.text(C.clickSource), medium: s.text(C.clickMedium))
             let resolved = CountedEvent(
-                kind: CompactEvent.kind(code: s.int64(1)), platform: Platform.fromCode(UInt8(truncatingIfNeeded: s.int64(2))),
-                isBot: s.int64(3) != 0, deferred: s.int64(4) == 1,
-                visitorHash: s.withStoredVisitor(visitor: 5, device: 6) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
-                own: LinkDimensions(ref: s.text(7), campaign: s.text(8), source: s.text(9), medium: s.text(10)),
-                match: s.matchType(11), click: click)
-            plan.addRaw(resolved, occurredAtMs: s.int64(0), wanted: wanted, into: &groups)
+                kind: CompactEvent.kind(code: s.int64(C.type)), platform: Platform.fromCode(UInt8(truncatingIfNeeded: s.int64(C.platform))),
+                isBot: s.int64(C.bot) != 0, deferred: s.int64(C.deferred) == 1,
+                visitorHash: s.withStoredVisitor(visitor: C.visitor, device: C.deviceId) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
+                own: LinkDimensions(ref: s.text(C.ref), campaign: s.text(C.campaign), source: s.text(C.source), medium: s.text(C.medium)),
+                match: s.matchType(C.matchType), click: click)
+            plan.addRaw(resolved, occurredAtMs: s.int64(C.occurredAtMs), wanted: wanted, into: &groups)
         }
     }
 }
@@ -282,8 +286,8 @@ struct CubeReader {
         try s.bind(2, from)
         try s.bind(3, to)
         while try s.step() {
-            guard let bytes = s.blob(1) else { continue }
-            add(bytes, bucket: s.int64(0), visitors: visitors)
+            guard let bytes = s.blob(CubePartColumn.entries) else { continue }
+            add(bytes, bucket: s.int64(CubePartColumn.bucket), visitors: visitors)
         }
     }
 
@@ -311,7 +315,7 @@ struct CubeReader {
             try partTags.bind(2, day * TimeGrain.dayMs)
             try partTags.bind(3, (day + 1) * TimeGrain.dayMs)
             var parts: [(tag: Int64, member: Member)] = []
-            while try partTags.step() { parts.append((partTags.int64(2), .part(id: partTags.int64(0)))) }
+            while try partTags.step() { parts.append((partTags.int64(CubePartTagColumn.tag), .part(id: partTags.int64(CubePartTagColumn.id)))) }
             return parts
         }
         func sums(_ tag: Int64, _ member: Member) throws -> CubeSums {
@@ -331,7 +335,7 @@ struct CubeReader {
             try blockTag.bind(1, Int64(level))
             try blockTag.bind(2, index)
             guard try blockTag.step() else { continue }
-            stable.append((blockTag.int64(0), .block(level: level, index: index)))
+            stable.append((blockTag.int64(HotStatement.onlyColumn), .block(level: level, index: index)))
             blockTag.finish()
         }
         let stableKey = stable.map(\.tag)
@@ -477,12 +481,12 @@ extension StatsPlan {
         }
     }
 
-    /// The group of a rollup query's row (its key in column 0).
+    /// The group of a rollup query's row (`stats/rollup_counts.sql`: by its key).
     func groupKey(_ row: HotStatement) -> StatsGroupKey {
         switch grouping {
         case .none: .all
-        case .dimension: .value(row.text(0).flatMap { $0.isEmpty ? nil : $0 })
-        case .buckets: bucket(containing: row.int64(0))
+        case .dimension: .value(row.text(StatsRollupColumn.key).flatMap { $0.isEmpty ? nil : $0 })
+        case .buckets: bucket(containing: row.int64(StatsRollupColumn.key))
         }
     }
 }

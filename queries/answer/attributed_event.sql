@@ -14,14 +14,15 @@
 -- event_archive, and the one that has it answers (a row is in one of them; the click's event id
 -- is in its stored form, see migrations/0004).
 SELECT r.type, r.bot, r.resolve, r.ref, r.campaign, r.source, r.medium, r.url, r.properties,
-       (SELECT attributed_through_seq FROM attribution_state),
+       (SELECT attributed_through_seq FROM attribution_state) AS attributed_through_seq,
        a.match_type, a.matched_click_seq, a.candidates,
-       coalesce(c.event_id, ca.event_id), coalesce(c.occurred_at_ms, ca.occurred_at_ms), coalesce(c.url, ca.url),
-       coalesce(c.properties, ca.properties), coalesce(c.ref, ca.ref), coalesce(c.campaign, ca.campaign),
-       coalesce(c.source, ca.source), coalesce(c.medium, ca.medium),
+       coalesce(c.event_id, ca.event_id) AS click_event_id, coalesce(c.occurred_at_ms, ca.occurred_at_ms) AS click_occurred_at_ms,
+       coalesce(c.url, ca.url) AS click_url, coalesce(c.properties, ca.properties) AS click_properties,
+       coalesce(c.ref, ca.ref) AS click_ref, coalesce(c.campaign, ca.campaign) AS click_campaign,
+       coalesce(c.source, ca.source) AS click_source, coalesce(c.medium, ca.medium) AS click_medium,
        (SELECT first_seq FROM resolve_devices WHERE device =
             CASE WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
-                 ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END)
+                 ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END) AS first_resolve_seq
 FROM (SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_rows WHERE seq = ?1
       UNION ALL
       SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_archive WHERE seq = ?1) r

@@ -7,10 +7,10 @@
 -- Sealed events (event_archive) are read beside event_rows, as the second arm of a UNION ALL
 -- (a row is in one of them); each arm reads in seq order, and SQLite merges them.
 SELECT r.seq, r.event_id, r.type, r.occurred_at_ms, r.ref, r.campaign, r.source, r.medium, r.platform,
-       r.click_id, r.ip_hash, (SELECT value FROM ev.event_texts WHERE id = r.os_version), r.bot, r.click_id_source,
+       r.click_id, r.ip_hash, (SELECT value FROM ev.event_texts WHERE id = r.os_version) AS os_version, r.bot, r.click_id_source,
        CASE WHEN r.resolve IS NULL THEN NULL
             WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
-            ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END
+            ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END AS resolving_device
 FROM ev.event_rows r WHERE r.seq > ?1
 UNION ALL
 SELECT r.seq, r.event_id, r.type, r.occurred_at_ms, r.ref, r.campaign, r.source, r.medium, r.platform,

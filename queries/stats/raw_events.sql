@@ -8,8 +8,8 @@
 -- beside event_rows (a row is in one of them).
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor, e.device_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
-       coalesce(c.seq, ca.seq), coalesce(c.ref, ca.ref), coalesce(c.campaign, ca.campaign),
-       coalesce(c.source, ca.source), coalesce(c.medium, ca.medium)
+       coalesce(c.seq, ca.seq) AS click_seq, coalesce(c.ref, ca.ref) AS click_ref, coalesce(c.campaign, ca.campaign) AS click_campaign,
+       coalesce(c.source, ca.source) AS click_source, coalesce(c.medium, ca.medium) AS click_medium
 FROM (SELECT seq, occurred_at_ms, type, platform, bot, deferred, visitor, device_id, ref, campaign, source, medium
       FROM event_rows INDEXED BY events_by_time WHERE occurred_at_ms >= ?1 AND occurred_at_ms < ?2
       UNION ALL
