@@ -174,8 +174,10 @@ public func buildRouter(backend: some DaemonBackend, settings: ServerSettings) -
     OpenAPIController().addRoutes(to: router)
     if let prometheus = parts.prometheus {
         let memory = MemoryGauges(store: { backend.memoryReport })
+        let disk = DiskGauges(storage: backend.storage)
         MetricsController(registry: prometheus, refresh: {
             memory.record()
+            disk.record()
             _ = try? await backend.derivedStatus()
         }).addRoutes(to: router)
     }

@@ -37,8 +37,6 @@ public struct ServerSettings: Sendable {
     public var resolveBurst: Int
     /// How far behind the stored events the stats may be before `/readyz` says not ready.
     public var maxRollupLag: Duration
-    /// How often the disk watch reads file sizes and free space (see `DiskWatchJob`).
-    public var diskWatchInterval: Duration
     /// Days a quarantined body is kept (0: forever), and how often old ones are looked for.
     public var quarantineRetentionDays: Int
     public var retentionInterval: Duration
@@ -64,7 +62,7 @@ public struct ServerSettings: Sendable {
         exportDirectory: URL = URL(fileURLWithPath: "data/exports", isDirectory: true), exportJobs: [ExportJob] = [],
         exportCheckInterval: Duration = .seconds(15), dashboardsDirectory: URL? = nil,
         segmentMapping: SegmentMapping = SegmentMapping(), resolveRate: Double = 5, resolveBurst: Int = 50,
-        maxRollupLag: Duration = .seconds(300), diskWatchInterval: Duration = .seconds(1),
+        maxRollupLag: Duration = .seconds(300),
         quarantineRetentionDays: Int = 30, retentionInterval: Duration = .seconds(60),
         rawEventRetention: RawEventRetention = RawEventRetention(days: 0), ingestPacing: IngestPacingLimit = .standard,
         sealAge: SealAge = .standard, sealInterval: Duration = .seconds(10), keyRefreshInterval: Duration = .seconds(1),
@@ -79,7 +77,6 @@ public struct ServerSettings: Sendable {
         self.quarantineRetentionDays = quarantineRetentionDays
         self.retentionInterval = retentionInterval
         self.maxRollupLag = maxRollupLag
-        self.diskWatchInterval = diskWatchInterval
         self.segmentMapping = segmentMapping
         self.resolveRate = resolveRate
         self.resolveBurst = resolveBurst

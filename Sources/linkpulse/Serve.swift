@@ -243,7 +243,7 @@ struct Serve: AsyncParsableCommand {
 
         let deps = AppDependencies(
             database: database, secrets: InstallationSecrets(hashSecret: secrets.hashSecret), keys: keys, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
-            storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard), prometheus: registry,
+            storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard, directory: dataURL, logger: logger), prometheus: registry,
             logger: logger)
         let settings = try serverSettings(dataURL: dataURL, defaultRollupMs: 10_000)
         if let folder = settings.dashboardsDirectory {

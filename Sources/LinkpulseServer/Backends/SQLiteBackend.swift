@@ -60,7 +60,7 @@ public struct SQLiteBackend: DaemonBackend {
         if let disk = deps.storage.reading {
             checks["disk"] = .init(ok: !disk.low, detail: "\(disk.freeBytes) bytes free, \(disk.requiredBytes) required (--min-free-disk)")
         } else {
-            checks["disk"] = .init(ok: true, detail: "not measured yet")
+            checks["disk"] = .init(ok: true, detail: "not watched")
         }
         return checks
     }
@@ -85,7 +85,6 @@ public struct SQLiteBackend: DaemonBackend {
         var services: [any Service] = [
             timers.every(settings.idIndexInterval, IdIndexJob(events: database.events, threshold: settings.idMergeThreshold, logger: logger)),
             timers.every(.seconds(1), CheckpointJob(database: database)),
-            timers.every(settings.diskWatchInterval, DiskWatchJob(events: database.events, storage: deps.storage, logger: logger)),
             timers.every(settings.retentionInterval, RetentionJob(
                 database: database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),
@@ -109,7 +108,7 @@ public struct SQLiteBackend: DaemonBackend {
 /// temporary data directory.
 public struct AppDependencies: Sendable {
     public var database: AppDatabase
-    /// Free disk space as the disk watch last saw it, and the floor ingest keeps.
+    /// The free-space guard of the data directory, and the floor ingest keeps.
     public var storage: StorageGuard
     /// The parts every daemon has, whatever its store.
     public var parts: DaemonParts
