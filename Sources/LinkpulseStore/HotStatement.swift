@@ -10,10 +10,17 @@ import LinkpulseDomain
 /// `Database.cachedStatement` and is held here, so it stays alive even if GRDB drops it from its
 /// cache meanwhile (GRDB finalizes a statement when its last holder lets go); it is reset before
 /// every use.
+///
+/// In a debug build (the tests) it also checks its Swift side: running it before every one of
+/// the statement's parameters has been bound since it was made stops the program, naming the
+/// statement (a parameter left out would read as NULL and answer wrongly without a word).
 struct HotStatement {
     let handle: OpaquePointer
     let db: Database
     private let statement: Statement
+    #if DEBUG
+    private let bound = BoundParameters()
+    #endif
 
     init(_ statement: Statement, in db: Database) {
         self.statement = statement
@@ -23,11 +30,36 @@ struct HotStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    #if DEBUG
+    /// The parameters bound since the statement was made (a bit each, 1-based).
+    final class BoundParameters: @unchecked Sendable {
+        var mask: UInt64 = 0
+    }
+    #endif
+
+    /// Notes that parameter `index` is bound (debug builds).
+    @inline(__always) private func noteBound(_ index: Int32) {
+        #if DEBUG
+        if index >= 1 && index <= 64 { bound.mask |= 1 << UInt64(index - 1) }
+        #endif
+    }
+
+    /// Stops a debug build that runs the statement with a parameter never bound.
+    @inline(__always) private func checkBound() {
+        #if DEBUG
+        let count = Int(sqlite3_bind_parameter_count(handle))
+        let wanted: UInt64 = count >= 64 ? .max : (1 << UInt64(count)) - 1
+        let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "?"
+        assert(bound.mask & wanted == wanted, "a parameter of this statement is never bound: \(sql)")
+        #endif
+    }
+
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// Binds a value to parameter `index` (1-based); throws when SQLite refuses it (an index
     /// out of range, a value too big), so a mistake in a statement's parameter order fails loudly.
     func bind(_ index: Int32, _ value: String?) throws {
+        noteBound(index)
         guard var value else { return try check(sqlite3_bind_null(handle, index)) }
         try value.withUTF8 { bytes in
             try check(sqlite3_bind_text(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient))
@@ -35,6 +67,7 @@ struct HotStatement {
     }
 
     func bind(_ index: Int32, _ value: Int64?) throws {
+        noteBound(index)
         guard let value else { return try check(sqlite3_bind_null(handle, index)) }
         try check(sqlite3_bind_int64(handle, index, value))
     }
@@ -44,6 +77,7 @@ struct HotStatement {
     }
 
     func bind(_ index: Int32, _ value: [UInt8]?) throws {
+        noteBound(index)
         guard let value else { return try check(sqlite3_bind_null(handle, index)) }
         try value.withUnsafeBytes { bytes in
             try check(sqlite3_bind_blob(handle, index, bytes.baseAddress, Int32(bytes.count), Self.transient))
@@ -57,6 +91,7 @@ struct HotStatement {
     /// Steps a query: true while it has a row (read it with the column accessors), false when
     /// done. Call `finish()` (or `run()`-style reuse resets it) when stopping early.
     func step() throws -> Bool {
+        checkBound()
         let code = sqlite3_step(handle)
         if code == SQLITE_ROW { return true }
         sqlite3_reset(handle)
@@ -133,6 +168,7 @@ struct HotStatement {
 
     /// Runs a statement that returns no rows.
     func run() throws {
+        checkBound()
         let code = sqlite3_step(handle)
         sqlite3_reset(handle)
         guard code == SQLITE_DONE else { throw error(code) }
@@ -143,6 +179,7 @@ struct HotStatement {
     /// they can go. For blobs of megabytes (cube parts and blocks), where the copy a bind makes
     /// was the third copy of a merge's output in the heap at once.
     func run(binding bytes: [UInt8], at index: Int32) throws {
+        noteBound(index)
         try bytes.withUnsafeBytes { raw in
             defer { sqlite3_bind_null(handle, index) }
             // An empty array's base address may be nil, which SQLite would store as NULL.
@@ -153,6 +190,7 @@ struct HotStatement {
 
     /// Runs a query and hands each row's first column, as an integer, to `body`.
     func forEachInt64(_ body: (Int64) throws -> Void) throws {
+        checkBound()
         defer { sqlite3_reset(handle) }
         while true {
             let code = sqlite3_step(handle)
@@ -164,6 +202,7 @@ struct HotStatement {
 
     /// Runs a query and returns the first row's first column as an integer (nil when no row).
     func firstInt64() throws -> Int64? {
+        checkBound()
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         if code == SQLITE_DONE { return nil }
@@ -173,6 +212,7 @@ struct HotStatement {
 
     /// Runs a query and returns the first row's first column as text (nil when no row).
     func firstText() throws -> String? {
+        checkBound()
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         if code == SQLITE_DONE { return nil }
