@@ -48,3 +48,31 @@ import Testing
         #expect(Self.camelCase("seq") == "seq")
     }
 }
+
+/// A statement run through `HotStatement` with one of its parameters never bound stops a debug
+/// build (the tests), naming the statement, instead of reading the parameter as NULL.
+@Suite struct HotStatementParameterTests {
+    @Test func aStatementRunWithAParameterNeverBoundStops() async {
+        await #expect(processExitsWith: .failure) {
+            let queue = try DatabaseQueue()
+            try queue.inDatabase { db in
+                let s = HotStatement(try db.cachedStatement(sql: "SELECT ?1 + ?2"), in: db)
+                try s.bind(1, Int64(1))
+                _ = try s.step()
+            }
+        }
+    }
+
+    @Test func aStatementWithEveryParameterBoundRuns() throws {
+        let queue = try DatabaseQueue()
+        let sum = try queue.inDatabase { db -> Int64 in
+            let s = HotStatement(try db.cachedStatement(sql: "SELECT ?1 + ?2"), in: db)
+            try s.bind(1, Int64(1))
+            try s.bind(2, Int64(2))
+            guard try s.step() else { return -1 }
+            defer { s.finish() }
+            return s.int64(HotStatement.onlyColumn)
+        }
+        #expect(sum == 3)
+    }
+}
