@@ -16,7 +16,8 @@
 # GET /v1/admin/rollup, the same figure as linkpulse_rollup_lag_seconds) p50/p99/max during the
 # load and its trend (least-squares slope over the load, s per minute); the backlog (events
 # stored, not yet counted); how long after the load stopped every stored event was counted;
-# the daemon's peak RSS; the largest WAL file's peak size; every WAL's size after the quiet
+# the daemon's peak RSS; the largest WAL file's peak size; every WAL's size in all during the load
+# (target: 64 MiB) and after the quiet
 # spell (target: 4 MiB in all); and the targets (lag p99 <= 2 x interval, no upward trend, caught up
 # <= 1 interval after the load). Samples are kept in this/soak.csv (and baseline/soak.csv) in the
 # work directory with --keep.
@@ -144,9 +145,11 @@ wal = [int(r["wal_bytes"] or 0) for r in rows]
 during = [int(r["wal_bytes"] or 0) for r in rows if r["phase"] == "load"] or [0]
 print(f"   largest WAL file: peak {max(wal) / 2**20:.1f} MiB (during the load {max(during) / 2**20:.1f} MiB, "
       f"p50 {pct(during, 50) / 2**20:.1f} MiB), at the end {wal[-1] / 2**20:.1f} MiB (target <= 64 MiB)")
+names = ("events", "ids", "attribution", "rollups")
+in_all = [sum(int(r["wal_" + n] or 0) for n in names) for r in rows if r["phase"] == "load"] or [0]
+print(f"   every WAL in all during the load: peak {max(in_all) / 2**20:.1f} MiB, p50 {pct(in_all, 50) / 2**20:.1f} MiB (target <= 64 MiB)")
 quiet = [r for r in rows if r["phase"] == "idle"]
 if quiet:
-    names = ("events", "ids", "attribution", "rollups")
     at_rest = sum(int(quiet[-1]["wal_" + n] or 0) for n in names)
     print(f"   every WAL {float(quiet[-1]['t']) - float(after[-1]['t'] if after else duration):.0f} s after everything was counted, in all: "
           f"{at_rest / 2**20:.1f} MiB (" + ", ".join(f"{n} {int(quiet[-1]['wal_' + n] or 0) / 2**20:.1f}" for n in names) + "; target <= 4 MiB)")
