@@ -2,8 +2,10 @@
 # Ingest benchmark: the release daemon against nginx answering `return 204` to the same POSTs
 # (this machine's ceiling), driven by wrk on loopback, in the same run.
 #
-# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal] [--baseline BIN] [--baseline-key flag]
+# Usage: ops/bench/ingest.sh [--prefill N] [--duration SECONDS] [--durability full|normal] [--bin BIN] [--baseline BIN] [--baseline-key flag]
 #   --prefill N     first loads N events through the API (e.g. 10000000), then measures
+#   --bin BIN       measures BIN instead of this checkout's release build (which runs first: with
+#                   --baseline, swapping the two shows what the order does)
 #   --baseline BIN  also measures another linkpulse binary (e.g. a build of the previous commit)
 #                   the same way in the same run, each on a fresh data directory: an A/B test
 #   --baseline-key flag  the baseline sends the --ingest-key flag's key even when it could make a
@@ -19,6 +21,7 @@ cd "$(dirname "$0")/../.."
 PREFILL=0
 DURATION=10
 DURABILITY=full
+BIN=.build/release/linkpulse
 BASELINE=""
 BASELINE_KEY=stored
 while [ $# -gt 0 ]; do
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
     --prefill) PREFILL="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --durability) DURABILITY="$2"; shift 2 ;;
+    --bin) BIN="$2"; shift 2 ;;
     --baseline) BASELINE="$2"; shift 2 ;;
     --baseline-key) BASELINE_KEY="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -76,8 +80,8 @@ CONF
 nginx -c "$WORK/nginx.conf" &
 NGINX_PID=$!
 
-# measure NAME BIN: starts BIN on a fresh data directory, runs the linkpulse scenarios (nginx's
-# are run once, first), records peak RSS in $WORK/rss_NAME, stops it.
+# measure NAME BIN: starts BIN on a fresh data directory, runs the linkpulse scenarios back to
+# back, records peak RSS in $WORK/rss_NAME, stops it.
 measure() {
 local NAME=$1 BIN=$2
 rm -rf "$WORK/data" "$WORK/rss_kb"
@@ -142,18 +146,25 @@ run() {  # name url batch connections (defined once; used by every measure)
   echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
 }
 
-if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 64; fi
+# Back to back, the same for every build: a daemon's derived work has no idle time between
+# its scenarios (nginx's ceiling is measured before any daemon starts).
 run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 64
-if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 1; fi
 run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 1
-if [ "$NAME" = linkpulse ]; then run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64; fi
 run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 100 64
 tail -n +"$((RSS_FROM + 1))" "$WORK/rss_kb" | sort -n | tail -1 > "$WORK/rss_$NAME"
 echo "$NAME: $(stored) events stored; commits held by --ingest-pacing: $(bench_paced_seconds $LP_PORT) s" >> "$WORK/stored"
 kill $SAMPLER_PID 2>/dev/null || true; SAMPLER_PID=""
 kill $LP_PID 2>/dev/null && wait $LP_PID 2>/dev/null || true; LP_PID=""
 }
-measure linkpulse .build/release/linkpulse
+# nginx's ceiling, first, with no daemon running.
+for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/" && break; sleep 0.05; done
+for scenario in "1 64" "1 1" "100 64"; do
+  set -- $scenario
+  threads=2; [ "$2" -lt 2 ] && threads=1
+  line=$(BATCH=$1 KEY=$KEY wrk -t$threads -c"$2" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "http://127.0.0.1:$NGINX_PORT/v1/events" | grep '^RESULT')
+  echo "nginx batch=$1 conns=$2 $line" | tee -a "$WORK/results" >&2
+done
+measure linkpulse "$BIN"
 [ -n "$BASELINE" ] && measure baseline "$BASELINE"
 
 python3 - "$WORK/results" "$WORK" "$DURABILITY" <<'PY'
