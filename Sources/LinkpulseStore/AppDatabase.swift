@@ -401,9 +401,6 @@ public final class AppDatabase: IngestStore {
         return try events.checkpoint(restartPages: restartPages)
     }
 
-    /// Closes every connection, the derived work first (it stops between two rounds and waits
-    /// for the next start), leaving no large WAL behind (a command such as `generate` writes
-    /// gigabytes into them). The object must not be used afterwards.
     /// Runs `step` on the derived-work loop's thread (`DerivedWork`), a turn at a time between
     /// its rounds, until it returns false (nothing left) or throws; `ended` is told then, or
     /// when the store closes first. When housekeeping of the same `name` is due already, that
@@ -421,6 +418,9 @@ public final class AppDatabase: IngestStore {
         }
     }
 
+    /// Closes every connection, the derived work first (it stops between two rounds and waits
+    /// for the next start), leaving no large WAL behind (a command such as `generate` writes
+    /// gigabytes into them). The object must not be used afterwards.
     public func close() throws {
         // Every part is told first, and every WAL gate opened: a pass or round waiting at one
         // would otherwise hold up the threads' stop, and a run would start a new pass meanwhile.

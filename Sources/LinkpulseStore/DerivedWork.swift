@@ -34,8 +34,9 @@ final class DerivedWork: Sendable {
     /// The count due, if any (see `countSoon`).
     private let due = Mutex<CountDue?>(nil)
     /// The housekeeping due, in the order it was made due, each with whoever else asked for it
-    /// meanwhile, and whether the last turn was one of its steps (see `choreToStep`).
-    private let chores = Mutex<(due: [(chore: Chore, alsoTold: [Chore.Ended])], lastTurnWasChore: Bool)>(([], false))
+    /// meanwhile; whether the last turn was one of its steps (see `choreToStep`); and whether
+    /// the loop has stopped (no chore is taken after).
+    private let chores = Mutex<(due: [(chore: Chore, alsoTold: [Chore.Ended])], lastTurnWasChore: Bool, stopped: Bool)>(([], false, false))
 
     init() {
         turns = CoalescedWork(on: thread, coversRunning: false)
@@ -109,17 +110,30 @@ final class DerivedWork: Sendable {
         let ended: Ended
     }
 
-    /// Makes `chore` due; false when one of its name is due already: that one goes on, and
-    /// `chore`'s `ended` is told when it ends.
-    func choreSoon(_ chore: Chore) -> Bool {
-        chores.withLock { chores in
+    /// What became of a chore made due.
+    enum ChoreTaken {
+        /// Due: the loop must be woken.
+        case due
+        /// One of its name is due already: that one goes on, and the chore's `ended` is told
+        /// when it ends.
+        case joined
+        /// The loop has stopped: the chore's `ended` is told so now.
+        case stopped
+    }
+
+    /// Makes `chore` due.
+    func choreSoon(_ chore: Chore) -> ChoreTaken {
+        let taken = chores.withLock { chores -> ChoreTaken in
+            if chores.stopped { return .stopped }
             if let at = chores.due.firstIndex(where: { $0.chore.name == chore.name }) {
                 chores.due[at].alsoTold.append(chore.ended)
-                return false
+                return .joined
             }
             chores.due.append((chore, []))
-            return true
+            return .due
         }
+        if taken == .stopped { chore.ended(.failure(StoreError.closed)) }
+        return taken
     }
 
     /// Whether any housekeeping is due.
@@ -155,10 +169,10 @@ final class DerivedWork: Sendable {
         for ended in alsoTold { ended(outcome) }
     }
 
-    /// Ends every chore still due with `error` (the store closes).
+    /// Ends every chore still due with `error`, and any made due later (the store closes).
     func dropChores(_ error: any Error) {
         let dropped = chores.withLock { chores in
-            defer { chores.due = [] }
+            defer { (chores.due, chores.stopped) = ([], true) }
             return chores.due
         }
         for (chore, alsoTold) in dropped {
@@ -182,17 +196,9 @@ extension AttributionStore {
         derived.wake { [self] in derivedTurn() }
     }
 
-    /// Makes `chore` due on the derived-work loop and wakes it; false when one of its name is
-    /// due already (that one goes on, and `chore` is told when it ends).
-    @discardableResult
-    func choreSoon(_ chore: DerivedWork.Chore) -> Bool {
-        guard !closing.withLock({ $0 }) else {
-            chore.ended(.failure(StoreError.closed))
-            return false
-        }
-        guard derived.choreSoon(chore) else { return false }
-        followCommits()
-        return true
+    /// Makes `chore` due on the derived-work loop and wakes it (see `DerivedWork.choreSoon`).
+    func choreSoon(_ chore: DerivedWork.Chore) {
+        if derived.choreSoon(chore) == .due { followCommits() }
     }
 
     /// One turn of the derived-work loop (see `DerivedWork`): a rollup pass when a count is

@@ -124,7 +124,7 @@ import Testing
         let store = try TemporaryStore { $0.roundEvents = 50 }
         try await Self.storeClicks(store)
         let log = ChoreLog()
-        #expect(store.database.attribution.derived.choreSoon(log.chore(store, steps: 3)))
+        #expect(store.database.attribution.derived.choreSoon(log.chore(store, steps: 3)) == .due)
         _ = Self.turnsUntilDone(store)
         #expect(log.attributedAtSteps.withLock { $0 } == [0, 50, 100], "a round between two steps")
         #expect(log.endings.withLock { $0 } == ["first done"])
@@ -139,10 +139,10 @@ import Testing
         try await Self.storeClicks(store)
         let log = ChoreLog()
         let derived = store.database.attribution.derived
-        #expect(derived.choreSoon(log.chore(store, steps: 2)))
+        #expect(derived.choreSoon(log.chore(store, steps: 2)) == .due)
         #expect(store.database.attribution.derivedTurn())
-        #expect(!derived.choreSoon(log.chore(store, steps: 2, tag: "second")))
-        #expect(derived.choreSoon(log.chore(store, name: "other", steps: 1, tag: "other")))
+        #expect(derived.choreSoon(log.chore(store, steps: 2, tag: "second")) == .joined)
+        #expect(derived.choreSoon(log.chore(store, name: "other", steps: 1, tag: "other")) == .due)
         _ = Self.turnsUntilDone(store)
         #expect(log.attributedAtSteps.withLock { $0 } == [0, 50, 100], "two steps of the first, then one of the other")
         #expect(log.endings.withLock { $0 } == ["first done", "second done", "other done"])
