@@ -98,7 +98,8 @@ public struct RetentionJob: TimerJob {
     let deletedQuarantine = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "quarantine")])
     let deletedEvents = Counter(label: "linkpulse_retention_deleted_total", dimensions: [("what", "events")])
     let horizon = Gauge(label: "linkpulse_retention_raw_horizon_seconds")
-    /// How long each raw-event run took, deletion and space release included.
+    /// How long each raw-event run took, from its first batch to its space release (the loop's
+    /// other turns between its steps included).
     let took = Metrics.Timer(label: "linkpulse_retention_raw_run_duration_seconds", preferredDisplayUnit: .seconds)
 
     public init(
