@@ -1,6 +1,7 @@
 import Foundation
 import LinkpulseServer
 import LinkpulseStore
+import TestSupport
 import Testing
 
 /// The checkpoint job truncates every WAL once the store is quiet, and not while events wait.
@@ -19,11 +20,11 @@ import Testing
         _ = try await installation.storeGeneratedTraffic(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5)
         // Quiet at once (a spell of no length), so two runs a moment apart are enough.
         let job = CheckpointJob(database: installation.database, atRest: WALsAtRest(quietFor: .zero))
-        try job.run()
+        try await onThreadOfItsOwn { try job.run() }
         #expect((Self.walBytes(installation)[AppDatabase.eventsFileName] ?? 0) > 0, "events still wait: nothing truncated")
         _ = try await installation.database.rollups.rollUpNow()
-        try job.run()  // the spell begins: every event attributed and counted
-        try job.run()  // and has lasted
+        try await onThreadOfItsOwn { try job.run() }  // the spell begins: every event attributed and counted
+        try await onThreadOfItsOwn { try job.run() }  // and has lasted
         #expect(Self.walBytes(installation).values.allSatisfy { $0 == 0 }, "\(Self.walBytes(installation))")
     }
 }

@@ -262,7 +262,7 @@ extension ExportSchedulerTests {
         let installation = try TestInstallation()
         defer { installation.remove() }
         let outcome = try await installation.storeGeneratedTraffic(events: 60_000, days: 2, refs: 100, campaigns: 5, seed: 5)
-        try installation.database.rollups.rollUpAll()
+        _ = try await onThreadOfItsOwn { [database = installation.database] in try database.rollups.rollUpAll() }
         try installation.database.close()
         let out = installation.directory.appending(path: "out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)

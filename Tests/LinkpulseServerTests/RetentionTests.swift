@@ -7,6 +7,7 @@ import LinkpulseDomain
 import LinkpulseServer
 import LinkpulseStore
 import NIOCore
+import TestSupport
 import Testing
 
 /// Raw-event retention (`--retention-days`) with a fake clock: events age out once counted, the
@@ -14,6 +15,25 @@ import Testing
 /// before the horizon are refused by name, attribution stops matching clicks before it, and the
 /// space comes back.
 @Suite struct RetentionTests {
+    /// Attributes and counts everything stored, and merges the ids into the index, on a thread
+    /// of its own (the cooperative pool serves the other tests' daemons).
+    static func catchUp(_ database: AppDatabase) async throws {
+        try await onThreadOfItsOwn {
+            try database.attribution.attributeAll()
+            _ = try database.rollups.rollUpAll()
+            _ = try database.events.mergeIdIndex()
+        }
+    }
+
+    /// Merges the ids into the index, then deletes the raw events before `horizonMs`, on a
+    /// thread of its own.
+    static func prune(_ database: AppDatabase, before horizonMs: Int64) async throws -> RawRetentionOutcome {
+        try await onThreadOfItsOwn {
+            _ = try database.events.mergeIdIndex()
+            return try database.pruneRawEvents(before: horizonMs)
+        }
+    }
+
     static let day: Int64 = 86_400_000
     static let hour: Int64 = 3_600_000
     static let minute: Int64 = 60_000
@@ -51,9 +71,7 @@ import Testing
         let end = TestInstallation.generatedTrafficEnd
         let clock = Locked<Int64>(end + Self.hour)
         let database = installation.database
-        try database.attribution.attributeAll()
-        try database.rollups.rollUpAll()
-        _ = try database.events.mergeIdIndex()
+        try await Self.catchUp(database)
         // An install that will expire, to be resent later.
         let expiredId = try installation.reader().inDatabase { db in
             try String.fetchOne(db, sql: "SELECT event_id FROM events WHERE type = 'install' ORDER BY occurred_at_ms LIMIT 1")
@@ -117,7 +135,7 @@ import Testing
         #expect(try installation.count("PRAGMA freelist_count") == 0)
         #expect(try installation.count("PRAGMA page_count") < pagesBefore * 7 / 10)
         // A second run finds nothing more to delete.
-        let again = try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-10-31T00:00:00Z")!)
+        let again = try await onThreadOfItsOwn { try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-10-31T00:00:00Z")!) }
         #expect(again.deletedEvents == 0)
     }
 
@@ -143,16 +161,14 @@ import Testing
             ], client)
             #expect(try await AttributionScenarioTests.rollUp(client) == 4)
             // With nothing old enough to delete, nothing is recorded and nothing is refused.
-            _ = try installation.database.events.mergeIdIndex()
-            #expect(try installation.database.pruneRawEvents(before: now - 60 * Self.day).deletedEvents == 0)
+            #expect(try await Self.prune(installation.database, before: now - 60 * Self.day).deletedEvents == 0)
             #expect(installation.database.events.rawHorizonMs == nil)
             // A range whose start is a raw edge after the horizon, counting i-new under c-kept's link.
             let edge = "/v1/stats/breakdown?by=campaign&from=2026-11-15T12:05:00Z&to=2026-11-20T12:00:00Z"
             let before = String(buffer: try await get(client, edge).body)
             #expect(before.contains(#""key":"kept""#) && before.contains(#""installs":1"#), "\(before)")
 
-            _ = try installation.database.events.mergeIdIndex()
-            let outcome = try installation.database.pruneRawEvents(before: now - 20 * Self.day)
+            let outcome = try await Self.prune(installation.database, before: now - 20 * Self.day)
             #expect(outcome.deletedEvents == 2 && outcome.keptClicks == 1)
             #expect(try installation.count("SELECT count(*) FROM events WHERE event_id = 'c-kept'") == 1)
             #expect(String(buffer: try await get(client, edge).body) == before)
@@ -170,8 +186,7 @@ import Testing
 
             // Once the install that kept it has gone too, the click goes.
             #expect(try await AttributionScenarioTests.rollUp(client) == 2)
-            _ = try installation.database.events.mergeIdIndex()
-            let later = try installation.database.pruneRawEvents(before: now - 4 * Self.day)
+            let later = try await Self.prune(installation.database, before: now - 4 * Self.day)
             #expect(later.deletedEvents == 2 && later.keptClicks == 0)
             #expect(try installation.count("SELECT count(*) FROM events WHERE event_id IN ('c-kept', 'i-new')") == 0)
         }
@@ -191,10 +206,8 @@ extension RetentionTests {
         try InstallationSecrets.write(try JSONEncoder().encode(TestInstallation.secrets), directory: installation.directory)
         _ = try await installation.storeGeneratedTraffic(events: 20_000, days: 40, refs: 40, campaigns: 4, seed: 16)
         let database = installation.database
-        try database.attribution.attributeAll()
-        try database.rollups.rollUpAll()
-        _ = try database.events.mergeIdIndex()
-        let outcome = try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!)
+        try await Self.catchUp(database)
+        let outcome = try await onThreadOfItsOwn { try database.pruneRawEvents(before: Timestamp.parseRFC3339("2026-11-01T00:00:00Z")!) }
         #expect(outcome.deletedEvents > 5_000)
         let clock = Locked<Int64>(TestInstallation.generatedTrafficEnd + Self.hour)
         let answered = Locked<[String: String]>([:])
@@ -242,10 +255,8 @@ extension RetentionTests {
         defer { installation.remove() }
         _ = try await installation.storeGeneratedTraffic(events: 3_000, days: 40, refs: 10, campaigns: 2, seed: 17)
         let database = installation.database
-        try database.attribution.attributeAll()
-        try database.rollups.rollUpAll()
-        _ = try database.events.mergeIdIndex()
-        #expect(try database.pruneRawEvents(before: TestInstallation.generatedTrafficEnd - 20 * Self.day).deletedEvents > 0)
+        try await Self.catchUp(database)
+        #expect(try await onThreadOfItsOwn { try database.pruneRawEvents(before: TestInstallation.generatedTrafficEnd - 20 * Self.day) }.deletedEvents > 0)
         try database.close()
         try FileManager.default.removeItem(at: installation.directory.appending(path: AppDatabase.rollupFileName))
         #expect {

@@ -42,7 +42,7 @@ import Testing
         let afterKills = try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
         let series = try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true)
         try database.rollups.resetRollups()
-        try database.rollups.rollUpAll()
+        _ = try await onThreadOfItsOwn { try database.rollups.rollUpAll() }
         #expect(try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == afterKills)
         #expect(try await database.stats.statsCounts(query, grouping: .buckets([end - 5 * 86_400_000, end - 2 * 86_400_000]), withVisitors: true) == series)
         let total = afterKills.values.reduce(0) { $0 + $1.people.events + $1.bots.events }
@@ -58,7 +58,7 @@ import Testing
         defer { installation.remove() }
         let end = TestInstallation.generatedTrafficEnd
         let outcome = try await installation.storeGeneratedTraffic(events: 6_000, days: 3, refs: 60, campaigns: 4, seed: 12)
-        try installation.database.rollups.rollUpAll()
+        _ = try await onThreadOfItsOwn { [database = installation.database] in try database.rollups.rollUpAll() }
         let query = StatsQuery(fromMs: end - 4 * 86_400_000, toMs: end)
         let counts = try await installation.database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
         try installation.database.close()
@@ -127,7 +127,7 @@ import Testing
         defer { installation.remove() }
         let end = TestInstallation.generatedTrafficEnd
         let outcome = try await installation.storeGeneratedTraffic(events: 30_000, days: 4, refs: 200, campaigns: 6, seed: 13)
-        try installation.database.rollups.rollUpAll()
+        _ = try await onThreadOfItsOwn { [database = installation.database] in try database.rollups.rollUpAll() }
         let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
         let counts = try await installation.database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true)
         try installation.database.close()
@@ -152,7 +152,7 @@ import Testing
             let database = try AppDatabase(directory: installation.directory, logger: installation.logger)
             #expect(!FileManager.default.fileExists(atPath: marker), "the open takes the marker away")
             #expect(try database.rollups.rolledThroughSeq() == 0, "and counts from nothing")
-            try database.rollups.rollUpAll()
+            _ = try await onThreadOfItsOwn { try database.rollups.rollUpAll() }
             #expect(try database.rollups.rolledThroughSeq() == Int64(outcome.stored))
             #expect(try await database.stats.statsCounts(query, grouping: .dimension(.campaign), withVisitors: true) == counts)
             try database.close()
@@ -189,7 +189,7 @@ import Testing
         let query = StatsQuery(fromMs: end - 5 * 86_400_000, toMs: end)
         let together = try await database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true)
         try database.rollups.resetRollups()
-        try database.rollups.rollUpAll()
+        _ = try await onThreadOfItsOwn { try database.rollups.rollUpAll() }
         #expect(try await database.stats.statsCounts(query, grouping: .dimension(.ref), withVisitors: true) == together)
     }
 }
