@@ -33,8 +33,8 @@ public final class StorageGuard: Sendable {
         self.logger = logger
     }
 
-    /// The reading now (taken again when the last is older than `readingLastsFor`); nil when
-    /// nothing is watched or the filesystem cannot be read.
+    /// The reading now (taken again when the last is older than `readingLastsFor`, and kept
+    /// when the filesystem does not answer); nil when nothing is watched or nothing was read yet.
     public var reading: Reading? { current(forced: false)?.reading }
 
     /// Whether ingest must refuse for want of space.
@@ -50,7 +50,10 @@ public final class StorageGuard: Sendable {
             guard let at = state.at, now - at < Self.readingLastsFor, let reading = state.reading, let usage = state.usage else { return nil }
             return (reading, usage)
         }) { return kept }
-        guard let usage = try? DiskUsage.read(directory: directory) else { return nil }
+        guard let usage = try? DiskUsage.read(directory: directory) else {
+            // The filesystem did not answer: the last reading stands.
+            return state.withLock { state in state.reading.flatMap { reading in state.usage.map { (reading, $0) } } }
+        }
         let reading = Reading(freeBytes: usage.freeBytes, requiredBytes: minimum.requiredBytes(totalBytes: usage.totalBytes))
         let before = state.withLock { state in
             defer { state = (reading, usage, now) }
