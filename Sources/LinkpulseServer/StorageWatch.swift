@@ -17,46 +17,40 @@ public final class StorageGuard: Sendable {
         public var low: Bool { freeBytes < requiredBytes }
     }
 
-    /// How long a reading stands before the next question reads the filesystem again.
-    public static let readingLastsFor: Duration = .seconds(1)
-
     let minimum: FreeSpaceMinimum
     /// The data directory watched; nil watches nothing (the PostgreSQL store, and tests that
     /// run on whatever disk they find): never low, never measured.
     let directory: URL?
     let logger: Logger?
-    private let state = Mutex<(reading: Reading?, usage: DiskUsage?, at: ContinuousClock.Instant?)>((nil, nil, nil))
+    /// How long a reading stands before the next question reads the filesystem again.
+    let readingLastsFor: Duration
+    private let state = Mutex<(reading: Reading?, at: ContinuousClock.Instant?)>((nil, nil))
 
-    public init(minimum: FreeSpaceMinimum = .standard, directory: URL? = nil, logger: Logger? = nil) {
+    public init(minimum: FreeSpaceMinimum = .standard, directory: URL? = nil, readingLastsFor: Duration = .seconds(1), logger: Logger? = nil) {
         self.minimum = minimum
         self.directory = directory
+        self.readingLastsFor = readingLastsFor
         self.logger = logger
     }
 
-    /// The reading now (taken again when the last is older than `readingLastsFor`, and kept
-    /// when the filesystem does not answer); nil when nothing is watched or nothing was read yet.
-    public var reading: Reading? { current(forced: false)?.reading }
+    /// The reading now (taken again when the last is older than `readingLastsFor`; the last
+    /// stands when the filesystem does not answer); nil when nothing is watched or read yet.
+    public var reading: Reading? {
+        let now = ContinuousClock.now
+        let kept = state.withLock { state in state.at.map { now - $0 < readingLastsFor } == true ? state.reading : nil }
+        return kept ?? usage().map(\.reading) ?? state.withLock { $0.reading }
+    }
 
     /// Whether ingest must refuse for want of space.
     public var isLow: Bool { reading?.low ?? false }
 
-    /// A fresh reading with every store file's size (for the gauges of `/metrics`).
-    func usage() -> DiskUsage? { current(forced: true)?.usage }
-
-    private func current(forced: Bool) -> (reading: Reading, usage: DiskUsage)? {
-        guard let directory else { return nil }
-        let now = ContinuousClock.now
-        if !forced, let kept = state.withLock({ state -> (Reading, DiskUsage)? in
-            guard let at = state.at, now - at < Self.readingLastsFor, let reading = state.reading, let usage = state.usage else { return nil }
-            return (reading, usage)
-        }) { return kept }
-        guard let usage = try? DiskUsage.read(directory: directory) else {
-            // The filesystem did not answer: the last reading stands.
-            return state.withLock { state in state.reading.flatMap { reading in state.usage.map { (reading, $0) } } }
-        }
+    /// Reads the filesystem now, with every store file's size (the gauges of `/metrics` take it
+    /// whole), and keeps it as the reading; nil when nothing is watched or it does not answer.
+    func usage() -> (reading: Reading, files: DiskUsage)? {
+        guard let directory, let usage = try? DiskUsage.read(directory: directory) else { return nil }
         let reading = Reading(freeBytes: usage.freeBytes, requiredBytes: minimum.requiredBytes(totalBytes: usage.totalBytes))
         let before = state.withLock { state in
-            defer { state = (reading, usage, now) }
+            defer { state = (reading, .now) }
             return state.reading
         }
         if reading.low != (before?.low ?? false) { announce(reading, directory: directory) }
@@ -92,7 +86,7 @@ struct DiskGauges: Sendable {
 
     /// Records the gauges from one reading.
     func record() {
-        guard let usage = storage.usage() else { return }
+        guard let usage = storage.usage()?.files else { return }
         for file in usage.files {
             databaseBytes[file.name]?.record(Double(file.databaseBytes))
             walBytes[file.name]?.record(Double(file.walBytes))

@@ -49,8 +49,7 @@ struct HotStatement {
         #if DEBUG
         let count = Int(sqlite3_bind_parameter_count(handle))
         let wanted: UInt64 = count >= 64 ? .max : (1 << UInt64(count)) - 1
-        let sql = sqlite3_sql(handle).map { String(cString: $0) } ?? "?"
-        assert(bound.mask & wanted == wanted, "a parameter of this statement is never bound: \(sql)")
+        assert(bound.mask & wanted == wanted, "a parameter of this statement is never bound: \(sqlite3_sql(handle).map { String(cString: $0) } ?? "?")")
         #endif
     }
 

@@ -31,4 +31,15 @@ import Testing
         #expect(guarded.reading == nil)
         #expect(!guarded.isLow)
     }
+
+    /// A filesystem that does not answer (here: the directory is gone) leaves the last reading
+    /// standing: ingest stays refused rather than taking events it may have no room for.
+    @Test func theLastReadingStandsWhenTheFilesystemDoesNotAnswer() throws {
+        let directory = try Self.directory()
+        let full = StorageGuard(minimum: FreeSpaceMinimum(bytes: Int64.max / 2, percent: nil), directory: directory, readingLastsFor: .zero)
+        let first = try #require(full.reading)
+        try FileManager.default.removeItem(at: directory)
+        #expect(full.reading == first)
+        #expect(full.isLow)
+    }
 }

@@ -80,6 +80,18 @@ CONF
 nginx -c "$WORK/nginx.conf" &
 NGINX_PID=$!
 
+# run NAME URL BATCH CONNECTIONS: one wrk scenario, its RESULT line kept in $WORK/results (a
+# daemon's run first checks that it still lives).
+run() {
+  local line
+  if [ "$1" != nginx ]; then
+    kill -0 $LP_PID 2>/dev/null || { echo "linkpulse died:" >&2; cat "$WORK/linkpulse.log" >&2; exit 1; }
+  fi
+  local threads=2; [ "$4" -lt 2 ] && threads=1
+  line=$(BATCH=$3 KEY=$RUN_KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
+  echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
+}
+
 # measure NAME BIN: starts BIN on a fresh data directory, runs the linkpulse scenarios back to
 # back, records peak RSS in $WORK/rss_NAME, stops it.
 measure() {
@@ -138,14 +150,6 @@ fi
 touch "$WORK/rss_kb"
 RSS_FROM=$(wc -l < "$WORK/rss_kb")
 
-run() {  # name url batch connections (defined once; used by every measure)
-  local line
-  kill -0 $LP_PID 2>/dev/null || { echo "linkpulse died:" >&2; cat "$WORK/linkpulse.log" >&2; exit 1; }
-  local threads=2; [ "$4" -lt 2 ] && threads=1
-  line=$(BATCH=$3 KEY=$RUN_KEY wrk -t$threads -c"$4" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "$2" | grep '^RESULT')
-  echo "$1 batch=$3 conns=$4 $line" | tee -a "$WORK/results" >&2
-}
-
 # Back to back, the same for every build: a daemon's derived work has no idle time between
 # its scenarios (nginx's ceiling is measured before any daemon starts).
 run "$NAME" "http://127.0.0.1:$LP_PORT/v1/events" 1 64
@@ -158,12 +162,10 @@ kill $LP_PID 2>/dev/null && wait $LP_PID 2>/dev/null || true; LP_PID=""
 }
 # nginx's ceiling, first, with no daemon running.
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/" && break; sleep 0.05; done
-for scenario in "1 64" "1 1" "100 64"; do
-  set -- $scenario
-  threads=2; [ "$2" -lt 2 ] && threads=1
-  line=$(BATCH=$1 KEY=$KEY wrk -t$threads -c"$2" -d"${DURATION}s" --timeout 5s -s ops/bench/events.lua "http://127.0.0.1:$NGINX_PORT/v1/events" | grep '^RESULT')
-  echo "nginx batch=$1 conns=$2 $line" | tee -a "$WORK/results" >&2
-done
+RUN_KEY=$KEY
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 64
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 1 1
+run nginx "http://127.0.0.1:$NGINX_PORT/v1/events" 100 64
 measure linkpulse "$BIN"
 [ -n "$BASELINE" ] && measure baseline "$BASELINE"
 

@@ -130,11 +130,10 @@ public struct RetentionJob: TimerJob {
         let job = self
         let run = MutexBox<(started: ContinuousClock.Instant, raw: RawRetentionRun)?>(nil)
         return {
-            if let (started, raw) = run.value {
-                var raw = raw
-                let more = try raw.step()
-                run.value?.raw = raw
-                if !more { job.report(raw.outcome, took: ContinuousClock.now - started) }
+            if let started = run.value?.started {
+                // Stepped in place: a copy of the run would copy the clicks it keeps, a step at a time.
+                let (more, outcome) = try run.update { run in Result { (try run!.raw.step(), run!.raw.outcome) } }.get()
+                if !more { job.report(outcome, took: ContinuousClock.now - started) }
                 return more
             }
             guard let raw = try job.start() else { return false }
