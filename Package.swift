@@ -57,6 +57,7 @@ let package = Package(
             name: "LinkpulseDomain",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
             ],
             exclude: ["Embedded"],
             plugins: ["EmbedTextPlugin"]
@@ -119,7 +120,7 @@ let package = Package(
         .plugin(name: "EmbedTextPlugin", capability: .buildTool(), dependencies: ["embed-text"], path: "Sources/EmbedTextPlugin"),
         .testTarget(
             name: "LinkpulseDomainTests",
-            dependencies: ["LinkpulseDomain"]
+            dependencies: ["LinkpulseDomain", .product(name: "Yams", package: "Yams")]
         ),
         // Tests only: child processes, and a throwaway PostgreSQL cluster (Debian's server).
         .target(name: "TestSupport", path: "Tests/TestSupport"),

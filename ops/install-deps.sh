@@ -7,10 +7,13 @@
 # systemd's systemd-analyze (the unit in ops/systemd is verified), PostgreSQL's server (the
 # PostgreSQL store's tests start a throwaway cluster of their own), zbar (QR codes read back),
 # curl (the docs' examples run as written) and promtool (/metrics checked).
+# The audience data, for both: uap-core's user agent expressions (Apache-2.0), and the IPFire
+# location data (CC BY-SA 4.0) from Debian's tor-geoipdb, unpacked without the Tor daemon it
+# depends on into /usr/local/share/linkpulse/geoip.
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
-want=(libsqlite3-dev zlib1g-dev libqrencode-dev pkg-config tzdata)
+want=(libsqlite3-dev zlib1g-dev libqrencode-dev pkg-config tzdata uap-core)
 if [ "${1:-build}" = "test" ]; then
   # The dashboard's browser tests drive headless Chromium through chromedriver.
   want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
@@ -51,6 +54,22 @@ promtool_unpacked() {
   rm -rf "$download"
 }
 
+# Tor's country files (geoip, geoip6) from Debian's tor-geoipdb, unpacked without installing
+# the package (it depends on the Tor daemon). Skipped when Tor's own copy is there.
+geoip_unpacked() {
+  local dir=/usr/local/share/linkpulse/geoip
+  [ -f /usr/share/tor/geoip ] && return 0
+  [ -f "$dir/geoip" ] && [ -f "$dir/geoip6" ] && return 0
+  echo "Unpacking the country data (Debian's tor-geoipdb) into $dir" >&2
+  local download
+  download=$(mktemp -d)
+  (cd "$download" && { apt-get download tor-geoipdb >/dev/null 2>&1 || { $sudo apt-get update -qq && apt-get download tor-geoipdb >/dev/null; }; })
+  dpkg-deb -x "$download"/tor-geoipdb_*.deb "$download/root"
+  $sudo mkdir -p "$dir"
+  $sudo cp "$download/root/usr/share/tor/geoip" "$download/root/usr/share/tor/geoip6" "$dir/"
+  rm -rf "$download"
+}
+
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
@@ -59,6 +78,7 @@ for package in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  geoip_unpacked
   sdk_venv "${1:-build}"
   promtool_unpacked "${1:-build}"
   exit 0
@@ -68,5 +88,6 @@ echo "Installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+geoip_unpacked
 sdk_venv "${1:-build}"
 promtool_unpacked "${1:-build}"

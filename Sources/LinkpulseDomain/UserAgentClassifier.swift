@@ -4,32 +4,82 @@ import Synchronization
 import Glibc
 #endif
 
-/// Platform and bot verdict for user agents, remembered for the most frequent ones: traffic
-/// repeats a small set of user agent strings, so most events skip the rule scan entirely.
+/// What a user agent says about the sender (its platform, whether it is a bot, its device,
+/// system and browser), remembered for the most frequent ones: traffic repeats a small set of
+/// user agent strings, so most events skip the rule scans entirely.
+///
+/// The device, system and browser come from uap-core's rules (`UserAgentRules`) when the
+/// daemon has them (`replaceRules`, also on a reload); without them those fields are `""` and
+/// the device class is `other`, and the platform and the bot rules still apply.
 public final class UserAgentClassifier: Sendable {
     /// What a user agent says about the sender.
     public struct Verdict: Sendable, Equatable {
         public var platform: Platform
         public var botReason: String?
+        /// The device class, system and browser (`""` and `.other` without uap-core's rules).
+        public var device: Audience.DeviceClass = .other
+        public var os = ""
+        public var osMajor = ""
+        public var browser = ""
+
+        public init(platform: Platform, botReason: String?) {
+            self.platform = platform
+            self.botReason = botReason
+        }
     }
 
     public let bots: BotDetector
-    private let cache = Mutex<[String: Verdict]>([:])
+    private struct State {
+        var rules: UserAgentRules?
+        var cache: [String: Verdict] = [:]
+    }
+    private let state: Mutex<State>
     /// Distinct user agents remembered; past this the memory is cleared and refilled.
-    private let capacity: Int
+    public let capacity: Int
+    private let counts = Mutex<(hits: Int, misses: Int)>((0, 0))
 
-    public init(bots: BotDetector = .standard, capacity: Int = 4096) {
+    public init(bots: BotDetector = .standard, rules: UserAgentRules? = nil, capacity: Int = 4096) {
         self.bots = bots
         self.capacity = capacity
+        state = Mutex(State(rules: rules))
     }
+
+    /// Uses `rules` from now on (nil: none), forgetting every remembered verdict.
+    public func replaceRules(_ rules: UserAgentRules?) {
+        state.withLock { $0 = State(rules: rules) }
+    }
+
+    /// Whether uap-core's rules are loaded.
+    public var hasRules: Bool { state.withLock { $0.rules != nil } }
+
+    /// Lookups answered from memory and by the rules, since the start.
+    public var lookups: (hits: Int, misses: Int) { counts.withLock { $0 } }
+
+    /// User agents remembered now.
+    public var remembered: Int { state.withLock { $0.cache.count } }
 
     public func classify(_ userAgent: String?) -> Verdict {
         guard let userAgent, !userAgent.isEmpty else { return Verdict(platform: .other, botReason: nil) }
-        if let known = cache.withLock({ $0[userAgent] }) { return known }
-        let verdict = Verdict(platform: Platform.from(userAgent: userAgent), botReason: bots.reason(userAgent: userAgent))
-        cache.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[userAgent] = verdict
+        let (known, rules) = state.withLock { ($0.cache[userAgent], $0.rules) }
+        if let known {
+            counts.withLock { $0.hits += 1 }
+            return known
+        }
+        counts.withLock { $0.misses += 1 }
+        var verdict = Verdict(platform: Platform.from(userAgent: userAgent), botReason: bots.reason(userAgent: userAgent))
+        if let details = rules?.details(userAgent) {
+            (verdict.device, verdict.os, verdict.osMajor, verdict.browser) = (details.device, details.os, details.osMajor, details.browser)
+            // The project's rules name preview fetchers and tools first; uap-core's crawlers after.
+            if verdict.botReason == nil, let spider = details.spider {
+                verdict.botReason = "crawler:" + spider.lowercased().replacingOccurrences(of: " ", with: "-")
+            }
+        }
+        if verdict.botReason != nil { verdict.device = .bot }
+        state.withLock { state in
+            // A reload while this was classified: the verdict belongs to the rules it replaced.
+            guard state.rules?.identity === rules?.identity else { return }
+            if state.cache.count >= capacity { state.cache.removeAll(keepingCapacity: true) }
+            state.cache[userAgent] = verdict
         }
         return verdict
     }

@@ -1,0 +1,104 @@
+/// Who an event came from, in the stats' audience dimensions: derived at ingest from the
+/// request's address (before it is hashed), its user agent and its `Accept-Language`, and stored
+/// with the event as one short text (`stored`). `""` is "unknown" in every field.
+///
+/// The referrer's host is the sixth audience dimension; it is not stored here but read from the
+/// event's `referrer` (`Audience.referrerHost(of:)`), which every event keeps already.
+public struct Audience: Sendable, Hashable {
+    /// ISO 3166-1 alpha-2, upper case (`DE`), or `""`.
+    public var country: String
+    public var device: DeviceClass
+    /// The operating system's family (`iOS`, `Android`, `Windows`, `macOS`, `Linux`, `ChromeOS`…).
+    public var os: String
+    /// The operating system's major version (`17`), or `""`.
+    public var osMajor: String
+    /// The browser's family (`Safari`, `Chrome`, `Instagram`…).
+    public var browser: String
+    /// The primary subtag of the first language the visitor asks for (`en`), lower case.
+    public var language: String
+
+    public init(country: String = "", device: DeviceClass = .other, os: String = "", osMajor: String = "", browser: String = "", language: String = "") {
+        (self.country, self.device, self.os, self.osMajor, self.browser, self.language) = (country, device, os, osMajor, browser, language)
+    }
+
+    /// Nothing known: what an event stored without audience data reads as.
+    public static let unknown = Audience()
+
+    /// The kind of device, from its user agent.
+    public enum DeviceClass: String, Sendable, CaseIterable {
+        case phone, tablet, desktop, tv, console, bot, other
+    }
+
+    /// Separates the fields of `stored`: a control character, which no field holds (the
+    /// fields' values are cleaned of control characters when derived).
+    static let separator: Character = "\u{1F}"
+
+    /// The one text the event keeps: the fields in order, separated by U+001F; nil when
+    /// nothing is known (most stored events of an installation without the data).
+    public var stored: String? {
+        self == .unknown ? nil : [country, device.rawValue, os, osMajor, browser, language].joined(separator: String(Self.separator))
+    }
+
+    /// Reads `stored` back; nil or a text of another shape reads as `unknown`.
+    public init(stored: String?) {
+        guard let stored else { self = .unknown; return }
+        let fields = stored.split(separator: Self.separator, omittingEmptySubsequences: false)
+        guard fields.count == 6 else { self = .unknown; return }
+        self.init(
+            country: String(fields[0]), device: DeviceClass(rawValue: String(fields[1])) ?? .other, os: String(fields[2]),
+            osMajor: String(fields[3]), browser: String(fields[4]), language: String(fields[5]))
+    }
+
+    /// The host of a referrer URL, lower case and without a leading `www.` (`""` for none, or
+    /// for a referrer that is not a URL, such as an install referrer's query text).
+    public static func referrerHost(of referrer: String?) -> String {
+        guard let referrer, let schemeEnd = referrer.range(of: "://") else { return "" }
+        let scheme = referrer[..<schemeEnd.lowerBound]
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else { return "" }
+        var authority = referrer[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host: Substring
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = authority[...close]
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        var lowered = host.lowercased()
+        if lowered.hasPrefix("www.") { lowered.removeFirst(4) }
+        guard lowered.utf8.count <= 253, !lowered.contains(where: { $0.isWhitespace || Self.isControl($0) }) else { return "" }
+        return lowered
+    }
+
+    /// The primary subtag of the first language an `Accept-Language` header names (`en` for
+    /// `en-GB,en;q=0.9`), lower case; `""` for none or `*`. The list's order is the visitor's
+    /// order of preference: browsers send the first choice first, so weights are not sorted.
+    public static func primaryLanguage(of acceptLanguage: String?) -> String {
+        guard let acceptLanguage else { return "" }
+        let first = acceptLanguage.split(separator: ",").first?.split(separator: ";").first ?? ""
+        let tag = first.trimmingCharacters(in: .whitespaces).split(separator: "-").first.map(String.init) ?? ""
+        guard (2...3).contains(tag.count), tag.allSatisfy({ $0.isASCII && $0.isLetter }) else { return "" }
+        return tag.lowercased()
+    }
+
+    /// A field's value cleaned for `stored`: control characters dropped, at most 64 characters.
+    static func clean(_ value: String) -> String {
+        var out = value.filter { !isControl($0) }
+        if out.count > 64 { out = String(out.prefix(64)) }
+        return out.trimmingCharacters(in: .whitespaces)
+    }
+
+    static func isControl(_ c: Character) -> Bool {
+        c.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+}
+
+/// Where the audience data is found when the operator names no other place: what Debian's
+/// packages install (`uap-core`; `tor-geoipdb`'s files, which `ops/install-deps.sh` unpacks
+/// without the Tor daemon into the second directory).
+public enum AudienceDataDefaults {
+    /// uap-core's expressions.
+    public static let userAgentRegexes = "/usr/share/uap-core/regexes.yaml"
+    /// Directories holding Tor's `geoip` and `geoip6`, searched in order.
+    public static let torGeoIPDirectories = ["/usr/share/tor", "/usr/local/share/linkpulse/geoip"]
+}

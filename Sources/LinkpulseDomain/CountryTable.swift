@@ -1,0 +1,170 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The country of an IP address, from the ranges of the IPFire location database in the text
+/// form Tor ships (Debian's `tor-geoipdb`: `/usr/share/tor/geoip` and `geoip6`): one range a
+/// line, `FIRST,LAST,CC`, addresses as decimal integers (IPv4) or in IPv6 notation, `??` for
+/// ranges of no country. Pure: it is built from the files' bytes and looks up in sorted arrays
+/// (a binary search, no allocation).
+public struct CountryTable: Sendable, CountryLookup {
+    private var v4Starts: [UInt32] = []
+    private var v4Ends: [UInt32] = []
+    private var v4Codes: [UInt16] = []
+    private var v6Starts: [UInt128] = []
+    private var v6Ends: [UInt128] = []
+    private var v6Codes: [UInt16] = []
+    /// The export's date as the file's header states it (`Generated: …`), if it does.
+    public private(set) var generated: String?
+
+    /// A file's line that is not a range.
+    public struct Malformed: Error, CustomStringConvertible {
+        public var file: String
+        public var line: Int
+        public var description: String { "\(file): line \(line) is not FIRST,LAST,CC" }
+    }
+
+    /// Reads the IPv4 file's bytes and, when given, the IPv6 file's.
+    public init(ipv4: [UInt8], ipv6: [UInt8]?) throws {
+        try Self.lines(ipv4, file: "geoip", header: &generated) { first, last, code in
+            guard let a = UInt32(first), let b = UInt32(last), a <= b else { return false }
+            if let code {
+                v4Starts.append(a); v4Ends.append(b); v4Codes.append(code)
+            }
+            return true
+        }
+        if let ipv6 {
+            try Self.lines(ipv6, file: "geoip6", header: &generated) { first, last, code in
+                guard let a = Self.ipv6(first), let b = Self.ipv6(last), a <= b else { return false }
+                if let code {
+                    v6Starts.append(a); v6Ends.append(b); v6Codes.append(code)
+                }
+                return true
+            }
+        }
+        try Self.checkSorted(v4Starts, v4Ends, file: "geoip")
+        try Self.checkSorted(v6Starts, v6Ends, file: "geoip6")
+    }
+
+    /// Ranges held (those of a country).
+    public var rangeCount: Int { v4Starts.count + v6Starts.count }
+
+    /// The country of `address` (dotted IPv4 or IPv6 text; an IPv4 address mapped into IPv6,
+    /// `::ffff:a.b.c.d`, is looked up as IPv4), `""` when unknown or not an address.
+    public func country(of address: String) -> String {
+        switch IPAddress(address) {
+        case .v4(let a)?: Self.find(a, v4Starts, v4Ends, v4Codes)
+        case .v6(let a)?: Self.find(a, v6Starts, v6Ends, v6Codes)
+        case nil: ""
+        }
+    }
+
+    private static func find<T: FixedWidthInteger>(_ x: T, _ starts: [T], _ ends: [T], _ codes: [UInt16]) -> String {
+        // The last range starting at or before x.
+        var (lo, hi) = (0, starts.count)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if starts[mid] <= x { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0, x <= ends[lo - 1] else { return "" }
+        let code = codes[lo - 1]
+        return String(decoding: [UInt8(code >> 8), UInt8(code & 0xFF)], as: UTF8.self)
+    }
+
+    /// Calls `range` with each line's three fields (the code packed in two bytes, nil for `??`);
+    /// it answers whether the addresses were well formed.
+    private static func lines(
+        _ bytes: [UInt8], file: String, header: inout String?, _ range: (Substring, Substring, UInt16?) throws -> Bool
+    ) throws {
+        var number = 0
+        for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            let line = String(decoding: raw, as: UTF8.self)
+            if line.hasPrefix("#") {
+                if header == nil, let at = line.range(of: "Generated:") {
+                    header = line[at.upperBound...].trimmingCharacters(in: .whitespaces)
+                }
+                continue
+            }
+            if line.allSatisfy(\.isWhitespace) { continue }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 3 else { throw Malformed(file: file, line: number) }
+            let cc = fields[2].trimmingCharacters(in: .whitespaces).utf8
+            var code: UInt16?
+            if cc.count == 2, cc.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
+                code = UInt16(cc.first!) << 8 | UInt16(cc.dropFirst().first!)
+            } else if cc.elementsEqual("??".utf8) {
+                code = nil
+            } else {
+                throw Malformed(file: file, line: number)
+            }
+            guard try range(fields[0], fields[1], code) else { throw Malformed(file: file, line: number) }
+        }
+    }
+
+    private static func checkSorted<T: FixedWidthInteger>(_ starts: [T], _ ends: [T], file: String) throws {
+        for i in starts.indices.dropFirst() where starts[i] <= ends[i - 1] {
+            throw Malformed(file: file, line: i)
+        }
+    }
+
+    static func ipv6(_ text: Substring) -> UInt128? {
+        if case .v6(let a)? = IPAddress(String(text), mapV4: false) { return a }
+        return nil
+    }
+}
+
+/// Where an address's country comes from: the Tor files (`CountryTable`) or an MMDB file.
+public protocol CountryLookup: Sendable {
+    /// ISO 3166-1 alpha-2 of `address`, `""` when unknown.
+    func country(of address: String) -> String
+}
+
+/// An IP address as a number.
+enum IPAddress: Equatable {
+    case v4(UInt32)
+    case v6(UInt128)
+
+    /// Parses dotted IPv4 or IPv6 text; an IPv4-mapped IPv6 address is `.v4` when `mapV4`.
+    init?(_ text: String, mapV4: Bool = true) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self = .v4(UInt32(bigEndian: v4.s_addr))
+            return
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        let value = withUnsafeBytes(of: &v6) { bytes in bytes.reduce(UInt128(0)) { $0 << 8 | UInt128($1) } }
+        if mapV4, value >> 32 == 0xFFFF {
+            self = .v4(UInt32(truncatingIfNeeded: value))
+        } else {
+            self = .v6(value)
+        }
+    }
+}
+
+/// The daemon's country data, replaced whole on a reload: nil until loaded, or when the files
+/// are missing (every country is then `""`).
+public final class CountrySource: Sendable {
+    private let lookup: Mutex<(any CountryLookup)?>
+
+    public init(_ lookup: (any CountryLookup)? = nil) {
+        self.lookup = Mutex(lookup)
+    }
+
+    /// Uses `lookup` from now on.
+    public func replace(with lookup: (any CountryLookup)?) {
+        self.lookup.withLock { $0 = lookup }
+    }
+
+    /// Whether country data is loaded.
+    public var isLoaded: Bool { lookup.withLock { $0 != nil } }
+
+    /// The country of `address`, `""` when unknown, not an address, or without data.
+    public func country(of address: String?) -> String {
+        guard let address, let lookup = lookup.withLock({ $0 }) else { return "" }
+        return lookup.country(of: address)
+    }
+}
