@@ -49,6 +49,12 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // Countries from an MMDB file (GeoLite2, DB-IP Lite) the operator points at.
+        .systemLibrary(
+            name: "CMaxMindDB",
+            pkgConfig: "libmaxminddb",
+            providers: [.apt(["libmaxminddb-dev"])]
+        ),
         .target(
             name: "CSystemTuning",
             linkerSettings: [.linkedLibrary("sqlite3")]
@@ -82,6 +88,7 @@ let package = Package(
                 "LinkpulseDomain",
                 "LinkpulseStore",
                 "CZlib",
+                "CMaxMindDB",
                 "CQRencode",
                 "CSystemTuning",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Linkpulse builds and tests against, when missing:
-# the SQLite, zlib and libqrencode headers and the time zone database (build), and for the test suite Chromium
+# the SQLite, zlib, libqrencode and libmaxminddb headers and the time zone database (build), and for the test suite Chromium
 # with its WebDriver (the dashboard is tested in a real headless browser), and Python with the
-# Segment and RudderStack SDKs and schemathesis in .build/sdk-venv (the Segment-compatible ingest is
-# tested with the SDKs, the OpenAPI document against the daemon with schemathesis),
+# Segment and RudderStack SDKs, schemathesis and mmdb-writer in .build/sdk-venv (the Segment-compatible
+# ingest is tested with the SDKs, the OpenAPI document against the daemon with schemathesis, MMDB
+# country files are written with mmdb-writer),
 # systemd's systemd-analyze (the unit in ops/systemd is verified), PostgreSQL's server (the
 # PostgreSQL store's tests start a throwaway cluster of their own), zbar (QR codes read back),
 # curl (the docs' examples run as written) and promtool (/metrics checked).
@@ -13,7 +14,7 @@
 # Usage: ops/install-deps.sh [build|test]
 set -euo pipefail
 
-want=(libsqlite3-dev zlib1g-dev libqrencode-dev pkg-config tzdata uap-core)
+want=(libsqlite3-dev zlib1g-dev libqrencode-dev libmaxminddb-dev pkg-config tzdata uap-core)
 if [ "${1:-build}" = "test" ]; then
   # The dashboard's browser tests drive headless Chromium through chromedriver.
   want+=(chromium chromium-driver fonts-dejavu-core python3 python3-venv)
@@ -31,12 +32,12 @@ fi
 sdk_venv() {
   [ "${1:-build}" = "test" ] || return 0
   local venv=.build/sdk-venv
-  "$venv/bin/python" -c "import segment.analytics, rudderstack.analytics, schemathesis" 2>/dev/null && return 0
-  echo "Installing the Segment and RudderStack Python SDKs and schemathesis into $venv" >&2
+  "$venv/bin/python" -c "import segment.analytics, rudderstack.analytics, schemathesis, mmdb_writer" 2>/dev/null && return 0
+  echo "Installing the Segment and RudderStack Python SDKs, schemathesis and mmdb-writer into $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check segment-analytics-python==2.4.0 rudder-sdk-python==2.1.9 \
-    schemathesis==4.32.5
+    schemathesis==4.32.5 mmdb-writer==0.2.7 netaddr==1.3.0
 }
 
 # promtool, from Debian's prometheus package, unpacked into the build folder without installing

@@ -60,3 +60,13 @@ long long linkpulse_thread_runqueue_wait_ns(void) {
     unsigned long long wait = strtoull(wait_start, &end, 10);
     return end == wait_start ? -1 : (long long)wait;
 }
+
+// memfd_create is declared only with _GNU_SOURCE, which the Glibc module does not set; the
+// system call is the same.
+int linkpulse_private_file(const char *name) {
+#ifdef SYS_memfd_create
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+#else
+    return -1;
+#endif
+}

@@ -8,7 +8,8 @@ public struct Audience: Sendable, Hashable {
     /// ISO 3166-1 alpha-2, upper case (`DE`), or `""`.
     public var country: String
     public var device: DeviceClass
-    /// The operating system's family (`iOS`, `Android`, `Windows`, `macOS`, `Linux`, `ChromeOS`…).
+    /// The operating system's family (`iOS`, `iPadOS`, `Android`, `Windows`, `macOS`, `Linux`,
+    /// `ChromeOS`…).
     public var os: String
     /// The operating system's major version (`17`), or `""`.
     public var osMajor: String
@@ -49,7 +50,7 @@ public struct Audience: Sendable, Hashable {
             osMajor: String(fields[3]), browser: String(fields[4]), language: String(fields[5]))
     }
 
-    /// The host of a referrer URL, lower case and without a leading `www.` (`""` for none, or
+    /// The host of a referrer URL in lower case, as sent (`www.instagram.com`; `""` for none, or
     /// for a referrer that is not a URL, such as an install referrer's query text).
     public static func referrerHost(of referrer: String?) -> String {
         guard let referrer, let schemeEnd = referrer.range(of: "://") else { return "" }
@@ -64,8 +65,7 @@ public struct Audience: Sendable, Hashable {
             host = authority.prefix { $0 != ":" }
         }
         if host.hasSuffix(".") { host = host.dropLast() }
-        var lowered = host.lowercased()
-        if lowered.hasPrefix("www.") { lowered.removeFirst(4) }
+        let lowered = host.lowercased()
         guard lowered.utf8.count <= 253, !lowered.contains(where: { $0.isWhitespace || Self.isControl($0) }) else { return "" }
         return lowered
     }

@@ -29,7 +29,7 @@ public struct CountryTable: Sendable, CountryLookup {
     /// Reads the IPv4 file's bytes and, when given, the IPv6 file's.
     public init(ipv4: [UInt8], ipv6: [UInt8]?) throws {
         try Self.lines(ipv4, file: "geoip", header: &generated) { first, last, code in
-            guard let a = UInt32(first), let b = UInt32(last), a <= b else { return false }
+            guard let a = Self.decimal(first), let b = Self.decimal(last), a <= b else { return false }
             if let code {
                 v4Starts.append(a); v4Ends.append(b); v4Codes.append(code)
             }
@@ -74,33 +74,69 @@ public struct CountryTable: Sendable, CountryLookup {
     }
 
     /// Calls `range` with each line's three fields (the code packed in two bytes, nil for `??`);
-    /// it answers whether the addresses were well formed.
+    /// it answers whether the addresses were well formed. Reads the bytes in place: the files
+    /// hold some 660,000 lines, read at every start.
     private static func lines(
-        _ bytes: [UInt8], file: String, header: inout String?, _ range: (Substring, Substring, UInt16?) throws -> Bool
+        _ bytes: [UInt8], file: String, header: inout String?,
+        _ range: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt16?) throws -> Bool
     ) throws {
-        var number = 0
-        for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            number += 1
-            let line = String(decoding: raw, as: UTF8.self)
-            if line.hasPrefix("#") {
-                if header == nil, let at = line.range(of: "Generated:") {
-                    header = line[at.upperBound...].trimmingCharacters(in: .whitespaces)
+        try bytes.withUnsafeBytes { all in
+            var number = 0
+            var start = 0
+            while start < all.count {
+                var end = start
+                while end < all.count, all[end] != UInt8(ascii: "\n") { end += 1 }
+                number += 1
+                let line = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                start = end + 1
+                if line.first == UInt8(ascii: "#") {
+                    if header == nil {
+                        let text = String(decoding: line, as: UTF8.self)
+                        if let at = text.range(of: "Generated:") { header = text[at.upperBound...].trimmingCharacters(in: .whitespaces) }
+                    }
+                    continue
                 }
-                continue
+                if line.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { continue }
+                guard let comma1 = line.firstIndex(of: UInt8(ascii: ",")),
+                    let comma2 = line[(comma1 + 1)...].firstIndex(of: UInt8(ascii: ","))
+                else { throw Malformed(file: file, line: number) }
+                var cc = line[(comma2 + 1)...]
+                while let last = cc.last, last == 13 || last == 32 { cc = cc.dropLast() }
+                var code: UInt16?
+                if cc.count == 2, cc.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
+                    code = UInt16(cc[cc.startIndex]) << 8 | UInt16(cc[cc.startIndex + 1])
+                } else if cc.elementsEqual("??".utf8) {
+                    code = nil
+                } else {
+                    throw Malformed(file: file, line: number)
+                }
+                let first = UnsafeRawBufferPointer(rebasing: line[..<comma1])
+                let last = UnsafeRawBufferPointer(rebasing: line[(comma1 + 1)..<comma2])
+                guard try range(first, last, code) else { throw Malformed(file: file, line: number) }
             }
-            if line.allSatisfy(\.isWhitespace) { continue }
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count == 3 else { throw Malformed(file: file, line: number) }
-            let cc = fields[2].trimmingCharacters(in: .whitespaces).utf8
-            var code: UInt16?
-            if cc.count == 2, cc.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
-                code = UInt16(cc.first!) << 8 | UInt16(cc.dropFirst().first!)
-            } else if cc.elementsEqual("??".utf8) {
-                code = nil
-            } else {
-                throw Malformed(file: file, line: number)
-            }
-            guard try range(fields[0], fields[1], code) else { throw Malformed(file: file, line: number) }
+        }
+    }
+
+    /// A decimal IPv4 address as the Tor file writes it.
+    private static func decimal(_ digits: UnsafeRawBufferPointer) -> UInt32? {
+        guard !digits.isEmpty, digits.count <= 10 else { return nil }
+        var value: UInt64 = 0
+        for d in digits {
+            guard d >= UInt8(ascii: "0"), d <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + UInt64(d - UInt8(ascii: "0"))
+        }
+        return value <= UInt64(UInt32.max) ? UInt32(value) : nil
+    }
+
+    /// An IPv6 address's text as a number (`inet_pton` on a NUL-terminated copy).
+    private static func ipv6(_ text: UnsafeRawBufferPointer) -> UInt128? {
+        guard text.count < 64 else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            for (i, byte) in text.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+            buffer[text.count] = 0
+            var v6 = in6_addr()
+            guard inet_pton(AF_INET6, buffer.baseAddress!, &v6) == 1 else { return nil }
+            return withUnsafeBytes(of: &v6) { bytes in bytes.reduce(UInt128(0)) { $0 << 8 | UInt128($1) } }
         }
     }
 
@@ -110,10 +146,6 @@ public struct CountryTable: Sendable, CountryLookup {
         }
     }
 
-    static func ipv6(_ text: Substring) -> UInt128? {
-        if case .v6(let a)? = IPAddress(String(text), mapV4: false) { return a }
-        return nil
-    }
 }
 
 /// Where an address's country comes from: the Tor files (`CountryTable`) or an MMDB file.
@@ -127,8 +159,8 @@ enum IPAddress: Equatable {
     case v4(UInt32)
     case v6(UInt128)
 
-    /// Parses dotted IPv4 or IPv6 text; an IPv4-mapped IPv6 address is `.v4` when `mapV4`.
-    init?(_ text: String, mapV4: Bool = true) {
+    /// Parses dotted IPv4 or IPv6 text; an IPv4 address mapped into IPv6 is `.v4`.
+    init?(_ text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self = .v4(UInt32(bigEndian: v4.s_addr))
@@ -137,7 +169,7 @@ enum IPAddress: Equatable {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
         let value = withUnsafeBytes(of: &v6) { bytes in bytes.reduce(UInt128(0)) { $0 << 8 | UInt128($1) } }
-        if mapV4, value >> 32 == 0xFFFF {
+        if value >> 32 == 0xFFFF {
             self = .v4(UInt32(truncatingIfNeeded: value))
         } else {
             self = .v6(value)

@@ -14,27 +14,37 @@ public struct RequestFacts: Sendable {
     public var clientIP: String?
     /// The request's `User-Agent` header.
     public var userAgent: String?
+    /// The request's `Accept-Language` header, when the visitor's own browser sent the request
+    /// (a hosted link's tap); nil for events an app or a server sends.
+    public var acceptLanguage: String?
 
-    public init(receivedAtMs: Int64, clientIP: String?, userAgent: String?) {
+    public init(receivedAtMs: Int64, clientIP: String?, userAgent: String?, acceptLanguage: String? = nil) {
         self.receivedAtMs = receivedAtMs
         self.clientIP = clientIP
         self.userAgent = userAgent
+        self.acceptLanguage = acceptLanguage
     }
 }
 
 /// Turns an `EventPayload` into an `IngestEvent` or the first `EventError` found, checking
 /// fields in a fixed order (type first) so the same bad event always gets the same error.
-/// Hashes addresses with the installation's secret; never keeps a raw IP.
+/// Hashes addresses with the installation's secret; never keeps a raw IP (its country is read
+/// before it is hashed).
 public struct EventValidator: Sendable {
     public let hasher: KeyedHasher
     public let userAgents: UserAgentClassifier
+    public let countries: CountrySource
     /// The hosted links' domains (`--links-config`), lower case: an `open` or `install` whose
     /// `url` is a link on one of them is the app opened by that link.
     public let linkDomains: Set<String>
 
-    public init(hasher: KeyedHasher, userAgents: UserAgentClassifier = UserAgentClassifier(), linkDomains: Set<String> = []) {
+    public init(
+        hasher: KeyedHasher, userAgents: UserAgentClassifier = UserAgentClassifier(), countries: CountrySource = CountrySource(),
+        linkDomains: Set<String> = []
+    ) {
         self.hasher = hasher
         self.userAgents = userAgents
+        self.countries = countries
         self.linkDomains = linkDomains
     }
 
@@ -121,7 +131,11 @@ public struct EventValidator: Sendable {
             platform = verdict.platform
         }
 
-        return IngestEvent(
+        let audience = Audience(
+            country: countries.country(of: ip), device: verdict.device, os: verdict.os, osMajor: verdict.osMajor,
+            browser: verdict.browser, language: Audience.primaryLanguage(of: request.acceptLanguage))
+
+        var event = IngestEvent(
             id: id, kind: kind, occurredAtMs: occurredAt, receivedAtMs: request.receivedAtMs, sentAtMs: sentAt,
             ref: ref, campaign: campaign, source: source, medium: medium, platform: platform,
             deviceId: deviceId, clickId: clickId, clickIdSource: clickIdSource, deferred: deferred, url: url, referrer: referrer,
@@ -129,6 +143,8 @@ public struct EventValidator: Sendable {
             visitorId: deviceId ?? hasher.visitorId(ipHash: ipHash, userAgent: userAgent),
             osVersion: osVersion, appVersion: appVersion, propertiesJSON: properties,
             botReason: verdict.botReason, installReferrer: installReferrer)
+        event.audience = audience
+        return event
     }
 
     func eventKind(_ field: Field<String>) throws -> EventKind {

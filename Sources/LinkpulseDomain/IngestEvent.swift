@@ -39,6 +39,9 @@ public struct IngestEvent: Sendable, Equatable {
     /// Whether the app sent it to `/v1/resolve` (asking for its link), not `/v1/events`: a
     /// device's first resolve is its first session.
     public var isResolve = false
+    /// Its country, device, system, browser and language, derived from the request before its
+    /// address was hashed (`unknown` without the data, or for an event stored before).
+    public var audience = Audience.unknown
 
     public var isBot: Bool { botReason != nil }
 

@@ -86,7 +86,9 @@ public struct UserAgentRules: Sendable {
         let system = Self.firstMatch(systems, in: text, userAgent)
         let device = Self.firstMatch(devices, in: text, userAgent)
         let spider = device?.family == "Spider" ? (browser?.family ?? "Spider") : nil
-        let os = Self.systemName(system?.family ?? "")
+        var os = Self.systemName(system?.family ?? "")
+        // An iPad's system is iPadOS (its user agent says iOS, as iPadOS's first versions were).
+        if os == "iOS", userAgent.contains("iPad") { os = "iPadOS" }
         let marked = BrowserMarks.name(of: userAgent)
         return Details(
             device: spider != nil ? .bot : DeviceClassRules.deviceClass(of: userAgent, os: os),
@@ -119,7 +121,7 @@ public struct UserAgentRules: Sendable {
     }
 
     /// uap-core's operating system families as the stats name them: one `Linux` for its
-    /// distributions, `macOS`, `ChromeOS`; the rest as uap-core names them.
+    /// distributions, `macOS`, `ChromeOS`, `webOS`, `tvOS`; the rest as uap-core names them.
     static func systemName(_ family: String) -> String {
         switch family {
         case "Mac OS X", "Mac OS": "macOS"
@@ -164,7 +166,7 @@ enum BrowserMarks {
         ("musical_ly", "TikTok"), ("TikTok", "TikTok"), ("BytedanceWebview", "TikTok"), ("trill_", "TikTok"),
         ("Snapchat", "Snapchat"),
         ("Pinterest/", "Pinterest"),
-        ("Twitter for", "X"), ("TwitterAndroid", "X"),
+        ("Twitter for", "Twitter"), ("TwitterAndroid", "Twitter"),
         ("GmailApp", "Gmail"), ("Gmail/", "Gmail"),
         ("MicroMessenger/", "WeChat"),
         (" Line/", "LINE"),

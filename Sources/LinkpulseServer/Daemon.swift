@@ -21,13 +21,15 @@ public struct DaemonParts: Sendable {
     public var now: @Sendable () -> Int64
     /// What runs the timer jobs: nil for Dispatch timers, a test's ticks otherwise.
     public var ticks: ManualTicks?
+    /// The countries' and user agents' data events are classified by.
+    public var audience: AudienceData
     public var logger: Logger
 
     public init(
         secrets: InstallationSecrets, keys: AccessKeys, queue: IngestQueue = IngestQueue(), metrics: IngestMetrics = IngestMetrics(),
         prometheus: PrometheusCollectorRegistry? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
-        ticks: ManualTicks? = nil, logger: Logger
+        ticks: ManualTicks? = nil, audience: AudienceData? = nil, logger: Logger
     ) {
         self.secrets = secrets
         self.keys = keys
@@ -36,6 +38,7 @@ public struct DaemonParts: Sendable {
         self.prometheus = prometheus
         self.now = now
         self.ticks = ticks
+        self.audience = audience ?? .none(logger: logger)
         self.logger = logger
     }
 }
@@ -103,6 +106,7 @@ public func buildApplication(
     ]
     services += backend.backgroundServices(settings: settings, timers: timers)
     services.append(timers.every(settings.keyRefreshInterval, AsyncTickJob.accessKeys(parts.keys, logger: parts.logger)))
+    if parts.audience.paths != nil { services.append(AudienceReloadService(data: parts.audience)) }
     if !settings.exportJobs.isEmpty {
         let scheduler = exportScheduler(backend: backend, settings: settings)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
@@ -139,7 +143,9 @@ public func buildRouter(backend: some DaemonBackend, settings: ServerSettings) -
     let parts = backend.parts
     let ingest = IngestController(
         queue: parts.queue,
-        validator: EventValidator(hasher: KeyedHasher(secret: parts.secrets.hashSecretBytes), linkDomains: Set(settings.links?.domains ?? [])),
+        validator: EventValidator(
+            hasher: KeyedHasher(secret: parts.secrets.hashSecretBytes), userAgents: parts.audience.classifier, countries: parts.audience.countries,
+            linkDomains: Set(settings.links?.domains ?? [])),
         trustProxy: settings.trustProxy, metrics: parts.metrics, storage: backend.storage, now: parts.now)
     let stats = StatsService(
         reader: backend.statsReader, defaultZone: settings.defaultTimeZone, now: parts.now,
@@ -175,9 +181,11 @@ public func buildRouter(backend: some DaemonBackend, settings: ServerSettings) -
     if let prometheus = parts.prometheus {
         let memory = MemoryGauges(store: { backend.memoryReport })
         let disk = DiskGauges(storage: backend.storage)
+        let userAgents = AudienceGauges(classifier: parts.audience.classifier)
         MetricsController(registry: prometheus, refresh: {
             memory.record()
             disk.record()
+            userAgents.record()
             _ = try? await backend.derivedStatus()
         }).addRoutes(to: router)
     }
@@ -233,6 +241,7 @@ struct HealthController<Backend: DaemonBackend>: Sendable {
 
     func readiness() async -> Readiness {
         var checks = await backend.storeChecks()
+        checks["audience_data"] = backend.parts.audience.readiness
         let limit = Double(maxRollupLag.nanoseconds) / 1e9
         if let status = try? await backend.derivedStatus() {
             checks["rollup_lag"] = .init(

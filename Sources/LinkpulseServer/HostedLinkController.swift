@@ -114,7 +114,7 @@ struct HostedLinkController: Sendable {
         let forwardedFor = ingest.forwardedAddresses(request)
         let facts = RequestFacts(
             receivedAtMs: receivedAt, clientIP: ingest.clientIP(context: context, forwardedFor: forwardedFor),
-            userAgent: request.headers[.userAgent])
+            userAgent: request.headers[.userAgent], acceptLanguage: request.headers[.acceptLanguage])
         let payload = LinkClick.payload(id: id, link: link, tappedURL: tappedURL, referrer: request.headers[.referer])
         let work: IngestWork
         switch ingest.validator.validate(payload, request: facts) {

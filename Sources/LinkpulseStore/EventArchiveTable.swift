@@ -21,7 +21,7 @@ enum EventArchiveTable {
         ("visitor", "BLOB"), ("ip_hash", "BLOB"), ("device_id", "BLOB"), ("click_id", "BLOB"), ("url", "TEXT"),
         ("referrer", "TEXT"), ("user_agent", "INTEGER"), ("os_version", "INTEGER"), ("app_version", "INTEGER"),
         ("bot_reason", "INTEGER"), ("properties", "TEXT"), ("click_id_source", "INTEGER"), ("resolve", "INTEGER"),
-        ("install_referrer", "TEXT"),
+        ("install_referrer", "TEXT"), ("audience", "INTEGER"),
     ]
     static let seqColumn: Int32 = 0
     static let timeColumn: Int32 = 5

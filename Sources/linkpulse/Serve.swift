@@ -107,6 +107,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Folder of the dashboard's files; found without it when started from the repository (LINKPULSE_DASHBOARDS_DIR).")
     var dashboardsDir: String? = Environment.string("dashboards-dir")
 
+    @Option(help: "Countries: an MMDB file (GeoLite2, DB-IP Lite), or the geoip file of Debian's tor-geoipdb with its geoip6 beside it; default: Tor's files where ops/install-deps.sh or the tor package put them; off: none (LINKPULSE_GEOIP). Loaded again on SIGHUP.")
+    var geoip: String? = Environment.string("geoip")
+
+    @Option(help: "User agents: uap-core's regexes.yaml; default /usr/share/uap-core/regexes.yaml, from Debian's uap-core; off: none (LINKPULSE_USER_AGENTS). Loaded again on SIGHUP.")
+    var userAgents: String? = Environment.string("user-agents")
+
     @Option(help: "How often export jobs look for a due period, e.g. 15s (LINKPULSE_EXPORT_CHECK_INTERVAL).")
     var exportCheckInterval: String = Environment.string("export-check-interval") ?? "15s"
 
@@ -218,9 +224,10 @@ struct Serve: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let audience = try loadAudienceData(logger: logger)
 
         if let location = postgres.location {
-            try await runOnPostgres(location, logger: logger, registry: registry)
+            try await runOnPostgres(location, logger: logger, registry: registry, audience: audience)
             return
         }
         let dataURL = demo ? storage.dataURL.appending(path: "demo") : storage.dataURL
@@ -244,7 +251,7 @@ struct Serve: AsyncParsableCommand {
         let deps = AppDependencies(
             database: database, secrets: InstallationSecrets(hashSecret: secrets.hashSecret), keys: keys, queue: IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20)),
             storage: StorageGuard(minimum: FreeSpaceMinimum(parsing: minFreeDisk) ?? .standard, directory: dataURL, logger: logger), prometheus: registry,
-            logger: logger)
+            audience: audience, logger: logger)
         let settings = try serverSettings(dataURL: dataURL, defaultRollupMs: 10_000)
         if let folder = settings.dashboardsDirectory {
             logger.info("dashboard", metadata: ["files": "\(folder.path)"])
@@ -270,6 +277,18 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// The countries' and user agents' data, loaded before the daemon listens (a file named by
+    /// flag that cannot be read stops the start; a default one that is missing is logged).
+    func loadAudienceData(logger: Logger) throws -> AudienceData {
+        let audience = AudienceData(paths: AudienceData.Paths(geoip: geoip, userAgents: userAgents), logger: logger)
+        do {
+            try audience.load()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return audience
+    }
+
     /// The daemon's settings from its options, one place for both stores (on PostgreSQL the
     /// SQLite-only ones, such as the id index's merge threshold, go unused). Exports go to
     /// `--export-dir`, else `exports` in `dataURL`; `--rollup-interval` defaults to
@@ -293,7 +312,7 @@ extension Serve {
 
     /// The daemon on PostgreSQL (see `PostgresBackend`). Several
     /// daemons may run on one database; each keeps nothing under `--data-dir`.
-    func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry) async throws {
+    func runOnPostgres(_ location: PostgresLocation, logger: Logger, registry: PrometheusCollectorRegistry, audience: AudienceData) async throws {
         // Options of what does not run on PostgreSQL yet are refused, not silently ignored.
         if demo { throw ValidationError("--demo runs on SQLite only; leave out --database.") }
         if seal.sealAfterDays != nil {
@@ -310,7 +329,7 @@ extension Serve {
                 forgetClearCopies: { try await store.forgetInstallationValues(Array(InstallationSecrets.clearKeyNames.values)) }, logger: logger)
             let settings = try serverSettings(dataURL: storage.dataURL, defaultRollupMs: 1_000)
             let queue = IngestQueue(capacity: queueCapacity, inFlightByteLimit: Int(FreeSpaceMinimum.size(maxIngestInflight) ?? 2 << 20))
-            let parts = DaemonParts(secrets: secrets, keys: keys, queue: queue, prometheus: registry, logger: logger)
+            let parts = DaemonParts(secrets: secrets, keys: keys, queue: queue, prometheus: registry, audience: audience, logger: logger)
             try await buildApplication(backend: PostgresBackend(store: store, parts: parts, settings: settings), settings: settings).runService()
         } catch {
             await store.close()

@@ -105,7 +105,7 @@ import Yams
     }
 
     @Test func referrerHostsAndLanguages() {
-        #expect(Audience.referrerHost(of: "https://www.Google.com/search?q=x") == "google.com")
+        #expect(Audience.referrerHost(of: "https://www.Google.com/search?q=x") == "www.google.com")
         #expect(Audience.referrerHost(of: "https://l.instagram.com/?u=https%3A%2F%2Fexample.com") == "l.instagram.com")
         #expect(Audience.referrerHost(of: "http://user:pw@news.example.org:8080/a") == "news.example.org")
         #expect(Audience.referrerHost(of: "android-app://com.google.android.gm/") == "com.google.android.gm")

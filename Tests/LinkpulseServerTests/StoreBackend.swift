@@ -26,6 +26,8 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         let countRows: @Sendable (_ sqlite: String, _ postgres: String) throws -> Int
         /// Waits until every event stored so far is attributed.
         let settle: @Sendable () async throws -> Void
+        /// The SQLite installation's data directory (nil on PostgreSQL).
+        var directory: URL? = nil
 
         /// The count `sqlite` gives on SQLite's events database, or `postgres` on PostgreSQL.
         func count(sqlite: String, postgres: String) throws -> Int {
@@ -38,10 +40,10 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// `TestInstallation.application`), changed for each daemon (0, 1) by `perDaemon`, and the
     /// clock `now` when given. `live` serves real HTTP on SQLite too. `postgresURL` names an
     /// existing PostgreSQL database to use instead of a fresh one (a test that starts daemons
-    /// on it again).
+    /// on it again). `audience` is the countries' and user agents' data (none by default).
     func test(
         _ name: String, settings: ServerSettings = ServerSettings(port: 0, rollupInterval: .seconds(3600), ingestPacing: .off),
-        now: (@Sendable () -> Int64)? = nil, live: Bool = false, postgresURL: String? = nil,
+        now: (@Sendable () -> Int64)? = nil, live: Bool = false, postgresURL: String? = nil, audience: AudienceData? = nil,
         perDaemon: (@Sendable (inout ServerSettings, Int) -> Void)? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, Probe) async throws -> Void
     ) async throws {
@@ -52,10 +54,10 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let attribution = installation.database.attribution
             let probe = Probe(
                 backend: self, answers: StoredAttributions(events: installation.database.events, attribution: attribution),
-                countRows: { sql, _ in try installation.count(sql) }, settle: { await attribution.settled() })
+                countRows: { sql, _ in try installation.count(sql) }, settle: { await attribution.settled() }, directory: installation.directory)
             var settings = settings
             perDaemon?(&settings, 0)
-            let app = installation.application(installation.dependencies(now: now), settings: settings)
+            let app = installation.application(installation.dependencies(now: now, audience: audience), settings: settings)
             try await app.test(live ? .live : .router) { client in try await body(client, probe) }
         case .postgres:
             let cluster = try PostgresTestCluster.shared.get()
@@ -78,7 +80,7 @@ enum StoreBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
                         store: store.accessKeys, hashSecret: TestInstallation.secrets.hashSecretBytes, configured: TestInstallation.configuredKeys)
                     let parts = DaemonParts(
                         secrets: TestInstallation.secrets, keys: keys, queue: IngestQueue(capacity: 50_000),
-                        now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, logger: logger)
+                        now: now ?? { Int64(Date().timeIntervalSince1970 * 1000) }, audience: audience, logger: logger)
                     return buildApplication(backend: PostgresBackend(store: store, parts: parts, settings: settings), settings: settings)
                 }
                 let store = stores[0]

@@ -34,10 +34,12 @@ struct TestInstallation {
     var hasher: KeyedHasher { KeyedHasher(secret: Self.secrets.hashSecretBytes) }
 
     /// - Parameter ticks: the timers a test drives (`ManualTicks.tick`); nil for Dispatch timers.
-    func dependencies(queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil, ticks: ManualTicks? = nil) -> AppDependencies {
+    func dependencies(
+        queueCapacity: Int = 50_000, now: (@Sendable () -> Int64)? = nil, ticks: ManualTicks? = nil, audience: AudienceData? = nil
+    ) -> AppDependencies {
         AppDependencies(
             database: database, secrets: Self.secrets, configuredKeys: Self.configuredKeys, queue: IngestQueue(capacity: queueCapacity),
-            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, ticks: ticks, logger: logger)
+            now: now ?? { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }, ticks: ticks, audience: audience, logger: logger)
     }
 
     /// The daemon as `serve` builds it. By default its rollup timer waits an hour, so that a

@@ -5,7 +5,7 @@
 -- Parameters: after_seq, limit. Idempotent: yes (read-only).
 SELECT seq, event_id, type, occurred_at_ms, received_at_ms, sent_at_ms, ref, campaign, source, medium,
        platform, device_id, click_id, deferred, url, referrer, user_agent, ip_hash, visitor_id,
-       os_version, app_version, properties, bot_reason, click_id_source, resolve, install_referrer
+       os_version, app_version, properties, bot_reason, click_id_source, resolve, install_referrer, audience
 FROM events
 WHERE seq IN (SELECT seq FROM event_rows WHERE seq > ?1
               UNION ALL

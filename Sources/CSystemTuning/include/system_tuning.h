@@ -19,4 +19,8 @@ int linkpulse_nice_this_thread(int nice);
 /// (the second field of Linux's /proc/thread-self/schedstat); -1 where it cannot be read.
 long long linkpulse_thread_runqueue_wait_ns(void);
 
+/// An anonymous file in memory (Linux's memfd_create, close-on-exec): what the process writes
+/// there no other process can change. Returns its descriptor, or -1.
+int linkpulse_private_file(const char *name);
+
 #endif

@@ -121,7 +121,7 @@ public struct AppDependencies: Sendable {
         metrics: IngestMetrics = IngestMetrics(), storage: StorageGuard = StorageGuard(),
         prometheus: PrometheusCollectorRegistry? = nil,
         now: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
-        ticks: ManualTicks? = nil,
+        ticks: ManualTicks? = nil, audience: AudienceData? = nil,
         logger: Logger = Logger(label: "linkpulse")
     ) {
         self.database = database
@@ -129,7 +129,7 @@ public struct AppDependencies: Sendable {
         parts = DaemonParts(
             secrets: secrets,
             keys: keys ?? AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys, now: now),
-            queue: queue, metrics: metrics, prometheus: prometheus, now: now, ticks: ticks, logger: logger)
+            queue: queue, metrics: metrics, prometheus: prometheus, now: now, ticks: ticks, audience: audience, logger: logger)
     }
 }
 

@@ -86,8 +86,10 @@ public struct PostgresEventStore: Sendable {
                 userAgent: try c[E.userAgent].decode(String?.self), ipHash: try c[E.ipHash].decode(String?.self),
                 visitorId: try c[E.visitorId].decode(String.self),
                 osVersion: try c[E.osVersion].decode(String?.self), appVersion: try c[E.appVersion].decode(String?.self),
-                propertiesJSON: try c[E.properties].decode(String?.self), botReason: try c[E.botReason].decode(String?.self))
+                propertiesJSON: try c[E.properties].decode(String?.self), botReason: try c[E.botReason].decode(String?.self),
+                installReferrer: try c[E.installReferrer].decode(String?.self))
             event.isResolve = try c[E.resolve].decode(Bool.self)
+            event.audience = Audience(stored: try c[E.audience].decode(String?.self))
             events.append((try c[E.seq].decode(Int64.self), event))
         }
         return events
@@ -196,6 +198,7 @@ struct IngestCommit: Sendable {
             out.member("bot_reason", e.botReason)
             out.member("properties", e.propertiesJSON)
             out.member("install_referrer", e.installReferrer)
+            out.member("audience", e.audience.stored)
             out.close()
         }
         return out.text

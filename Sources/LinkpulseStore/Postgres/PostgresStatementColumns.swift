@@ -26,7 +26,7 @@ extension PostgresRowSequence {
 enum PostgresEventColumn: Int, StatementColumn {
     case seq, eventId, type, platform, bot, occurredAtMs, receivedAtMs, sentAtMs, ref, campaign, source, medium, deferred
     case visitorId, ipHash, deviceId, clickId, clickIdSource, resolve, url, referrer, userAgent, osVersion, appVersion
-    case botReason, properties
+    case botReason, properties, installReferrer, audience
 }
 
 /// `ingest/recent_quarantine.sql`.

@@ -3,5 +3,5 @@
 SELECT seq, event_id, type, platform, bot, occurred_at_ms, received_at_ms, sent_at_ms,
        ref, campaign, source, medium, deferred, visitor_id, ip_hash, device_id, click_id,
        click_id_source, resolve, url, referrer, user_agent, os_version, app_version,
-       bot_reason, properties
+       bot_reason, properties, install_referrer, audience
 FROM lp_events WHERE seq > $1 ORDER BY seq LIMIT $2

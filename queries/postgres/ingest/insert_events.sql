@@ -13,7 +13,7 @@ WITH batch AS (
         ref text, campaign text, source text, medium text, deferred boolean,
         visitor_id text, ip_hash text, device_id text, click_id text, click_id_source smallint,
         resolve boolean, url text, referrer text, user_agent text, os_version text,
-        app_version text, bot_reason text, properties text, install_referrer text)
+        app_version text, bot_reason text, properties text, install_referrer text, audience text)
 ), fresh AS (
     INSERT INTO lp_event_ids (event_id, seq)
     SELECT event_id, $2::bigint + ordinal FROM batch ORDER BY ordinal
@@ -24,11 +24,11 @@ WITH batch AS (
         seq, event_id, type, platform, bot, occurred_at_ms, received_at_ms, sent_at_ms,
         ref, campaign, source, medium, deferred, visitor_id, ip_hash, device_id, click_id,
         click_id_source, resolve, url, referrer, user_agent, os_version, app_version,
-        bot_reason, properties, install_referrer)
+        bot_reason, properties, install_referrer, audience)
     SELECT f.seq, b.event_id, b.type, b.platform, b.bot, b.occurred_at_ms, b.received_at_ms, b.sent_at_ms,
            b.ref, b.campaign, b.source, b.medium, b.deferred, b.visitor_id, b.ip_hash, b.device_id, b.click_id,
            b.click_id_source, coalesce(b.resolve, false), b.url, b.referrer, b.user_agent, b.os_version, b.app_version,
-           b.bot_reason, b.properties, b.install_referrer
+           b.bot_reason, b.properties, b.install_referrer, b.audience
     FROM batch b JOIN fresh f ON f.event_id = b.event_id
     ORDER BY f.seq
     RETURNING seq

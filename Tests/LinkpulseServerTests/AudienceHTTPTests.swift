@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LinkpulseDomain
+import LinkpulseServer
+import LinkpulseStore
+import Logging
+import Testing
+
+/// The audience of every event, derived at ingest from the data Debian's packages carry, on
+/// both stores: what each kind of request stores, that no address is kept anywhere, and a
+/// daemon without the data.
+@Suite struct AudienceHTTPTests {
+    /// The data where ops/install-deps.sh puts it, loaded once.
+    static let data: AudienceData = {
+        let data = AudienceData(paths: AudienceData.Paths(), logger: Logger(label: "test"))
+        try! data.load()
+        return data
+    }()
+
+    static let agents = (
+        instagram: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 309.0.2.20.109 (iPhone15,3; iOS 17_1_2; en_US; en; scale=3.00; 1290x2796; 541635890)",
+        android: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.144 Mobile Safari/537.36",
+        safari: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Mobile/15E148 Safari/604.1",
+        crawler: "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)")
+    static let addresses = (v4: "81.2.69.160", v6: "2a00:1450:4001:81b::200e")
+
+    /// How many events of the store hold `audience` (SQL for either store).
+    static func count(_ probe: StoreBackend.Probe, _ audience: Audience) throws -> Int {
+        let stored = audience.stored!.replacingOccurrences(of: "'", with: "''")
+        let fields = stored.split(separator: "\u{1F}", omittingEmptySubsequences: false).map { "'\($0)'" }
+        return try probe.count(
+            sqlite: "SELECT count(*) FROM event_rows r JOIN event_texts t ON t.id = r.audience WHERE t.value = \(fields.joined(separator: " || char(31) || "))",
+            postgres: "SELECT count(*) FROM lp_events WHERE audience = \(fields.joined(separator: " || chr(31) || "))")
+    }
+
+    @Test(arguments: StoreBackend.allCases)
+    func everyEventKeepsItsAudienceAndNoAddress(on backend: StoreBackend) async throws {
+        let countries = Self.data.countries
+        let (gb, v6Country) = (countries.country(of: Self.addresses.v4), countries.country(of: Self.addresses.v6))
+        #expect(gb == "GB")
+        #expect(v6Country.count == 2)
+        try await backend.test("audience_stored", settings: HostedLinkHTTPTests.settings, audience: Self.data) { client, probe in
+            let events = """
+                [{"type":"click","ref":"spring","ip":"\(Self.addresses.v4)","user_agent":"\(Self.agents.instagram)","referrer":"https://l.instagram.com/?u=x"},
+                 {"type":"open","ref":"spring","platform":"android","ip":"\(Self.addresses.v6)","user_agent":"\(Self.agents.android)"},
+                 {"type":"click","ref":"spring","ip":"::ffff:\(Self.addresses.v4)","user_agent":"\(Self.agents.android)"},
+                 {"type":"click","ref":"spring","ip":"\(Self.addresses.v4)","user_agent":"\(Self.agents.crawler)"},
+                 {"type":"click","ref":"spring","user_agent":"\(Self.agents.android)"}]
+                """
+            // The last event has no `ip`: its country is the forwarded address's (a trusted proxy).
+            let posted = try await client.postEvents(events, headers: [HTTPField.Name("X-Forwarded-For")!: Self.addresses.v6])
+            #expect(posted.status == .accepted)
+            // A hosted link's tap: its language and referrer too.
+            let created = try await HostedLinkHTTPTests.api(client, .post, "/v1/links", #"{"url":"https://example.com/shoes","ref":"shoes"}"#)
+            #expect(created.status == .created)
+            let tap = try await client.execute(uri: "/shoes", method: .get, headers: [
+                .userAgent: Self.agents.safari, .acceptLanguage: "de-DE,de;q=0.9,en;q=0.8", .referer: "https://www.instagram.com/",
+                HTTPField.Name("X-Forwarded-For")!: Self.addresses.v4, HTTPField.Name("X-Forwarded-Host")!: "go.example.com",
+            ])
+            #expect(tap.status == .ok)
+
+            let android = Audience(country: v6Country, device: .phone, os: "Android", osMajor: "14", browser: "Chrome")
+            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Instagram")) == 1)
+            #expect(try Self.count(probe, android) == 2)
+            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "Android", osMajor: "14", browser: "Chrome")) == 1)
+            #expect(try Self.count(probe, Audience(country: "GB", device: .bot, browser: "AhrefsBot")) == 1)
+            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Safari", language: "de")) == 1)
+            #expect(try probe.count(
+                sqlite: "SELECT count(*) FROM event_rows WHERE referrer = 'https://www.instagram.com/'",
+                postgres: "SELECT count(*) FROM lp_events WHERE referrer = 'https://www.instagram.com/'") == 1)
+
+            // No address anywhere: not in a file of the installation, not in a row.
+            let addresses = [Self.addresses.v4, Self.addresses.v6, "81.2.69"]
+            if let directory = probe.directory {
+                for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+                    guard let bytes = FileManager.default.contents(atPath: directory.appending(path: name).path) else { continue }
+                    for address in addresses { #expect(bytes.range(of: Data(address.utf8)) == nil, "\(address) in \(name)") }
+                }
+            } else {
+                for address in addresses {
+                    #expect(try probe.count(sqlite: "", postgres: "SELECT count(*) FROM lp_events e WHERE e::text LIKE '%\(address)%'") == 0)
+                }
+            }
+        }
+    }
+
+    @Test func aDaemonWithoutTheDataStoresEventsWithAnUnknownAudience() async throws {
+        let installation = try TestInstallation()
+        defer { installation.remove() }
+        let none = AudienceData(paths: AudienceData.Paths(geoip: "off", userAgents: "off"), logger: Logger(label: "test"))
+        try none.load()
+        #expect(!none.countries.isLoaded && !none.classifier.hasRules)
+        try await installation.application(installation.dependencies(audience: none)).test(.router) { client in
+            let posted = try await client.postEvents(
+                #"[{"type":"click","ref":"spring","ip":"\#(Self.addresses.v4)","user_agent":"\#(Self.agents.instagram)"}]"#)
+            #expect(posted.status == .accepted)
+            #expect(try installation.count("SELECT count(*) FROM event_rows WHERE audience IS NULL") == 1)
+            // Ready all the same, saying what it lacks.
+            let ready = try await client.execute(uri: "/readyz", method: .get)
+            #expect(ready.status == .ok)
+            let checks = (try JSONSerialization.jsonObject(with: Data(buffer: ready.body)) as? [String: Any])?["checks"] as? [String: Any]
+            let detail = (checks?["audience_data"] as? [String: Any])?["detail"] as? String ?? ""
+            #expect(detail.contains("countries: off") && detail.contains("user agents: off"), "\(detail)")
+        }
+    }
+}
