@@ -131,9 +131,8 @@ public struct EventValidator: Sendable {
             platform = verdict.platform
         }
 
-        let audience = Audience(
-            country: countries.country(of: ip), device: verdict.device, os: verdict.os, osMajor: verdict.osMajor,
-            browser: verdict.browser, language: Audience.primaryLanguage(of: request.acceptLanguage))
+        let audience = AudienceDimensions.stored(
+            country: countries.country(of: ip), agent: verdict.agentText, language: AudienceDimensions.primaryLanguage(of: request.acceptLanguage))
 
         var event = IngestEvent(
             id: id, kind: kind, occurredAtMs: occurredAt, receivedAtMs: request.receivedAtMs, sentAtMs: sentAt,
@@ -143,7 +142,7 @@ public struct EventValidator: Sendable {
             visitorId: deviceId ?? hasher.visitorId(ipHash: ipHash, userAgent: userAgent),
             osVersion: osVersion, appVersion: appVersion, propertiesJSON: properties,
             botReason: verdict.botReason, installReferrer: installReferrer)
-        event.audience = audience
+        event.audienceText = audience
         return event
     }
 

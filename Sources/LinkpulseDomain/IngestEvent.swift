@@ -39,9 +39,16 @@ public struct IngestEvent: Sendable, Equatable {
     /// Whether the app sent it to `/v1/resolve` (asking for its link), not `/v1/events`: a
     /// device's first resolve is its first session.
     public var isResolve = false
-    /// Its country, device, system, browser and language, derived from the request before its
-    /// address was hashed (`unknown` without the data, or for an event stored before).
-    public var audience = Audience.unknown
+    /// Its country, device, system, browser and language as stored (`AudienceDimensions.stored`),
+    /// derived from the request before its address was hashed; nil when nothing is known
+    /// (without the data, or for an event stored before).
+    public var audienceText: String?
+
+    /// `audienceText` read as its fields.
+    public var audience: AudienceDimensions {
+        get { AudienceDimensions(stored: audienceText) }
+        set { audienceText = newValue.stored }
+    }
 
     public var isBot: Bool { botReason != nil }
 

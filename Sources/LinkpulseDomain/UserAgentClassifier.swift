@@ -17,10 +17,12 @@ public final class UserAgentClassifier: Sendable {
         public var platform: Platform
         public var botReason: String?
         /// The device class, system and browser (`""` and `.other` without uap-core's rules).
-        public var device: Audience.DeviceClass = .other
+        public var device: AudienceDimensions.DeviceClass = .other
         public var os = ""
         public var osMajor = ""
         public var browser = ""
+        /// The four above as `AudienceDimensions.agentText` writes them, made once per user agent.
+        public var agentText: String?
 
         public init(platform: Platform, botReason: String?) {
             self.platform = platform
@@ -36,7 +38,8 @@ public final class UserAgentClassifier: Sendable {
     private let state: Mutex<State>
     /// Distinct user agents remembered; past this the memory is cleared and refilled.
     public let capacity: Int
-    private let counts = Mutex<(hits: Int, misses: Int)>((0, 0))
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
 
     public init(bots: BotDetector = .standard, rules: UserAgentRules? = nil, capacity: Int = 4096) {
         self.bots = bots
@@ -53,19 +56,19 @@ public final class UserAgentClassifier: Sendable {
     public var hasRules: Bool { state.withLock { $0.rules != nil } }
 
     /// Lookups answered from memory and by the rules, since the start.
-    public var lookups: (hits: Int, misses: Int) { counts.withLock { $0 } }
+    public var lookups: (hits: Int, misses: Int) { (hits.load(ordering: .relaxed), misses.load(ordering: .relaxed)) }
 
     /// User agents remembered now.
     public var remembered: Int { state.withLock { $0.cache.count } }
 
     public func classify(_ userAgent: String?) -> Verdict {
         guard let userAgent, !userAgent.isEmpty else { return Verdict(platform: .other, botReason: nil) }
-        let (known, rules) = state.withLock { ($0.cache[userAgent], $0.rules) }
-        if let known {
-            counts.withLock { $0.hits += 1 }
+        if let known = state.withLock({ $0.cache[userAgent] }) {
+            hits.wrappingAdd(1, ordering: .relaxed)
             return known
         }
-        counts.withLock { $0.misses += 1 }
+        misses.wrappingAdd(1, ordering: .relaxed)
+        let rules = state.withLock { $0.rules }
         var verdict = Verdict(platform: Platform.from(userAgent: userAgent), botReason: bots.reason(userAgent: userAgent))
         if let details = rules?.details(userAgent) {
             (verdict.device, verdict.os, verdict.osMajor, verdict.browser) = (details.device, details.os, details.osMajor, details.browser)
@@ -75,6 +78,7 @@ public final class UserAgentClassifier: Sendable {
             }
         }
         if verdict.botReason != nil { verdict.device = .bot }
+        verdict.agentText = AudienceDimensions.agentText(device: verdict.device, os: verdict.os, osMajor: verdict.osMajor, browser: verdict.browser)
         state.withLock { state in
             // A reload while this was classified: the verdict belongs to the rules it replaced.
             guard state.rules?.identity === rules?.identity else { return }

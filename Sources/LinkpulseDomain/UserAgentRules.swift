@@ -31,7 +31,7 @@ public struct UserAgentRules: Sendable {
 
     /// What one user agent comes to.
     public struct Details: Sendable, Equatable {
-        public var device: Audience.DeviceClass
+        public var device: AudienceDimensions.DeviceClass
         public var os: String
         public var osMajor: String
         public var browser: String
@@ -92,7 +92,7 @@ public struct UserAgentRules: Sendable {
         let marked = BrowserMarks.name(of: userAgent)
         return Details(
             device: spider != nil ? .bot : DeviceClassRules.deviceClass(of: userAgent, os: os),
-            os: os, osMajor: Audience.clean(system?.major ?? ""),
+            os: os, osMajor: AudienceDimensions.clean(system?.major ?? ""),
             browser: marked ?? Self.browserName(browser?.family ?? ""),
             spider: spider)
     }
@@ -115,7 +115,7 @@ public struct UserAgentRules: Sendable {
                 }
                 return out.trimmingCharacters(in: .whitespaces)
             }
-            return (Audience.clean(fill(parser.family, 1)), fill(parser.major, 2))
+            return (AudienceDimensions.clean(fill(parser.family, 1)), fill(parser.major, 2))
         }
         return nil
     }
@@ -195,7 +195,7 @@ enum DeviceClassRules {
     ]
     static let console = ["PlayStation", "Xbox", "Nintendo"]
 
-    static func deviceClass(of userAgent: String, os: String) -> Audience.DeviceClass {
+    static func deviceClass(of userAgent: String, os: String) -> AudienceDimensions.DeviceClass {
         let ua = userAgent
         if console.contains(where: ua.contains) { return .console }
         if tv.contains(where: ua.contains) { return .tv }

@@ -11,13 +11,16 @@ public enum GeneratedTraffic {
         public var rejected = 0
     }
 
-    /// Validates and stores every event of `profile`, in group commits of `batch` events.
+    /// Validates and stores every event of `profile`, in group commits of `batch` events; with
+    /// `audience`, each gets its audience as ingest gives it.
     public static func write(
         _ profile: TrafficProfile, into database: any IngestStore, secrets: InstallationSecrets, receivedAtMs: Int64,
-        batch: Int = 5_000
+        batch: Int = 5_000, audience: AudienceData? = nil
     ) async throws -> Outcome {
         var generator = TrafficGenerator(profile)
-        let validator = EventValidator(hasher: KeyedHasher(secret: secrets.hashSecretBytes))
+        let validator = EventValidator(
+            hasher: KeyedHasher(secret: secrets.hashSecretBytes), userAgents: audience?.classifier ?? UserAgentClassifier(),
+            countries: audience?.countries ?? CountrySource())
         let facts = RequestFacts(receivedAtMs: receivedAtMs, clientIP: nil, userAgent: nil)
         var outcome = Outcome()
         while true {

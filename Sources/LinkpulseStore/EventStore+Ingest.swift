@@ -202,7 +202,7 @@ extension EventStore {
         try statement.bind(24, e.clickIdSource.map { Int64($0.code) })
         try statement.bind(25, e.isResolve ? Int64(1) : nil)
         try statement.bind(26, e.installReferrer)
-        try statement.bind(27, try dictionary.textId(e.audience.stored, db, statements))
+        try statement.bind(27, try dictionary.textId(e.audienceText, db, statements))
         try statement.run()
     }
 

@@ -44,7 +44,10 @@ struct Generate: AsyncParsableCommand {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let start = ContinuousClock.now
         let profile = TrafficProfile(events: events, days: days, refs: refs, campaigns: campaigns, seed: seed, endMs: now)
-        let outcome = try await GeneratedTraffic.write(profile, into: database, secrets: secrets, receivedAtMs: now)
+        // The audience data where Debian's packages put it, when there (as `serve` by default).
+        let audience = AudienceData(paths: AudienceData.Paths(), logger: logger)
+        try? audience.load()
+        let outcome = try await GeneratedTraffic.write(profile, into: database, secrets: secrets, receivedAtMs: now, audience: audience)
         let stored = ContinuousClock.now
         let rolled = rollup ? try database.rollups.rollUpAll() : 0
         if rollup { try database.sealOldEvents(nowMs: now, age: seal.age) }

@@ -240,7 +240,7 @@ struct Serve: AsyncParsableCommand {
         logger.info(
             "database open",
             metadata: ["data_dir": "\(dataURL.path)", "durability": "\(durability.rawValue)"])
-        if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, logger: logger) }
+        if demo { try await DemoData.fillIfEmpty(database, events: demoEvents, secrets: secrets, audience: audience, logger: logger) }
         let keys = AccessKeys(store: database.accessKeys, hashSecret: secrets.hashSecretBytes, configured: configuredKeys)
         try await keys.prepare(
             keptInClear: secrets.keptInClear, forgetClearCopies: { try InstallationSecrets(hashSecret: secrets.hashSecret).save(directory: dataURL) },
@@ -344,7 +344,7 @@ extension Serve {
 enum DemoData {
     static let profile = (events: 250_000, days: 30, refs: 2_000, campaigns: 12)
 
-    static func fillIfEmpty(_ database: AppDatabase, events: Int, secrets: InstallationSecrets, logger: Logger) async throws {
+    static func fillIfEmpty(_ database: AppDatabase, events: Int, secrets: InstallationSecrets, audience: AudienceData, logger: Logger) async throws {
         guard try database.events.maxSeq() == 0 else {
             logger.info("demo database already filled; delete its folder to start over")
             return
@@ -355,7 +355,7 @@ enum DemoData {
         let start = ContinuousClock.now
         _ = try await GeneratedTraffic.write(
             TrafficProfile(events: events, days: profile.days, refs: profile.refs, campaigns: profile.campaigns, seed: 2026, endMs: now),
-            into: database, secrets: secrets, receivedAtMs: now)
+            into: database, secrets: secrets, receivedAtMs: now, audience: audience)
         try await database.rollups.rollUpNow()
         print("Done in \(ContinuousClock.now - start).")
         fflush(nil)  // all streams: stdout is fully buffered when redirected

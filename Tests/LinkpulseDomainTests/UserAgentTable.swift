@@ -6,13 +6,13 @@ import LinkpulseDomain
 enum UserAgentTable {
     struct Row {
         var userAgent: String
-        var device: Audience.DeviceClass
+        var device: AudienceDimensions.DeviceClass
         var os: String
         var osMajor: String
         var browser: String
     }
 
-    static func row(_ ua: String, _ device: Audience.DeviceClass, _ os: String = "", _ major: String = "", _ browser: String = "") -> Row {
+    static func row(_ ua: String, _ device: AudienceDimensions.DeviceClass, _ os: String = "", _ major: String = "", _ browser: String = "") -> Row {
         Row(userAgent: ua, device: device, os: os, osMajor: major, browser: browser)
     }
 

@@ -27,7 +27,7 @@ import Testing
     static let addresses = (v4: "81.2.69.160", v6: "2a00:1450:4001:81b::200e")
 
     /// How many events of the store hold `audience` (SQL for either store).
-    static func count(_ probe: StoreBackend.Probe, _ audience: Audience) throws -> Int {
+    static func count(_ probe: StoreBackend.Probe, _ audience: AudienceDimensions) throws -> Int {
         let stored = audience.stored!.replacingOccurrences(of: "'", with: "''")
         let fields = stored.split(separator: "\u{1F}", omittingEmptySubsequences: false).map { "'\($0)'" }
         return try probe.count(
@@ -61,12 +61,12 @@ import Testing
             ])
             #expect(tap.status == .ok)
 
-            let android = Audience(country: v6Country, device: .phone, os: "Android", osMajor: "14", browser: "Chrome")
-            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Instagram")) == 1)
+            let android = AudienceDimensions(country: v6Country, device: .phone, os: "Android", osMajor: "14", browser: "Chrome")
+            #expect(try Self.count(probe, AudienceDimensions(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Instagram")) == 1)
             #expect(try Self.count(probe, android) == 2)
-            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "Android", osMajor: "14", browser: "Chrome")) == 1)
-            #expect(try Self.count(probe, Audience(country: "GB", device: .bot, browser: "AhrefsBot")) == 1)
-            #expect(try Self.count(probe, Audience(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Safari", language: "de")) == 1)
+            #expect(try Self.count(probe, AudienceDimensions(country: "GB", device: .phone, os: "Android", osMajor: "14", browser: "Chrome")) == 1)
+            #expect(try Self.count(probe, AudienceDimensions(country: "GB", device: .bot, browser: "AhrefsBot")) == 1)
+            #expect(try Self.count(probe, AudienceDimensions(country: "GB", device: .phone, os: "iOS", osMajor: "17", browser: "Safari", language: "de")) == 1)
             #expect(try probe.count(
                 sqlite: "SELECT count(*) FROM event_rows WHERE referrer = 'https://www.instagram.com/'",
                 postgres: "SELECT count(*) FROM lp_events WHERE referrer = 'https://www.instagram.com/'") == 1)

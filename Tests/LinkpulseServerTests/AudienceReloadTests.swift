@@ -22,13 +22,13 @@ import Testing
     }
 
     /// The stored audience of the event `id`, read from the daemon's events file.
-    static func audience(of id: String, in directory: URL) throws -> Audience {
+    static func audience(of id: String, in directory: URL) throws -> AudienceDimensions {
         var config = Configuration()
         config.readonly = true
         config.prepareDatabase { db in try AppDatabase.prepareEventsReader(db) }
         let queue = try DatabaseQueue(path: directory.appending(path: AppDatabase.eventsFileName).path, configuration: config)
         defer { try? queue.close() }
-        return Audience(stored: try queue.read { db in try String.fetchOne(db, sql: "SELECT audience FROM events WHERE event_id = ?", arguments: [id]) })
+        return AudienceDimensions(stored: try queue.read { db in try String.fetchOne(db, sql: "SELECT audience FROM events WHERE event_id = ?", arguments: [id]) })
     }
 
     static func readinessDetail(_ http: HTTPClient, _ daemon: DaemonProcess) async throws -> String {

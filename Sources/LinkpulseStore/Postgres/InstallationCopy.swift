@@ -125,7 +125,7 @@ public enum InstallationCopy {
                 appVersion: r["app_version"], propertiesJSON: r["properties"], botReason: r["bot_reason"],
                 installReferrer: r["install_referrer"])
             event.isResolve = (r["resolve"] as Int64?) == 1
-            event.audience = Audience(stored: r["audience"])
+            event.audienceText = r["audience"]
             return (r["seq"], event)
         }
     }

@@ -89,7 +89,7 @@ public struct PostgresEventStore: Sendable {
                 propertiesJSON: try c[E.properties].decode(String?.self), botReason: try c[E.botReason].decode(String?.self),
                 installReferrer: try c[E.installReferrer].decode(String?.self))
             event.isResolve = try c[E.resolve].decode(Bool.self)
-            event.audience = Audience(stored: try c[E.audience].decode(String?.self))
+            event.audienceText = try c[E.audience].decode(String?.self)
             events.append((try c[E.seq].decode(Int64.self), event))
         }
         return events
@@ -198,7 +198,7 @@ struct IngestCommit: Sendable {
             out.member("bot_reason", e.botReason)
             out.member("properties", e.propertiesJSON)
             out.member("install_referrer", e.installReferrer)
-            out.member("audience", e.audience.stored)
+            out.member("audience", e.audienceText)
             out.close()
         }
         return out.text

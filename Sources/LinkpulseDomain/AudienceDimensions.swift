@@ -3,8 +3,8 @@
 /// with the event as one short text (`stored`). `""` is "unknown" in every field.
 ///
 /// The referrer's host is the sixth audience dimension; it is not stored here but read from the
-/// event's `referrer` (`Audience.referrerHost(of:)`), which every event keeps already.
-public struct Audience: Sendable, Hashable {
+/// event's `referrer` (`AudienceDimensions.referrerHost(of:)`), which every event keeps already.
+public struct AudienceDimensions: Sendable, Hashable {
     /// ISO 3166-1 alpha-2, upper case (`DE`), or `""`.
     public var country: String
     public var device: DeviceClass
@@ -23,7 +23,7 @@ public struct Audience: Sendable, Hashable {
     }
 
     /// Nothing known: what an event stored without audience data reads as.
-    public static let unknown = Audience()
+    public static let unknown = AudienceDimensions()
 
     /// The kind of device, from its user agent.
     public enum DeviceClass: String, Sendable, CaseIterable {
@@ -37,8 +37,27 @@ public struct Audience: Sendable, Hashable {
     /// The one text the event keeps: the fields in order, separated by U+001F; nil when
     /// nothing is known (most stored events of an installation without the data).
     public var stored: String? {
-        self == .unknown ? nil : [country, device.rawValue, os, osMajor, browser, language].joined(separator: String(Self.separator))
+        Self.stored(country: country, agent: Self.agentText(device: device, os: os, osMajor: osMajor, browser: browser), language: language)
     }
+
+    /// The middle of `stored`, what the user agent says (device, system, major version,
+    /// browser): the same for every event of one user agent, so `UserAgentClassifier` makes it
+    /// once per user agent and ingest only puts the country and language around it.
+    public static func agentText(device: DeviceClass, os: String, osMajor: String, browser: String) -> String {
+        let s = String(separator)
+        return device.rawValue + s + os + s + osMajor + s + browser
+    }
+
+    /// `stored` from its parts (`agent` as `agentText` makes it; nil: nothing known of the user
+    /// agent).
+    public static func stored(country: String, agent: String?, language: String) -> String? {
+        let agent = agent ?? unknownAgent
+        if country.isEmpty, language.isEmpty, agent == unknownAgent { return nil }
+        let s = String(separator)
+        return country + s + agent + s + language
+    }
+
+    static let unknownAgent = agentText(device: .other, os: "", osMajor: "", browser: "")
 
     /// Reads `stored` back; nil or a text of another shape reads as `unknown`.
     public init(stored: String?) {

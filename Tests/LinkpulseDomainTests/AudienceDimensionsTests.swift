@@ -7,7 +7,7 @@ import Yams
 /// The audience dimensions without a store: countries from the Tor files Debian packages, user
 /// agents by uap-core's expressions on this platform's regular expression engine, referrer
 /// hosts and languages.
-@Suite struct AudienceTests {
+@Suite struct AudienceDimensionsTests {
     static func torFile(_ name: String) -> [UInt8]? {
         for directory in AudienceDataDefaults.torGeoIPDirectories {
             if let data = FileManager.default.contents(atPath: "\(directory)/\(name)") { return Array(data) }
@@ -105,27 +105,27 @@ import Yams
     }
 
     @Test func referrerHostsAndLanguages() {
-        #expect(Audience.referrerHost(of: "https://www.Google.com/search?q=x") == "www.google.com")
-        #expect(Audience.referrerHost(of: "https://l.instagram.com/?u=https%3A%2F%2Fexample.com") == "l.instagram.com")
-        #expect(Audience.referrerHost(of: "http://user:pw@news.example.org:8080/a") == "news.example.org")
-        #expect(Audience.referrerHost(of: "android-app://com.google.android.gm/") == "com.google.android.gm")
-        #expect(Audience.referrerHost(of: "http://[2001:db8::1]:80/") == "[2001:db8::1]")
-        #expect(Audience.referrerHost(of: "utm_source=google&utm_medium=cpc") == "")
-        #expect(Audience.referrerHost(of: nil) == "")
-        #expect(Audience.referrerHost(of: "") == "")
-        #expect(Audience.primaryLanguage(of: "en-GB,en;q=0.9,de;q=0.8") == "en")
-        #expect(Audience.primaryLanguage(of: "PT-br") == "pt")
-        #expect(Audience.primaryLanguage(of: "*") == "")
-        #expect(Audience.primaryLanguage(of: "gsw;q=0.9") == "gsw")
-        #expect(Audience.primaryLanguage(of: nil) == "")
+        #expect(AudienceDimensions.referrerHost(of: "https://www.Google.com/search?q=x") == "www.google.com")
+        #expect(AudienceDimensions.referrerHost(of: "https://l.instagram.com/?u=https%3A%2F%2Fexample.com") == "l.instagram.com")
+        #expect(AudienceDimensions.referrerHost(of: "http://user:pw@news.example.org:8080/a") == "news.example.org")
+        #expect(AudienceDimensions.referrerHost(of: "android-app://com.google.android.gm/") == "com.google.android.gm")
+        #expect(AudienceDimensions.referrerHost(of: "http://[2001:db8::1]:80/") == "[2001:db8::1]")
+        #expect(AudienceDimensions.referrerHost(of: "utm_source=google&utm_medium=cpc") == "")
+        #expect(AudienceDimensions.referrerHost(of: nil) == "")
+        #expect(AudienceDimensions.referrerHost(of: "") == "")
+        #expect(AudienceDimensions.primaryLanguage(of: "en-GB,en;q=0.9,de;q=0.8") == "en")
+        #expect(AudienceDimensions.primaryLanguage(of: "PT-br") == "pt")
+        #expect(AudienceDimensions.primaryLanguage(of: "*") == "")
+        #expect(AudienceDimensions.primaryLanguage(of: "gsw;q=0.9") == "gsw")
+        #expect(AudienceDimensions.primaryLanguage(of: nil) == "")
     }
 
     @Test func anAudienceIsStoredAsOneTextAndReadBack() {
-        let audience = Audience(country: "DE", device: .phone, os: "iOS", osMajor: "17", browser: "Instagram", language: "de")
-        #expect(Audience(stored: audience.stored) == audience)
-        #expect(Audience.unknown.stored == nil)
-        #expect(Audience(stored: nil) == .unknown)
-        #expect(Audience(stored: "garbage") == .unknown)
+        let audience = AudienceDimensions(country: "DE", device: .phone, os: "iOS", osMajor: "17", browser: "Instagram", language: "de")
+        #expect(AudienceDimensions(stored: audience.stored) == audience)
+        #expect(AudienceDimensions.unknown.stored == nil)
+        #expect(AudienceDimensions(stored: nil) == .unknown)
+        #expect(AudienceDimensions(stored: "garbage") == .unknown)
     }
 
     /// uap-core's own test cases, run on this platform's engine (ICU): the browser and system
