@@ -16,12 +16,13 @@ public struct CSVExporter: Sendable {
     /// Stats rows are flushed to the sink in chunks of about this many bytes.
     static let chunkBytes = 256 << 10
 
-    /// The columns of `events.csv`: the ingest fields, then what the server added. No IP.
+    /// The columns of `events.csv`: the ingest fields, then what the server added, the audience
+    /// last (empty when unknown). No IP.
     public static let eventColumns = [
         "id", "type", "timestamp", "sent_at", "received_at", "ref", "campaign", "source", "medium", "platform",
         "device_id", "click_id", "deferred", "url", "referrer", "user_agent", "os_version", "app_version",
         "properties", "bot", "bot_reason", "visitor_id", "match_type", "matched_click_id", "click_id_source",
-        "install_referrer",
+        "install_referrer", "country", "device", "os", "os_major", "browser", "language", "referrer_host",
     ]
 
     public init(stats: StatsService, reader: any RawEventSource) {
@@ -148,7 +149,7 @@ public struct CSVExporter: Sendable {
     /// Appends a page's rows in `eventColumns` order.
     static func format(_ page: RawEventPage, clock: ZoneClock, into csv: inout CSVRows) {
         // Indexes into RawEventPage.textColumns / integerColumns.
-        let (id, type, dimensions, details, added) = (0, 1, 2..<9, 9..<15, 15..<21)
+        let (id, type, dimensions, details, added, referrer, audience) = (0, 1, 2..<9, 9..<15, 15..<21, 10, 21)
         let (occurred, sent, received, deferred, bot) = (0, 1, 2, 3, 4)
         for row in 0..<page.count {
             text(page, row, id, &csv)
@@ -161,6 +162,16 @@ public struct CSVExporter: Sendable {
             for column in details { text(page, row, column, &csv) }
             boolean(page.integer(row: row, bot), &csv)
             for column in added { text(page, row, column, &csv) }
+            // The audience's six fields; empty cells when none is known.
+            if let stored = page.withText(row: row, audience, { $0.map { String(decoding: $0, as: UTF8.self) } }) {
+                let a = AudienceDimensions(stored: stored)
+                for value in [a.country, a.device.rawValue, a.os, a.osMajor, a.browser, a.language] { csv.text(value) }
+            } else {
+                for _ in 0..<6 { csv.text("") }
+            }
+            page.withText(row: row, referrer) { bytes in
+                csv.text(AudienceDimensions.referrerHost(of: bytes.map { String(decoding: $0, as: UTF8.self) }))
+            }
             csv.endRow()
         }
     }

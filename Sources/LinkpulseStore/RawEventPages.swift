@@ -19,7 +19,7 @@ public struct RawEventQuery: Sendable {
 public enum RawEventColumn: Int32, CaseIterable, Sendable {
     case seq, eventId, type, occurredAt, sentAt, receivedAt, ref, campaign, source, medium, platform
     case deviceId, clickId, deferred, url, referrer, userAgent, osVersion, appVersion, properties
-    case bot, botReason, visitorId, matchType, matchedClickId, clickIdSource, installReferrer
+    case bot, botReason, visitorId, matchType, matchedClickId, clickIdSource, installReferrer, audience
 }
 
 /// Where a raw-event export reads its pages (`events.csv`, scheduled event exports): the SQLite
@@ -44,7 +44,7 @@ public struct RawEventPage: Sendable {
     public static let textColumns: [RawEventColumn] = [
         .eventId, .type, .ref, .campaign, .source, .medium, .platform, .deviceId, .clickId, .url, .referrer,
         .userAgent, .osVersion, .appVersion, .properties, .botReason, .visitorId, .matchType, .matchedClickId, .clickIdSource,
-        .installReferrer,
+        .installReferrer, .audience,
     ]
 
     /// Every text value of the page, back to back.

@@ -71,6 +71,20 @@ import Testing
                 sqlite: "SELECT count(*) FROM event_rows WHERE referrer = 'https://www.instagram.com/'",
                 postgres: "SELECT count(*) FROM lp_events WHERE referrer = 'https://www.instagram.com/'") == 1)
 
+            // events.csv: the audience's fields, each in its column.
+            try await probe.settle()
+            let csv = try await ExportHTTPTests.get(client, "/v1/events.csv?include_bots=true")
+            #expect(csv.status == .ok)
+            let (header, rows) = try parseCSV(String(buffer: csv.body))
+            let fields = ["country", "device", "os", "os_major", "browser", "language", "referrer_host"]
+            let columns = fields.map { header.firstIndex(of: $0)! }
+            let audiences = Set(rows.map { row in columns.map { row[$0] }.joined(separator: "|") })
+            #expect(audiences == [
+                "GB|phone|iOS|17|Instagram||l.instagram.com", "\(v6Country)|phone|Android|14|Chrome||", "GB|phone|Android|14|Chrome||",
+                "GB|bot|||AhrefsBot||", "GB|phone|iOS|17|Safari|de|www.instagram.com",
+            ])
+            #expect(rows.count == 6)
+
             // No address anywhere: not in a file of the installation, not in a row.
             let addresses = [Self.addresses.v4, Self.addresses.v6, "81.2.69"]
             if let directory = probe.directory {

@@ -4,7 +4,8 @@
 --   campaign, source, medium, platform, include_bots (0/1), page size.
 -- Idempotent: yes (read-only).
 -- match_type is stored as a code (MatchType.code: 1 is click_id), which the reader names, and
--- so is click_id_source (ClickIdSource.code). matched_click_id as in events_in_time.sql.
+-- so is click_id_source (ClickIdSource.code). The last column is the audience as stored
+-- (AudienceDimensions.stored), which the export splits into its fields. matched_click_id as in events_in_time.sql.
 -- Columns as stored in event_rows (type and platform codes, ids and visitor in their compact
 -- form, see migrations/0004): the reader decodes them (RawEventPage), which is several times
 -- cheaper than the events view's SQL. platform is compared as its code.
@@ -16,7 +17,8 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
        CASE WHEN a.match_type IN (1, 3, 4) THEN coalesce((SELECT c.event_id FROM event_rows c WHERE c.seq = a.matched_click_seq),
-                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer
+                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer,
+       (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_rows e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
@@ -30,7 +32,8 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.os_version), (SELECT value FROM event_texts WHERE id = e.app_version),
        e.properties, e.bot, (SELECT value FROM event_texts WHERE id = e.bot_reason), e.visitor, a.match_type,
        CASE WHEN a.match_type IN (1, 3, 4) THEN coalesce((SELECT c.event_id FROM event_rows c WHERE c.seq = a.matched_click_seq),
-                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer
+                                                 (SELECT c.event_id FROM event_archive c WHERE c.seq = a.matched_click_seq)) END, e.click_id_source, e.install_referrer,
+       (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
 WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
