@@ -21,7 +21,10 @@ public struct TrafficProfile: Sendable {
 /// real traffic (mostly phones), link-preview bots, fallbacks to the web, installs and opens
 /// that follow their clicks after realistic delays — some naming the click's id, some only
 /// the ref, some neither (left to fingerprinting) — organic installs, client retries
-/// (duplicate ids) and late arrivals (events sent hours after they happened).
+/// (duplicate ids) and late arrivals (events sent hours after they happened). Visitors come
+/// from public addresses (a fifth IPv6) spread as the address space is, on phones, tablets and
+/// desktops, in browsers and in the in-app browsers of social apps, and a social source's clicks
+/// carry that site's referrer.
 ///
 /// Produces payloads, as apps and landing pages would send them; callers validate and store
 /// them through the same code as ingest.
@@ -71,7 +74,7 @@ public struct TrafficGenerator: Sendable {
         // the late arrivals are the events held back in `next`.
         let progress = Double(made) / Double(max(profile.events, 1))
         let at = profile.endMs - 3_600_000 - span + Int64(progress * Double(span)) + Int64(rng.below(300_000))
-        let ip = "10.\(rng.below(200)).\(rng.below(250)).\(rng.below(250) + 1)"
+        let ip = publicAddress()
         let (platform, agent, os) = pickDevice()
         let device = rng.chance(0.5) ? uuid() : nil
 
@@ -92,6 +95,7 @@ public struct TrafficGenerator: Sendable {
         click.source = .value(Self.sources[sourceIndex])
         click.medium = .value(Self.mediums[sourceIndex])
         click.url = .value("https://go.example.com/p/\(ref)?c=\(campaign)")
+        if let referrer = Self.referrers[Self.sources[sourceIndex]] { click.referrer = .value(referrer) }
         if rng.chance(0.06) {  // a link-preview fetch, no person behind it
             click.userAgent = .value(Self.botAgents[rng.below(Self.botAgents.count)])
             return [click]
@@ -138,14 +142,72 @@ public struct TrafficGenerator: Sendable {
         let roll = rng.unit()
         if roll < 0.47 {
             let major = 15 + rng.below(4), minor = rng.below(5)
-            return ("ios", "Mozilla/5.0 (iPhone; CPU iPhone OS \(major)_\(minor) like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/\(major).\(minor) Mobile/15E148 Safari/604.1", "\(major).\(minor)")
+            let webkit = "AppleWebKit/605.1.15 (KHTML, like Gecko)"
+            let os = "\(major)_\(minor)"
+            let inApp = rng.unit()
+            let agent =
+                if inApp < 0.10 {
+                    "Mozilla/5.0 (iPad; CPU OS \(os) like Mac OS X) \(webkit) Version/\(major).\(minor) Mobile/15E148 Safari/604.1"
+                } else if inApp < 0.25 {
+                    "Mozilla/5.0 (iPhone; CPU iPhone OS \(os) like Mac OS X) \(webkit) Mobile/15E148 Instagram 309.0.2.20.109 (iPhone15,3; iOS \(os); en_US; en; scale=3.00; 1290x2796; 541635890)"
+                } else if inApp < 0.33 {
+                    "Mozilla/5.0 (iPhone; CPU iPhone OS \(os) like Mac OS X) \(webkit) Mobile/15E148 [FBAN/FBIOS;FBAV/441.0.0.23.105;FBDV/iPhone14,5;FBMD/iPhone;FBSN/iOS;FBSV/\(major).\(minor);FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]"
+                } else {
+                    "Mozilla/5.0 (iPhone; CPU iPhone OS \(os) like Mac OS X) \(webkit) Version/\(major).\(minor) Mobile/15E148 Safari/604.1"
+                }
+            return ("ios", agent, "\(major).\(minor)")
         } else if roll < 0.85 {
             let major = 10 + rng.below(5)
-            return ("android", "Mozilla/5.0 (Linux; Android \(major); Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0 Mobile Safari/537.36", "\(major)")
+            let chrome = "AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.6045.163 Mobile Safari/537.36"
+            let kind = rng.unit()
+            let agent =
+                if kind < 0.15 {
+                    "Mozilla/5.0 (Linux; Android \(major); SAMSUNG SM-S911B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/23.0 Chrome/115.0.0.0 Mobile Safari/537.36"
+                } else if kind < 0.25 {
+                    "Mozilla/5.0 (Linux; Android \(major); Pixel 7 Build/TQ3A.230901.001; wv) \(chrome) Instagram 307.0.0.34.111 Android (33/\(major); 420dpi; 1080x2400; Google/google; Pixel 7; panther; panther; en_US; 532277134)"
+                } else {
+                    "Mozilla/5.0 (Linux; Android \(major); Pixel 7) \(chrome)"
+                }
+            return ("android", agent, "\(major)")
         } else if roll < 0.97 {
-            return ("desktop", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0 Safari/537.36", "10")
+            let kind = rng.unit()
+            let agent =
+                if kind < 0.55 {
+                    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Safari/537.36"
+                } else if kind < 0.75 {
+                    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15"
+                } else if kind < 0.9 {
+                    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Safari/537.36 Edg/119.0.2151.97"
+                } else {
+                    "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0"
+                }
+            return ("desktop", agent, "10")
         }
         return ("other", "Mozilla/5.0 (PlayStation; PlayStation 5/6.50) AppleWebKit/605.1.15 (KHTML, like Gecko)", "6.5")
+    }
+
+    /// The referrer a click from a social source carries (none from email, SMS or a newsletter).
+    static let referrers = [
+        "facebook": "https://lm.facebook.com/", "instagram": "https://l.instagram.com/", "google": "https://www.google.com/",
+        "twitter": "https://t.co/",
+    ]
+
+    /// A public address, as visitors have: IPv4 anywhere outside the private, shared, loopback,
+    /// link-local, documentation and multicast blocks (so countries follow how the address space
+    /// is spread), or, for a fifth of visitors, IPv6 in the blocks the regional registries give
+    /// out.
+    mutating func publicAddress() -> String {
+        if rng.chance(0.2) {
+            let block = [0x2400, 0x2600, 0x2800, 0x2a00, 0x2c00][rng.below(5)]
+            let groups = (0..<3).map { _ in String(rng.below(0x10000), radix: 16) }
+            return "\(String(block + rng.below(0x100), radix: 16)):\(groups.joined(separator: ":"))::\(String(rng.below(0x10000), radix: 16))"
+        }
+        while true {
+            let (a, b) = (1 + rng.below(223), rng.below(256))
+            let reserved = a == 10 || a == 127 || (a == 100 && b >= 64 && b < 128) || (a == 169 && b == 254) || (a == 172 && b >= 16 && b < 32)
+                || (a == 192 && (b == 168 || b == 0)) || (a == 198 && (b == 18 || b == 19 || b == 51)) || (a == 203 && b == 0)
+            if !reserved { return "\(a).\(b).\(rng.below(256)).\(1 + rng.below(254))" }
+        }
     }
 
     mutating func payload(_ type: String, at: Int64, ip: String, agent: String, os: String?, device: String?) -> EventPayload {

@@ -44,4 +44,18 @@ import Testing
         let tail = times.suffix(100)
         #expect(tail.first! < times[times.count * 9 / 10], "the last events sent are late arrivals from earlier")
     }
+
+    @Test func visitorsComeFromPublicAddressesInManyBrowsers() {
+        let events = Self.all(TrafficProfile(events: 5_000, days: 3, refs: 100, campaigns: 5, seed: 3, endMs: Self.end))
+        let addresses = events.compactMap(\.ip.value)
+        let v6 = addresses.filter { $0.contains(":") }
+        #expect(v6.count > addresses.count / 10 && v6.count < addresses.count / 3, "about a fifth IPv6")
+        let private4 = addresses.filter { $0.hasPrefix("10.") || $0.hasPrefix("192.168.") || $0.hasPrefix("127.") }
+        #expect(private4.isEmpty)
+        let agents = Set(events.compactMap(\.userAgent.value))
+        #expect(agents.contains { $0.contains("Instagram") } && agents.contains { $0.contains("iPad") } && agents.contains { $0.contains("Edg/") })
+        let referred = events.filter { $0.type.value == "click" && $0.referrer.value != nil }
+        #expect(referred.count > events.count / 20)
+        #expect(referred.allSatisfy { ["facebook", "instagram", "google", "twitter"].contains($0.source.value ?? "") })
+    }
 }
