@@ -30,6 +30,9 @@ public final class AudienceData: Sendable {
     public let countries: CountrySource
     let paths: Paths?
     let logger: Logger
+    /// Where the files are read (the start's load and every reload, one at a time): reading
+    /// and parsing them blocks for a fraction of a second, never on the cooperative pool.
+    let queue = DispatchQueue(label: "linkpulse.audience-data")
     /// What the last load found, for `/readyz`.
     private let found = Mutex<(countries: String, userAgents: String)>(("not loaded", "not loaded"))
 
@@ -52,9 +55,23 @@ public final class AudienceData: Sendable {
         public var description: String
     }
 
+    /// `load()` on the data's own queue, awaited.
+    public func loadOffThePool() async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                do {
+                    try self.load()
+                    done.resume()
+                } catch {
+                    done.resume(throwing: error)
+                }
+            }
+        }
+    }
+
     /// Loads (or loads again) every file; a file named explicitly that cannot be read throws
     /// (at start, the daemon refuses to run with a wrong path), a default one that is missing
-    /// is logged once. Blocking: call it off the cooperative pool, or before the server runs.
+    /// is logged once. Blocking: the daemon calls it on `queue` (`loadOffThePool`).
     public func load() throws {
         guard let paths else { return }
         var problems: [String] = []
@@ -186,13 +203,13 @@ final class AudienceGauges: Sendable {
 
 /// Loads the audience data again on `SIGHUP` (new packages installed, a new MMDB file), without
 /// a restart. The signal is taken off its default action (ending the process) while the daemon
-/// runs; the load runs on the signal source's own Dispatch queue, off the cooperative pool.
+/// runs; the load runs on the data's own Dispatch queue, off the cooperative pool.
 struct AudienceReloadService: Service {
     let data: AudienceData
 
     func run() async throws {
         signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "linkpulse.audience-reload"))
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: data.queue)
         source.setEventHandler { [data] in
             do {
                 try data.load()

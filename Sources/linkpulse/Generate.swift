@@ -46,7 +46,7 @@ struct Generate: AsyncParsableCommand {
         let profile = TrafficProfile(events: events, days: days, refs: refs, campaigns: campaigns, seed: seed, endMs: now)
         // The audience data where Debian's packages put it, when there (as `serve` by default).
         let audience = AudienceData(paths: AudienceData.Paths(), logger: logger)
-        try? audience.load()
+        try? await audience.loadOffThePool()
         let outcome = try await GeneratedTraffic.write(profile, into: database, secrets: secrets, receivedAtMs: now, audience: audience)
         let stored = ContinuousClock.now
         let rolled = rollup ? try database.rollups.rollUpAll() : 0

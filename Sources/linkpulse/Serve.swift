@@ -224,7 +224,7 @@ struct Serve: AsyncParsableCommand {
         let logger = storage.bootstrapLogging()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let audience = try loadAudienceData(logger: logger)
+        let audience = try await loadAudienceData(logger: logger)
 
         if let location = postgres.location {
             try await runOnPostgres(location, logger: logger, registry: registry, audience: audience)
@@ -279,10 +279,10 @@ struct Serve: AsyncParsableCommand {
 extension Serve {
     /// The countries' and user agents' data, loaded before the daemon listens (a file named by
     /// flag that cannot be read stops the start; a default one that is missing is logged).
-    func loadAudienceData(logger: Logger) throws -> AudienceData {
+    func loadAudienceData(logger: Logger) async throws -> AudienceData {
         let audience = AudienceData(paths: AudienceData.Paths(geoip: geoip, userAgents: userAgents), logger: logger)
         do {
-            try audience.load()
+            try await audience.loadOffThePool()
         } catch {
             throw ValidationError("\(error)")
         }
