@@ -72,21 +72,40 @@ public struct AudienceDimensions: Sendable, Hashable {
     /// The host of a referrer URL in lower case, as sent (`www.instagram.com`; `""` for none, or
     /// for a referrer that is not a URL, such as an install referrer's query text).
     public static func referrerHost(of referrer: String?) -> String {
-        guard let referrer, let schemeEnd = referrer.range(of: "://") else { return "" }
-        let scheme = referrer[..<schemeEnd.lowerBound]
-        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else { return "" }
-        var authority = referrer[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var host: Substring
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            host = authority[...close]
-        } else {
-            host = authority.prefix { $0 != ":" }
+        guard var referrer else { return "" }
+        return referrer.withUTF8 { referrerHost(utf8: $0) }
+    }
+
+    /// `referrerHost(of:)` of a referrer's UTF-8 bytes (what an export reads), without making a
+    /// string of the whole referrer. Letters are lowered in ASCII (hosts travel as ASCII: an
+    /// international name as its punycode).
+    public static func referrerHost(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String {
+        // The scheme: ASCII letters, digits, "+", "-", "." before "://".
+        var i = 0
+        while i < bytes.count, isSchemeByte(bytes[i]) { i += 1 }
+        guard i > 0, i + 2 < bytes.count, bytes[i] == UInt8(ascii: ":"), bytes[i + 1] == UInt8(ascii: "/"), bytes[i + 2] == UInt8(ascii: "/")
+        else { return "" }
+        var start = i + 3
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+        // Credentials before the host ("user:pw@host") are not part of it.
+        if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
+        if start < end, bytes[start] == UInt8(ascii: "[") {
+            // An IPv6 literal, brackets kept.
+            guard let close = bytes[start..<end].firstIndex(of: UInt8(ascii: "]")) else { return "" }
+            end = close + 1
+        } else if let colon = bytes[start..<end].firstIndex(of: UInt8(ascii: ":")) {
+            end = colon
         }
-        if host.hasSuffix(".") { host = host.dropLast() }
-        let lowered = host.lowercased()
-        guard lowered.utf8.count <= 253, !lowered.contains(where: { $0.isWhitespace || Self.isControl($0) }) else { return "" }
-        return lowered
+        if end > start, bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        let host = bytes[start..<end]
+        guard host.count <= 253, !host.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return "" }
+        return String(decoding: host.lazy.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
+    private static func isSchemeByte(_ b: UInt8) -> Bool {
+        (b >= 97 && b <= 122) || (b >= 65 && b <= 90) || (b >= 48 && b <= 57) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+            || b == UInt8(ascii: ".")
     }
 
     /// The primary subtag of the first language an `Accept-Language` header names (`en` for

@@ -4,12 +4,13 @@ import Yams
 /// What a user agent says of the browser, system and device behind it, by the regular
 /// expressions of uap-core (ua-parser's `regexes.yaml`, Apache-2.0; Debian's `uap-core` package
 /// installs it at `/usr/share/uap-core/regexes.yaml`), with this project's rules on top: the
-/// in-app browsers and the browsers uap-core does not name (`BrowserMarks`), the device classes (`DeviceClassRules`) and the families'
-/// names as the stats show them (`familyName`).
+/// in-app browsers and the browsers uap-core does not name (`BrowserMarks`), the device classes
+/// (`DeviceClassRules`) and the families' names as the stats show them (`systemName`,
+/// `browserName`).
 ///
-/// Built once from the file's text (about a thousand expressions compiled); each lookup scans
-/// the lists in order as uap-core specifies (the first match wins). That is some hundreds of
-/// microseconds for a user agent, so `UserAgentClassifier` remembers its answers.
+/// Built once from the file's text (some 1,160 expressions compiled); each lookup scans the
+/// three lists in order as uap-core specifies (the first match wins), up to every expression for
+/// a user agent no rule knows, so `UserAgentClassifier` remembers its answers.
 public struct UserAgentRules: Sendable {
     /// One parser of `regexes.yaml`: the expression and what replaces its first groups.
     struct Parser: @unchecked Sendable {
@@ -23,6 +24,10 @@ public struct UserAgentRules: Sendable {
     let systems: [Parser]
     /// The device parsers, in order; `family` holds the device's family (`Spider` for crawlers).
     let devices: [Parser]
+    /// The device parsers whose family is `Spider`: a user agent none of them matches cannot
+    /// have `Spider` as its first device match, so only one that some of them match is run
+    /// through the whole device list (625 expressions) to learn its first.
+    let spiders: [Parser]
     /// Expressions of the file that this platform's engine (ICU) does not compile: skipped.
     public let skipped: Int
     /// Tells one load of the rules from another (a reload makes new rules).
@@ -73,6 +78,7 @@ public struct UserAgentRules: Sendable {
         browsers = compile(file.user_agent_parsers) { ($0.family_replacement, $0.v1_replacement) }
         systems = compile(file.os_parsers) { ($0.os_replacement, $0.os_v1_replacement) }
         devices = compile(file.device_parsers) { ($0.device_replacement, nil) }
+        spiders = devices.filter { $0.family == "Spider" }
         self.skipped = skipped
     }
 
@@ -84,7 +90,8 @@ public struct UserAgentRules: Sendable {
         let text = userAgent as NSString
         let browser = Self.firstMatch(browsers, in: text, userAgent)
         let system = Self.firstMatch(systems, in: text, userAgent)
-        let device = Self.firstMatch(devices, in: text, userAgent)
+        let mayBeSpider = Self.firstMatch(spiders, in: text, userAgent) != nil
+        let device = mayBeSpider ? Self.firstMatch(devices, in: text, userAgent) : nil
         let spider = device?.family == "Spider" ? (browser?.family ?? "Spider") : nil
         var os = Self.systemName(system?.family ?? "")
         // An iPad's system is iPadOS (its user agent says iOS, as iPadOS's first versions were).

@@ -162,15 +162,22 @@ public struct CSVExporter: Sendable {
             for column in details { text(page, row, column, &csv) }
             boolean(page.integer(row: row, bot), &csv)
             for column in added { text(page, row, column, &csv) }
-            // The audience's six fields; empty cells when none is known.
-            if let stored = page.withText(row: row, audience, { $0.map { String(decoding: $0, as: UTF8.self) } }) {
-                let a = AudienceDimensions(stored: stored)
-                for value in [a.country, a.device.rawValue, a.os, a.osMajor, a.browser, a.language] { csv.text(value) }
-            } else {
-                for _ in 0..<6 { csv.text("") }
+            // The audience's six fields (read from the stored text's bytes); empty cells when
+            // none is known.
+            page.withText(row: row, audience) { stored in
+                guard let stored, stored.count(where: { $0 == 0x1F }) == 5 else {
+                    for _ in 0..<6 { csv.text("") }
+                    return
+                }
+                var start = 0
+                for (i, byte) in stored.enumerated() where byte == 0x1F {
+                    csv.text(utf8: UnsafeBufferPointer(rebasing: stored[start..<i]))
+                    start = i + 1
+                }
+                csv.text(utf8: UnsafeBufferPointer(rebasing: stored[start...]))
             }
             page.withText(row: row, referrer) { bytes in
-                csv.text(AudienceDimensions.referrerHost(of: bytes.map { String(decoding: $0, as: UTF8.self) }))
+                csv.text(bytes.map(AudienceDimensions.referrerHost(utf8:)) ?? "")
             }
             csv.endRow()
         }
