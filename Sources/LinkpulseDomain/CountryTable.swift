@@ -58,8 +58,8 @@ public struct CountryTable: Sendable, CountryLookup {
             if starts[mid] <= x { lo = mid + 1 } else { hi = mid }
         }
         guard lo > 0, codes[lo - 1] != 0 else { return "" }
-        let code = codes[lo - 1]
-        return String(decoding: [UInt8(code >> 8), UInt8(code & 0xFF)], as: UTF8.self)
+        // Two ASCII letters: a small string, held inline.
+        return withUnsafeBytes(of: codes[lo - 1].bigEndian) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Reads one file's ranges into `starts` and `codes` (0 for none): a gap before a range, or
