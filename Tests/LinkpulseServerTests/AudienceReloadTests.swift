@@ -84,11 +84,20 @@ import Testing
         #expect(try Self.audience(of: "kept-v4", in: data).country == "IE")
     }
 
-    @Test func aNamedFileThatCannotBeReadStopsTheStart() throws {
+    @Test func aNamedFileThatCannotBeReadStopsTheStart() async throws {
         let data = FileManager.default.temporaryDirectory.appending(path: "linkpulse-audience-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
-        let started = try LiveHTTP.command(["serve", "--data-dir", data.path, "--port", "0", "--geoip", data.appending(path: "missing.mmdb").path])
-        #expect(started.status != 0)
-        #expect(started.output.contains("--geoip") && started.output.contains("missing.mmdb"), "\(started.output)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let log = data.appending(path: "serve.log")
+        let child = try ChildProcess(
+            executable: DaemonProcess.binary.path,
+            arguments: ["serve", "--data-dir", data.path, "--port", "0", "--geoip", data.appending(path: "missing.mmdb").path], output: log.path)
+        // A daemon that started anyway would never end by itself: it is stopped, and the test fails.
+        let ended = try await eventually(within: .seconds(60)) { !child.isRunning }
+        if !ended { kill(child.pid, SIGKILL) }
+        #expect(ended)
+        #expect(child.status(wait: true) != 0)
+        let output = DaemonProcess.read(log)
+        #expect(output.contains("--geoip") && output.contains("missing.mmdb"), "\(output)")
     }
 }
