@@ -127,7 +127,7 @@ let package = Package(
         .plugin(name: "EmbedTextPlugin", capability: .buildTool(), dependencies: ["embed-text"], path: "Sources/EmbedTextPlugin"),
         .testTarget(
             name: "LinkpulseDomainTests",
-            dependencies: ["LinkpulseDomain", .product(name: "Yams", package: "Yams")]
+            dependencies: ["LinkpulseDomain", "TestSupport", .product(name: "Yams", package: "Yams")]
         ),
         // Tests only: child processes, and a throwaway PostgreSQL cluster (Debian's server).
         .target(name: "TestSupport", path: "Tests/TestSupport"),

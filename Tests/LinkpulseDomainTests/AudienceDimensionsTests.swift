@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import Yams
 
@@ -6,7 +7,9 @@ import Yams
 
 /// The audience dimensions without a store: countries from the Tor files Debian packages, user
 /// agents by uap-core's expressions on this platform's regular expression engine, referrer
-/// hosts and languages.
+/// hosts and languages. The data files are read and the expressions run on a thread of their
+/// own: in a debug build that takes seconds, which must not hold up the cooperative pool that
+/// other suites' in-process daemons answer on.
 @Suite struct AudienceDimensionsTests {
     static func torFile(_ name: String) -> [UInt8]? {
         for directory in AudienceDataDefaults.torGeoIPDirectories {
@@ -15,23 +18,30 @@ import Yams
         return nil
     }
 
-    static let table: CountryTable = {
-        guard let v4 = torFile("geoip"), let v6 = torFile("geoip6") else {
-            fatalError("Tor's geoip files are missing: ops/install-deps.sh test unpacks them")
-        }
-        return try! CountryTable(ipv4: v4, ipv6: v6)
-    }()
+    /// The country table, uap-core's rules and both files' ranges as their text says, read once.
+    struct Data: Sendable {
+        var table: CountryTable
+        var rules: UserAgentRules
+        var v4: [Range]
+        var v6: [Range]
+    }
+    typealias Range = (first: String, last: String, code: String)
 
-    static let rules: UserAgentRules = {
-        guard let text = try? String(contentsOfFile: AudienceDataDefaults.userAgentRegexes, encoding: .utf8) else {
-            fatalError("uap-core's regexes.yaml is missing: ops/install-deps.sh test installs it")
+    static let loaded = Task {
+        try await onThreadOfItsOwn { () throws -> Data in
+            guard let v4 = torFile("geoip"), let v6 = torFile("geoip6") else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "Tor's geoip files are missing: ops/install-deps.sh test unpacks them"])
+            }
+            let text = try String(contentsOfFile: AudienceDataDefaults.userAgentRegexes, encoding: .utf8)
+            return Data(table: try CountryTable(ipv4: v4, ipv6: v6), rules: try UserAgentRules(yaml: text), v4: ranges(v4), v6: ranges(v6))
         }
-        return try! UserAgentRules(yaml: text)
-    }()
+    }
+
+    static var data: Data { get async throws { try await loaded.value } }
 
     /// The ranges of a Tor file as its text says, read here without the table's code.
-    static func ranges(_ name: String) -> [(first: String, last: String, code: String)] {
-        String(decoding: torFile(name)!, as: UTF8.self).split(separator: "\n")
+    static func ranges(_ bytes: [UInt8]) -> [Range] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n")
             .filter { !$0.hasPrefix("#") }
             .map { $0.split(separator: ",").map(String.init) }
             .map { ($0[0], $0[1], $0[2]) }
@@ -39,8 +49,9 @@ import Yams
 
     static func dotted(_ n: UInt32) -> String { "\(n >> 24).\(n >> 16 & 255).\(n >> 8 & 255).\(n & 255)" }
 
-    @Test func theFirstAndLastAddressOfIPv4RangesHaveTheirCountry() throws {
-        let all = Self.ranges("geoip")
+    @Test func theFirstAndLastAddressOfIPv4RangesHaveTheirCountry() async throws {
+        let data = try await Self.data
+        let all = data.v4
         #expect(all.count > 100_000)
         // The first, the last and a spread of ranges in between, with the addresses just
         // outside them: inside another range, or in a gap (no country).
@@ -48,29 +59,30 @@ import Yams
             let range = all[index]
             let (first, last) = (UInt32(range.first)!, UInt32(range.last)!)
             let expected = range.code == "??" ? "" : range.code
-            #expect(Self.table.country(of: Self.dotted(first)) == expected, "range \(index): \(range)")
-            #expect(Self.table.country(of: Self.dotted(last)) == expected, "range \(index): \(range)")
+            #expect(data.table.country(of: Self.dotted(first)) == expected, "range \(index): \(range)")
+            #expect(data.table.country(of: Self.dotted(last)) == expected, "range \(index): \(range)")
             // Mapped into IPv6, the same address.
-            #expect(Self.table.country(of: "::ffff:" + Self.dotted(first)) == expected)
+            #expect(data.table.country(of: "::ffff:" + Self.dotted(first)) == expected)
             // The next address: the next range's when it starts there (the file is sorted),
             // else in a gap of no country.
             guard last < UInt32.max else { continue }
             let next = index + 1 < all.count && UInt32(all[index + 1].first)! == last + 1 ? all[index + 1].code : "??"
-            #expect(Self.table.country(of: Self.dotted(last + 1)) == (next == "??" ? "" : next), "after range \(index)")
+            #expect(data.table.country(of: Self.dotted(last + 1)) == (next == "??" ? "" : next), "after range \(index)")
         }
     }
 
-    @Test func theFirstAndLastAddressOfIPv6RangesHaveTheirCountry() {
-        let all = Self.ranges("geoip6")
+    @Test func theFirstAndLastAddressOfIPv6RangesHaveTheirCountry() async throws {
+        let data = try await Self.data
+        let all = data.v6
         #expect(all.count > 100_000)
         let picked = stride(from: 0, to: all.count, by: all.count / 97).map { all[$0] } + [all[all.count - 1]]
         for range in picked {
             let expected = range.code == "??" ? "" : range.code
-            #expect(Self.table.country(of: range.first) == expected, "\(range)")
-            #expect(Self.table.country(of: range.last) == expected, "\(range)")
+            #expect(data.table.country(of: range.first) == expected, "\(range)")
+            #expect(data.table.country(of: range.last) == expected, "\(range)")
             // Written out in another notation, the same address.
             if let expanded = Self.expanded(range.last) {
-                #expect(Self.table.country(of: expanded) == expected, "\(range)")
+                #expect(data.table.country(of: expanded) == expected, "\(range)")
             }
         }
     }
@@ -83,15 +95,16 @@ import Yams
         return stride(from: 0, to: 16, by: 2).map { String(format: "%02X%02X", bytes[$0], bytes[$0 + 1]) }.joined(separator: ":")
     }
 
-    @Test func whatIsNotAnAddressHasNoCountry() {
+    @Test func whatIsNotAnAddressHasNoCountry() async throws {
+        let data = try await Self.data
         for text in ["", "localhost", "1.2.3", "1.2.3.4.5", "::ffff:1.2.3.999", "2001:db8::g", "256.0.0.1"] {
-            #expect(Self.table.country(of: text) == "", "\(text)")
+            #expect(data.table.country(of: text) == "", "\(text)")
         }
         // Loopback and private addresses are in no country's range.
-        #expect(Self.table.country(of: "127.0.0.1") == "")
-        #expect(Self.table.country(of: "10.1.2.3") == "")
-        #expect(Self.table.country(of: "::1") == "")
-        #expect(Self.table.generated?.contains("GMT") == true)
+        #expect(data.table.country(of: "127.0.0.1") == "")
+        #expect(data.table.country(of: "10.1.2.3") == "")
+        #expect(data.table.country(of: "::1") == "")
+        #expect(data.table.generated?.contains("GMT") == true)
     }
 
     @Test func aMalformedFileIsRefusedWithItsLine() {
@@ -134,54 +147,62 @@ import Yams
 
     /// uap-core's own test cases, run on this platform's engine (ICU): the browser and system
     /// families uap-core expects, before this project names them.
-    @Test func uapCoresOwnCasesGiveItsFamilies() throws {
-        let rules = Self.rules
+    @Test func uapCoresOwnCasesGiveItsFamilies() async throws {
+        let rules = try await Self.data.rules
         #expect(rules.skipped == 0)
         #expect(rules.count > 1_000)
         struct Cases: Decodable {
             struct Case: Decodable { var user_agent_string: String; var family: String; var major: String? }
             var test_cases: [Case]
         }
-        for (file, list) in [("test_ua.yaml", \UserAgentRules.browsers), ("test_os.yaml", \UserAgentRules.systems)] {
-            let text = try String(contentsOfFile: "/usr/share/uap-core/tests/\(file)", encoding: .utf8)
-            let cases = try YAMLDecoder().decode(Cases.self, from: text)
-            var wrong: [String] = []
-            for c in cases.test_cases {
-                let found = UserAgentRules.firstMatch(rules[keyPath: list], in: c.user_agent_string as NSString, c.user_agent_string)
-                if (found?.family ?? "Other") != c.family { wrong.append("\(c.user_agent_string) → \(found?.family ?? "Other"), not \(c.family)") }
+        for file in ["test_ua.yaml", "test_os.yaml"] {
+            let (count, wrong) = try await onThreadOfItsOwn { () throws -> (Int, [String]) in
+                let list = file == "test_ua.yaml" ? rules.browsers : rules.systems
+                let text = try String(contentsOfFile: "/usr/share/uap-core/tests/\(file)", encoding: .utf8)
+                let cases = try YAMLDecoder().decode(Cases.self, from: text)
+                var wrong: [String] = []
+                for c in cases.test_cases {
+                    let found = UserAgentRules.firstMatch(list, in: c.user_agent_string as NSString, c.user_agent_string)
+                    if (found?.family ?? "Other") != c.family { wrong.append("\(c.user_agent_string) → \(found?.family ?? "Other"), not \(c.family)") }
+                }
+                return (cases.test_cases.count, wrong)
             }
-            #expect(cases.test_cases.count > 100)
-            #expect(wrong.isEmpty, "\(file): \(wrong.count) of \(cases.test_cases.count) differ: \(wrong.prefix(5))")
+            #expect(count > 100)
+            #expect(wrong.isEmpty, "\(file): \(wrong.count) of \(count) differ: \(wrong.prefix(5))")
         }
     }
 
     /// More than two hundred real user agents with the classes the stats should show them in.
-    @Test func realUserAgentsGetTheirDeviceSystemAndBrowser() {
-        let classifier = UserAgentClassifier(rules: Self.rules)
+    @Test func realUserAgentsGetTheirDeviceSystemAndBrowser() async throws {
+        let classifier = UserAgentClassifier(rules: try await Self.data.rules)
         #expect(UserAgentTable.rows.count >= 200)
-        var wrong: [String] = []
-        for row in UserAgentTable.rows {
-            let v = classifier.classify(row.userAgent)
-            if row.device == .bot {
-                if v.device != .bot || v.botReason == nil { wrong.append("\(row.userAgent): \(v.device) \(v.botReason ?? "person")") }
-                continue
+        let wrong = try await onThreadOfItsOwn { () -> [String] in
+            var wrong: [String] = []
+            for row in UserAgentTable.rows {
+                let v = classifier.classify(row.userAgent)
+                if row.device == .bot {
+                    if v.device != .bot || v.botReason == nil { wrong.append("\(row.userAgent): \(v.device) \(v.botReason ?? "person")") }
+                    continue
+                }
+                let found = (v.device, v.os, v.osMajor, v.browser)
+                if found != (row.device, row.os, row.osMajor, row.browser) || v.botReason != nil {
+                    wrong.append("\(row.userAgent): \(found) \(v.botReason ?? ""), not \((row.device, row.os, row.osMajor, row.browser))")
+                }
             }
-            let found = (v.device, v.os, v.osMajor, v.browser)
-            if found != (row.device, row.os, row.osMajor, row.browser) || v.botReason != nil {
-                wrong.append("\(row.userAgent): \(found) \(v.botReason ?? ""), not \((row.device, row.os, row.osMajor, row.browser))")
-            }
+            return wrong
         }
         #expect(wrong.isEmpty, "\(wrong.count) of \(UserAgentTable.rows.count):\n\(wrong.joined(separator: "\n"))")
     }
 
-    @Test func theClassifierRemembersVerdictsUntilTheRulesAreReplaced() {
+    @Test func theClassifierRemembersVerdictsUntilTheRulesAreReplaced() async throws {
+        let rules = try await Self.data.rules
         let classifier = UserAgentClassifier(rules: nil, capacity: 2)
         let ua = UserAgentTable.phones[0].userAgent
         let before = classifier.classify(ua)
         #expect(before.platform == .ios)
         #expect(before.browser == "")
         #expect(before.device == .other)
-        classifier.replaceRules(Self.rules)
+        classifier.replaceRules(rules)
         #expect(classifier.classify(ua).browser == "Safari")
         #expect(classifier.classify(ua).browser == "Safari")
         #expect(classifier.lookups.hits == 1)

@@ -12,12 +12,14 @@ import Testing
 /// both stores: what each kind of request stores, that no address is kept anywhere, and a
 /// daemon without the data.
 @Suite struct AudienceHTTPTests {
-    /// The data where ops/install-deps.sh puts it, loaded once.
-    static let data: AudienceData = {
+    /// The data where ops/install-deps.sh puts it, loaded once, on the data's own queue (in a
+    /// debug build that takes seconds, which must not hold up the cooperative pool that the
+    /// in-process daemons answer on).
+    static let loaded = Task {
         let data = AudienceData(paths: AudienceData.Paths(), logger: Logger(label: "test"))
-        try! data.load()
+        try await data.loadOffThePool()
         return data
-    }()
+    }
 
     static let agents = (
         instagram: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 309.0.2.20.109 (iPhone15,3; iOS 17_1_2; en_US; en; scale=3.00; 1290x2796; 541635890)",
@@ -37,11 +39,12 @@ import Testing
 
     @Test(arguments: StoreBackend.allCases)
     func everyEventKeepsItsAudienceAndNoAddress(on backend: StoreBackend) async throws {
-        let countries = Self.data.countries
+        let data = try await Self.loaded.value
+        let countries = data.countries
         let (gb, v6Country) = (countries.country(of: Self.addresses.v4), countries.country(of: Self.addresses.v6))
         #expect(gb == "GB")
         #expect(v6Country.count == 2)
-        try await backend.test("audience_stored", settings: HostedLinkHTTPTests.settings, audience: Self.data) { client, probe in
+        try await backend.test("audience_stored", settings: HostedLinkHTTPTests.settings, audience: data) { client, probe in
             let events = """
                 [{"type":"click","ref":"spring","ip":"\(Self.addresses.v4)","user_agent":"\(Self.agents.instagram)","referrer":"https://l.instagram.com/?u=x"},
                  {"type":"open","ref":"spring","platform":"android","ip":"\(Self.addresses.v6)","user_agent":"\(Self.agents.android)"},
@@ -104,7 +107,7 @@ import Testing
         let installation = try TestInstallation()
         defer { installation.remove() }
         let none = AudienceData(paths: AudienceData.Paths(geoip: "off", userAgents: "off"), logger: Logger(label: "test"))
-        try none.load()
+        try await none.loadOffThePool()
         #expect(!none.countries.isLoaded && !none.classifier.hasRules)
         try await installation.application(installation.dependencies(audience: none)).test(.router) { client in
             let posted = try await client.postEvents(

@@ -11,14 +11,17 @@ import Testing
 @Suite struct AudienceReloadTests {
     static let script = SegmentSDKTests.repository.appending(path: "Tests/audience/write_mmdb.py")
 
-    /// Writes an MMDB file of `networks` (CIDR → country) with mmdb-writer.
-    static func writeMMDB(_ path: URL, type: String, _ networks: [String: String]) throws {
+    /// Writes an MMDB file of `networks` (CIDR → country) with mmdb-writer (waited for on a
+    /// thread of its own, not on the cooperative pool).
+    static func writeMMDB(_ path: URL, type: String, _ networks: [String: String]) async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: SegmentSDKTests.python.path),
             "the tests' Python environment is missing: run ops/install-deps.sh test (it creates .build/sdk-venv)")
         let arguments = [script.path, path.path, type] + networks.map { "\($0.key)=\($0.value)" }
-        let child = try ChildProcess(executable: SegmentSDKTests.python.path, arguments: arguments, output: "/dev/null", errors: "/dev/null")
-        #expect(child.status(wait: true) == 0)
+        let status = try await onThreadOfItsOwn {
+            try ChildProcess(executable: SegmentSDKTests.python.path, arguments: arguments, output: "/dev/null", errors: "/dev/null").status(wait: true)
+        }
+        #expect(status == 0)
     }
 
     /// The stored audience of the event `id`, read from the daemon's events file.
@@ -42,7 +45,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: data) }
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let mmdb = data.appending(path: "countries.mmdb")
-        try Self.writeMMDB(mmdb, type: "Test-Before", ["81.2.69.0/24": "GB", "2a00:1450::/32": "DE"])
+        try await Self.writeMMDB(mmdb, type: "Test-Before", ["81.2.69.0/24": "GB", "2a00:1450::/32": "DE"])
         let (ingestKey, _) = try LiveHTTP.keys(data)
         let daemon = try DaemonProcess(dataDirectory: data, arguments: ["--geoip", mmdb.path])
         defer { _ = daemon.terminate() }
@@ -67,7 +70,7 @@ import Testing
         #expect(try Self.audience(of: "before-none", in: data).country == "")
 
         // New data in place, then SIGHUP: the daemon reads it without a restart.
-        try Self.writeMMDB(mmdb, type: "Test-After", ["81.2.69.0/24": "IE"])
+        try await Self.writeMMDB(mmdb, type: "Test-After", ["81.2.69.0/24": "IE"])
         kill(daemon.process.pid, SIGHUP)
         #expect(try await eventually { try await Self.readinessDetail(http, daemon).contains("MMDB Test-After") })
         let after = #"[{"id":"after-v4","type":"click","ref":"r","ip":"81.2.69.160"}]"#
@@ -96,7 +99,8 @@ import Testing
         let ended = try await eventually(within: .seconds(60)) { !child.isRunning }
         if !ended { kill(child.pid, SIGKILL) }
         #expect(ended)
-        #expect(child.status(wait: true) != 0)
+        let status = child.status(wait: false)
+        #expect(status != nil && status != 0)
         let output = DaemonProcess.read(log)
         #expect(output.contains("--geoip") && output.contains("missing.mmdb"), "\(output)")
     }
