@@ -44,7 +44,7 @@ public struct AudienceDimensions: Sendable, Hashable {
     /// browser): the same for every event of one user agent, so `UserAgentClassifier` makes it
     /// once per user agent and ingest only puts the country and language around it.
     public static func agentText(device: DeviceClass, os: String, osMajor: String, browser: String) -> String {
-        let s = String(separator)
+        let s = separatorText
         return device.rawValue + s + os + s + osMajor + s + browser
     }
 
@@ -53,9 +53,10 @@ public struct AudienceDimensions: Sendable, Hashable {
     public static func stored(country: String, agent: String?, language: String) -> String? {
         let agent = agent ?? unknownAgent
         if country.isEmpty, language.isEmpty, agent == unknownAgent { return nil }
-        let s = String(separator)
-        return country + s + agent + s + language
+        return country + separatorText + agent + separatorText + language
     }
+
+    static let separatorText = String(separator)
 
     static let unknownAgent = agentText(device: .other, os: "", osMajor: "", browser: "")
 

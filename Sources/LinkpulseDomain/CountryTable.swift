@@ -162,12 +162,12 @@ public protocol CountryLookup: Sendable {
 }
 
 /// An IP address as a number.
-enum IPAddress: Equatable {
+public enum IPAddress: Equatable, Sendable {
     case v4(UInt32)
     case v6(UInt128)
 
     /// Parses dotted IPv4 or IPv6 text; an IPv4 address mapped into IPv6 is `.v4`.
-    init?(_ text: String) {
+    public init?(_ text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self = .v4(UInt32(bigEndian: v4.s_addr))
@@ -181,6 +181,14 @@ enum IPAddress: Equatable {
         } else {
             self = .v6(value)
         }
+    }
+
+    /// `text` as a country lookup takes it: an IPv4 address mapped into IPv6 (`::ffff:a.b.c.d`)
+    /// as its dotted IPv4 text (databases keep IPv4 networks apart from the mapped range), any
+    /// other text unchanged.
+    public static func unmappingIPv4(_ text: String) -> String {
+        guard text.contains(":"), case .v4(let a)? = IPAddress(text) else { return text }
+        return "\(a >> 24).\(a >> 16 & 255).\(a >> 8 & 255).\(a & 255)"
     }
 }
 

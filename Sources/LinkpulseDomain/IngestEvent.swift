@@ -44,12 +44,6 @@ public struct IngestEvent: Sendable, Equatable {
     /// (without the data, or for an event stored before).
     public var audienceText: String?
 
-    /// `audienceText` read as its fields.
-    public var audience: AudienceDimensions {
-        get { AudienceDimensions(stored: audienceText) }
-        set { audienceText = newValue.stored }
-    }
-
     public var isBot: Bool { botReason != nil }
 
     public init(

@@ -58,7 +58,7 @@ final class MaxMindCountries: CountryLookup, @unchecked Sendable {
     var built: String { Timestamp.formatUTC(Int64(database.pointee.metadata.build_epoch) * 1000) }
 
     func country(of address: String) -> String {
-        let address = Self.unmapped(address)
+        let address = IPAddress.unmappingIPv4(address)
         var gaiError: Int32 = 0
         var mmdbError: Int32 = 0
         var result = MMDB_lookup_string(database, address, &gaiError, &mmdbError)
@@ -76,15 +76,5 @@ final class MaxMindCountries: CountryLookup, @unchecked Sendable {
         else { return "" }
         let code = String(decoding: UnsafeRawBufferPointer(start: text, count: 2), as: UTF8.self)
         return code.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? code : ""
-    }
-
-    /// An IPv4 address mapped into IPv6 (`::ffff:a.b.c.d`) as its IPv4 text: databases keep
-    /// IPv4 networks apart from the mapped range, and the Tor files are looked up the same way.
-    static func unmapped(_ address: String) -> String {
-        var v6 = in6_addr()
-        guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
-        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        guard bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return address }
-        return bytes[12...].map(String.init).joined(separator: ".")
     }
 }
