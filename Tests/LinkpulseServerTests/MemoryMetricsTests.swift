@@ -54,6 +54,11 @@ import Testing
         #expect(samples["linkpulse_attribution_recent_click_entries"] == 60, "\(samples)")
         #expect(samples["linkpulse_attribution_recent_click_capacity"] == 1_000_000)
         #expect(samples["linkpulse_rollup_link_tuples"] == 15)
+        // One user agent for the 30 clicks: classified once, then answered from memory.
+        #expect(samples[#"linkpulse_user_agent_lookups_total{answer="classified"}"#] == 1, "\(samples)")
+        #expect(samples[#"linkpulse_user_agent_lookups_total{answer="remembered"}"#] == 29)
+        #expect(samples["linkpulse_user_agent_cache_entries"] == 1)
+        #expect(samples["linkpulse_user_agent_cache_capacity"] == 4_096)
         // Not yet merged into the id index: that waits for 100,000 ids or for ids a minute old
         // (on a machine loaded enough for the daemon to be up that long, they may be merged).
         let tail = samples["linkpulse_ingest_id_tail_ids"]
