@@ -205,10 +205,11 @@ extension MatchType {
 extension CountedEvent {
     /// One stored event as the rollups count it: clicks and bots under their own dimensions
     /// (bots are not attributed), every other event under its stored attribution (`match`,
-    /// and `click`, the dimensions of its `clickSeq`'s click).
+    /// and `click`, the dimensions of its `clickSeq`'s click); its audience likewise
+    /// (`CountedAudience.counted`, from `ownAudience` and `clickAudience`).
     public init(
         kind: EventKind, platform: Platform, isBot: Bool, deferred: Bool, visitorHash: UInt64, own: LinkDimensions,
-        match: MatchType?, click: LinkDimensions?
+        match: MatchType?, click: LinkDimensions?, ownAudience: CountedAudience = .unknown, clickAudience: CountedAudience? = nil
     ) {
         var dimensions = own
         var counted = match
@@ -221,6 +222,6 @@ extension CountedEvent {
         }
         self.init(
             kind: kind, platform: platform, isBot: isBot, deferred: deferred, visitorHash: visitorHash, dimensions: dimensions,
-            match: counted)
+            match: counted, audience: CountedAudience.counted(kind: kind, isBot: isBot, match: match, own: ownAudience, click: clickAudience))
     }
 }

@@ -132,6 +132,59 @@ public struct AudienceDimensions: Sendable, Hashable {
     }
 }
 
+/// The audience values an event is counted under in the stats: its own for a click, a bot, or an
+/// install or open no click brought; the values of the click that brought it otherwise (an
+/// install's own user agent is the app's and it has no referrer: "installs by browser" means
+/// the browser its click was made in), as its link dimensions are the click's.
+public struct CountedAudience: Hashable, Sendable {
+    /// The values in `StatsDimension.audience` order: country, device, os, browser,
+    /// referrer host, language; `""` when unknown.
+    public var country: String
+    public var device: String
+    public var os: String
+    public var browser: String
+    public var referrerHost: String
+    public var language: String
+
+    public init(country: String = "", device: String = "", os: String = "", browser: String = "", referrerHost: String = "", language: String = "") {
+        (self.country, self.device, self.os, self.browser, self.referrerHost, self.language) = (country, device, os, browser, referrerHost, language)
+    }
+
+    /// Nothing known.
+    public static let unknown = CountedAudience()
+
+    /// An event's own values: its stored audience text (`AudienceDimensions.stored`; nil or
+    /// empty when nothing was known, then the device too is `""`) and its referrer.
+    public init(stored: String?, referrer: String?) {
+        self.init(referrerHost: AudienceDimensions.referrerHost(of: referrer))
+        guard let stored, !stored.isEmpty else { return }
+        let d = AudienceDimensions(stored: stored)
+        (country, device, os, browser, language) = (d.country, d.device.rawValue, d.os, d.browser, d.language)
+    }
+
+    /// The values an event is counted under: `click`'s (the audience of the click stored as its
+    /// attribution's click) when a click brought it, else `own`. The same rule as
+    /// `MatchType.countedDimensions`: organic events, bots, clicks and events whose click is
+    /// not found keep their own.
+    public static func counted(kind: EventKind, isBot: Bool, match: MatchType?, own: CountedAudience, click: CountedAudience?) -> CountedAudience {
+        guard kind != .click, !isBot, let match, match != .organic, let click else { return own }
+        return click
+    }
+
+    /// The value of an audience dimension (nil for the others).
+    public func value(_ dimension: StatsDimension) -> String? {
+        switch dimension {
+        case .country: country
+        case .device: device
+        case .os: os
+        case .browser: browser
+        case .referrerHost: referrerHost
+        case .language: language
+        case .campaign, .ref, .source, .medium, .platform: nil
+        }
+    }
+}
+
 /// Where the audience data is found when the operator names no other place: what Debian's
 /// packages install (`uap-core`; `tor-geoipdb`'s files, which `ops/install-deps.sh` unpacks
 /// without the Tor daemon into the second directory).

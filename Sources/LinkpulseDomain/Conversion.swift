@@ -82,13 +82,15 @@ public struct CountedEvent: Sendable {
     public var dimensions: LinkDimensions
     /// The match type of an install, open or fallback (nil for clicks).
     public var match: MatchType?
+    /// The audience values it counts under (`CountedAudience.counted`).
+    public var audience: CountedAudience
 
     public init(
         kind: EventKind, platform: Platform, isBot: Bool, deferred: Bool, visitorHash: UInt64,
-        dimensions: LinkDimensions, match: MatchType?
+        dimensions: LinkDimensions, match: MatchType?, audience: CountedAudience = .unknown
     ) {
         self.kind = kind; self.platform = platform; self.isBot = isBot; self.deferred = deferred
-        self.visitorHash = visitorHash; self.dimensions = dimensions; self.match = match
+        self.visitorHash = visitorHash; self.dimensions = dimensions; self.match = match; self.audience = audience
     }
 }
 

@@ -27,6 +27,9 @@ public enum ExportContent: Sendable {
 
     /// Reads a raw-event export: the common parameters, bots included by default.
     public static func parseEvents(_ parameters: [String: String], query: StatsQuery) throws(ParameterError) -> ExportContent {
+        if let name = StatsDimension.audience.first(where: { parameters[$0.rawValue] != nil })?.rawValue {
+            throw ParameterError(name, "The raw events are filtered by link dimensions only; every row has its `\(name)` column to filter on.")
+        }
         var query = query
         query.includeBots = try StatsQuery.flag(parameters, "include_bots") ?? true
         return .events(query)

@@ -2,14 +2,19 @@
 /// is refused with a `400` naming it, so a typo never answers as if no filter had been given.
 /// `key` (a read key in the URL) is taken everywhere and checked before these.
 public enum QueryParameterNames {
-    /// Range, zone, filters and bots: every stats and CSV export endpoint.
+    /// Range, zone, link filters and bots: every stats and CSV export endpoint.
     public static let common: Set<String> = ["from", "to", "tz", "campaign", "ref", "source", "medium", "platform", "include_bots"]
+    /// The audience filters (`country`, `device`…): the stats and their exports, not the raw
+    /// events (`events.csv` filters by link dimensions only; its rows carry the audience).
+    public static let audience = Set(StatsDimension.audience.map(\.rawValue))
+    /// What every stats answer and its export takes.
+    public static let stats = common.union(audience)
     /// A breakdown's order and page.
     public static let page: Set<String> = ["by", "sort", "order", "limit", "offset"]
 
-    public static let summary = common
-    public static let breakdown = common.union(page)
-    public static let timeseries = common.union(["interval"])
+    public static let summary = stats
+    public static let breakdown = stats.union(page)
+    public static let timeseries = stats.union(["interval"])
     /// `export.csv`: a breakdown's or a time series' parameters.
     public static let statsExport = breakdown.union(["interval"])
     public static let eventsExport = common

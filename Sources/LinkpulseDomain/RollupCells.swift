@@ -3,10 +3,12 @@
 /// the rows of `lp_rollups`; SQLite's cubes count the same events faster and are checked
 /// against the same oracle (`StatsOracleTests`).
 ///
-/// Every event counts in its UTC hour, day and month, in five rows of each: once in all by its
-/// platform (dimension 0), and once under each link dimension's value (ref, campaign, source,
-/// medium; '' when it has none), people and bots apart. Months keep a breakdown over a quarter
-/// to a few thousand rows a value-month instead of one a value-day.
+/// Every event counts in its UTC hour, day and month, in eleven rows of each: once in all by its
+/// platform (dimension 0), once under each link dimension's value (ref, campaign, source,
+/// medium) and once under each audience dimension's (country, device, os, browser, referrer
+/// host, language; '' when it has none), people and bots apart: rows per dimension, never a
+/// cross product of them. Months keep a breakdown over a quarter to a few thousand rows a
+/// value-month instead of one a value-day.
 public struct RollupCells: Sendable {
     /// One row's key, in `lp_rollups`' primary key order.
     public struct Key: Hashable, Sendable {
@@ -26,6 +28,7 @@ public struct RollupCells: Sendable {
     /// The rows' dimensions (`lp_rollups.dimension`).
     public enum Dimension: Int16, CaseIterable, Sendable {
         case all = 0, ref, campaign, source, medium
+        case country, device, os, browser, referrerHost, language
 
         /// The rows that answer a grouping or filter by this stats dimension (platform is a
         /// column of the rows in all).
@@ -36,17 +39,34 @@ public struct RollupCells: Sendable {
             case .source: self = .source
             case .medium: self = .medium
             case .platform: self = .all
+            case .country: self = .country
+            case .device: self = .device
+            case .os: self = .os
+            case .browser: self = .browser
+            case .referrerHost: self = .referrerHost
+            case .language: self = .language
             }
         }
 
-        /// The value an event with `d` counts under in this dimension (`''` when it has none).
-        public func value(of d: LinkDimensions) -> String {
+        /// The dimensions of the audience, whose rows SQLite keeps apart from its cubes
+        /// (`audience_rollups`).
+        public static let audience: [Dimension] = [.country, .device, .os, .browser, .referrerHost, .language]
+
+        /// The value `event` counts under in this dimension (`''` when it has none).
+        public func value(of event: CountedEvent) -> String {
+            let d = event.dimensions
             switch self {
-            case .all: ""
-            case .ref: d.ref ?? ""
-            case .campaign: d.campaign ?? ""
-            case .source: d.source ?? ""
-            case .medium: d.medium ?? ""
+            case .all: return ""
+            case .ref: return d.ref ?? ""
+            case .campaign: return d.campaign ?? ""
+            case .source: return d.source ?? ""
+            case .medium: return d.medium ?? ""
+            case .country: return event.audience.country
+            case .device: return event.audience.device
+            case .os: return event.audience.os
+            case .browser: return event.audience.browser
+            case .referrerHost: return event.audience.referrerHost
+            case .language: return event.audience.language
             }
         }
     }
@@ -79,15 +99,21 @@ public struct RollupCells: Sendable {
     /// The counts of every cell the round touched.
     public private(set) var counts: [Key: ConversionCounts] = [:]
 
-    public init() {}
+    /// The dimensions counted (all of them, or only the audience's where other rows count the
+    /// rest).
+    public let dimensions: [Dimension]
 
-    /// Counts one event in its fifteen rows.
+    public init(dimensions: [Dimension] = Dimension.allCases) {
+        self.dimensions = dimensions
+    }
+
+    /// Counts one event in its rows: one per grain and dimension.
     public mutating func add(_ event: CountedEvent, occurredAtMs: Int64) {
         for grain in Grain.allCases {
             let bucket = grain.bucket(occurredAtMs)
-            for dimension in Dimension.allCases {
+            for dimension in dimensions {
                 let key = Key(
-                    dimension: dimension.rawValue, grain: grain.rawValue, bucketMs: bucket, value: dimension.value(of: event.dimensions),
+                    dimension: dimension.rawValue, grain: grain.rawValue, bucketMs: bucket, value: dimension.value(of: event),
                     platform: dimension == .all ? Int16(event.platform.code) : -1, bot: event.isBot)
                 counts[key, default: ConversionCounts()].add(event)
             }
@@ -128,21 +154,20 @@ public struct RollupRows: Sendable {
     public init?(plan: StatsPlan) {
         self.plan = plan
         let f = plan.query.filters
-        let linkFilters: [(StatsDimension, String)] = [(.ref, f.ref), (.campaign, f.campaign), (.source, f.source), (.medium, f.medium)]
-            .compactMap { d, v in v.map { (d, $0) } }
+        let valueFilters = f.valueFilters
         switch plan.grouping {
         case .dimension(.platform):
-            guard linkFilters.isEmpty else { return nil }
+            guard valueFilters.isEmpty else { return nil }
             (dimension, value, key) = (.all, nil, "platform")
         case .dimension(let d):
-            guard f.platform == nil, linkFilters.allSatisfy({ $0.0 == d }) else { return nil }
-            (dimension, value, key) = (RollupCells.Dimension(d), linkFilters.first?.1, "value")
+            guard f.platform == nil, valueFilters.allSatisfy({ $0.0 == d }) else { return nil }
+            (dimension, value, key) = (RollupCells.Dimension(d), valueFilters.first?.1, "value")
         case .none, .buckets:
-            if linkFilters.isEmpty {
+            if valueFilters.isEmpty {
                 (dimension, value) = (.all, nil)
             } else {
-                guard linkFilters.count == 1, f.platform == nil else { return nil }
-                (dimension, value) = (RollupCells.Dimension(linkFilters[0].0), linkFilters[0].1)
+                guard valueFilters.count == 1, f.platform == nil else { return nil }
+                (dimension, value) = (RollupCells.Dimension(valueFilters[0].0), valueFilters[0].1)
             }
             if case .buckets = plan.grouping { key = "bucket" } else { key = "all" }
         }

@@ -92,7 +92,7 @@ public struct StatsPlan: Sendable {
             cut = Self.decompose(from: query.fromMs, to: query.toMs, grains)
         }
         // Breakdowns without filters read whole days from the cube blocks.
-        if case .dimension(let d) = grouping, d != .platform, query.filters == StatsFilters() {
+        if case .dimension(let d) = grouping, StatsDimension.linkAndPlatform.contains(d), d != .platform, query.filters == StatsFilters() {
             cut = cut.map { piece in
                 if case .rollup(.day, let from, let to) = piece {
                     return .dimensionDays(d, fromDay: from / TimeGrain.dayMs, toDay: to / TimeGrain.dayMs)
@@ -111,6 +111,12 @@ public struct StatsPlan: Sendable {
                 pieces.append(piece)
             }
         }
+    }
+
+    /// Whether the answer groups or filters by an audience dimension.
+    public var asksAudience: Bool {
+        if case .dimension(let d) = grouping, d.isAudience { return true }
+        return !query.filters.audience.isEmpty
     }
 
     /// Throws when a piece must be read from raw events that happened before `horizonMs`
@@ -172,7 +178,7 @@ extension StatsPlan {
     /// Adds one raw event, resolved as the rollups count it, to its group: when the filters
     /// admit it and, for a dimension grouping limited to `wanted` values, its value is one.
     public func addRaw(_ resolved: CountedEvent, occurredAtMs: Int64, wanted: Set<String?>?, into groups: inout [StatsGroupKey: CountsByAudience]) {
-        guard query.filters.admits(resolved.dimensions, platform: resolved.platform) else { return }
+        guard query.filters.admits(resolved.dimensions, platform: resolved.platform, audience: resolved.audience) else { return }
         let key: StatsGroupKey
         switch grouping {
         case .none: key = .all
@@ -189,19 +195,23 @@ extension StatsPlan {
 }
 
 extension StatsDimension {
-    /// This dimension's value for an event.
+    /// This dimension's value for an event (an audience value `""`, unknown, is nil, as a
+    /// missing link value is).
     public func value(of event: CountedEvent) -> String? {
-        self == .platform ? event.platform.rawValue : linkValue(of: event.dimensions)
+        if self == .platform { return event.platform.rawValue }
+        if isAudience { return event.audience.value(self).flatMap { $0.isEmpty ? nil : $0 } }
+        return linkValue(of: event.dimensions)
     }
 
-    /// This dimension's value among link dimensions (nil for `platform`, which is not one).
+    /// This dimension's value among link dimensions (nil for `platform` and the audience
+    /// dimensions, which are not ones).
     public func linkValue(of d: LinkDimensions) -> String? {
         switch self {
         case .campaign: d.campaign
         case .ref: d.ref
         case .source: d.source
         case .medium: d.medium
-        case .platform: nil
+        case .platform, .country, .device, .os, .browser, .referrerHost, .language: nil
         }
     }
 }

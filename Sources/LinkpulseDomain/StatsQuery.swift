@@ -18,6 +18,15 @@ public struct ParameterError: Error, Sendable, Equatable {
                 + "(UTC :00, :15, :30 and :45). Move `\(parameter)` to a quarter hour.")
     }
 
+    /// A question counted from the raw events of its whole range (several dimensions at once,
+    /// or, on SQLite, an audience dimension) that starts before the raw-event horizon.
+    public static func countedFromRawEvents(horizonMs: Int64, what: String) -> ParameterError {
+        ParameterError(
+            "from",
+            "\(what) is counted from raw events, and raw events before \(Timestamp.formatUTC(horizonMs)) are deleted "
+                + "(--retention-days). Start `from` at that instant or later.")
+    }
+
     /// A raw-event export (`events.csv`) that starts before the raw-event horizon.
     public static func rawEventsExpired(_ parameter: String, horizonMs: Int64) -> ParameterError {
         ParameterError(
@@ -28,33 +37,64 @@ public struct ParameterError: Error, Sendable, Equatable {
     }
 }
 
-/// The dimensions a breakdown can group by (an allow-list: names never reach SQL).
+/// The dimensions a breakdown can group by (an allow-list: names never reach SQL): the link's
+/// (campaign, ref, source, medium), the platform, and the audience's (derived at ingest: see
+/// `CountedAudience`).
 public enum StatsDimension: String, Sendable, CaseIterable {
     case campaign, ref, source, medium, platform
+    case country, device, os, browser, referrerHost = "referrer_host", language
+
+    /// The link dimensions and the platform: what the SQLite cubes and day blocks are keyed by.
+    public static let linkAndPlatform: [StatsDimension] = [.campaign, .ref, .source, .medium, .platform]
+    /// The audience dimensions, in `CountedAudience`'s order.
+    public static let audience: [StatsDimension] = [.country, .device, .os, .browser, .referrerHost, .language]
+
+    /// Whether this is one of the audience dimensions.
+    public var isAudience: Bool {
+        switch self {
+        case .campaign, .ref, .source, .medium, .platform: false
+        case .country, .device, .os, .browser, .referrerHost, .language: true
+        }
+    }
 }
 
 /// Exact-match filters; nil means "any". They apply to the dimensions attribution gave each
-/// event, and to every metric, `bot_events` included.
+/// event (an attributed install or open counts under its click's link and audience), and to
+/// every metric, `bot_events` included.
 public struct StatsFilters: Sendable, Equatable {
     public var campaign: String?
     public var ref: String?
     public var source: String?
     public var medium: String?
     public var platform: Platform?
+    /// One value per audience dimension filtered by (`StatsDimension.audience` members only).
+    public var audience: [StatsDimension: String] = [:]
 
-    public init(campaign: String? = nil, ref: String? = nil, source: String? = nil, medium: String? = nil, platform: Platform? = nil) {
+    public init(
+        campaign: String? = nil, ref: String? = nil, source: String? = nil, medium: String? = nil, platform: Platform? = nil,
+        audience: [StatsDimension: String] = [:]
+    ) {
         self.campaign = campaign; self.ref = ref; self.source = source; self.medium = medium; self.platform = platform
+        self.audience = audience
     }
 
     /// Whether only the platform may be filtered (so rollups without link dimensions answer).
-    public var onlyPlatform: Bool { campaign == nil && ref == nil && source == nil && medium == nil }
+    public var onlyPlatform: Bool { campaign == nil && ref == nil && source == nil && medium == nil && audience.isEmpty }
+
+    /// Every filter but the platform's, by dimension (link dimensions first, then audience ones
+    /// in `StatsDimension.audience` order).
+    public var valueFilters: [(StatsDimension, String)] {
+        [(StatsDimension.ref, ref), (.campaign, campaign), (.source, source), (.medium, medium)].compactMap { d, v in v.map { (d, $0) } }
+            + StatsDimension.audience.compactMap { d in audience[d].map { (d, $0) } }
+    }
 
     /// Whether an event with these dimensions passes (a nil platform: only the link filters
-    /// are asked).
-    public func admits(_ d: LinkDimensions, platform p: Platform?) -> Bool {
+    /// are asked; a nil audience: the audience filters are not asked).
+    public func admits(_ d: LinkDimensions, platform p: Platform?, audience counted: CountedAudience? = nil) -> Bool {
         (campaign == nil || d.campaign == campaign) && (ref == nil || d.ref == ref)
             && (source == nil || d.source == source) && (medium == nil || d.medium == medium)
             && (platform == nil || p == nil || p == platform)
+            && (counted.map { counted in audience.allSatisfy { counted.value($0.key) == $0.value } } ?? true)
     }
 }
 
@@ -98,6 +138,9 @@ public struct StatsQuery: Sendable {
         filters.ref = try dimension(parameters, "ref")
         filters.source = try dimension(parameters, "source")
         filters.medium = try dimension(parameters, "medium")
+        for name in StatsDimension.audience {
+            filters.audience[name] = try audienceValue(parameters, name)
+        }
         if let platform = parameters["platform"] {
             guard let value = Platform(rawValue: platform.lowercased()) else {
                 throw ParameterError("platform", "`platform` must be one of \(Platform.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -114,6 +157,28 @@ public struct StatsQuery: Sendable {
             throw ParameterError(name, "`\(name)` must be 1 to \(IngestLimits.maxDimensionLength) bytes long.")
         }
         return value
+    }
+
+    /// An audience filter's value, written as the stats write it: a country in upper case
+    /// (`DE`), a language in lower case (`de`), a device one of its classes.
+    static func audienceValue(_ parameters: [String: String], _ dimension: StatsDimension) throws(ParameterError) -> String? {
+        let name = dimension.rawValue
+        guard let value = try Self.dimension(parameters, name) else { return nil }
+        switch dimension {
+        case .country:
+            guard value.utf8.count == 2, value.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+                throw ParameterError(name, "`country` must be an ISO 3166-1 alpha-2 code such as `DE` or `US`, not \"\(value)\".")
+            }
+            return value.uppercased()
+        case .device:
+            guard AudienceDimensions.DeviceClass(rawValue: value.lowercased()) != nil else {
+                throw ParameterError(
+                    name, "`device` must be one of \(AudienceDimensions.DeviceClass.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(value)\".")
+            }
+            return value.lowercased()
+        case .language, .referrerHost: return value.lowercased()
+        default: return value
+        }
     }
 
     /// A `true`/`false` (or `1`/`0`) parameter; nil when absent.

@@ -377,7 +377,7 @@ struct RollupWriter {
     /// pass (its last seq) for each value's day: the timer's passes, which follow fresh events
     /// and touch the same busy values' days pass after pass (see `RollupStore.foldVisitorParts`).
     func upsertDimensionDays(_ pass: PreparedPass, inPartOf partPass: Int64?) throws {
-        for dimension in StatsDimension.allCases {
+        for dimension in StatsDimension.linkAndPlatform {
             let numbered = dimension == .platform ? nil : pass.values(of: dimension)
             let days = pass.days.regrouped { cell, counts -> ValueDay? in
                 guard counts[1] > 0 else { return nil }

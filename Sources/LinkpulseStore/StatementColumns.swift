@@ -159,6 +159,7 @@ enum StatsRollupColumn: Int, StatementColumn {
 enum StatsRawEventColumn: Int, StatementColumn {
     case occurredAtMs, type, platform, bot, deferred, visitor, deviceId, ref, campaign, source, medium, matchType
     case clickSeq, clickRef, clickCampaign, clickSource, clickMedium
+    case audience, referrer, clickAudience, clickReferrer
 }
 
 /// `stats/dimension_visitors.sql`.

@@ -59,8 +59,18 @@ public final class StatsReader: Sendable {
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
-        let plan = StatsPlan(query: query, grouping: grouping)
-        if let horizon = rawHorizon.ms { try plan.refuseRawEdges(before: horizon) }
+        let plan = {
+            var plan = StatsPlan(query: query, grouping: grouping)
+            // The cubes hold no audience: such a question is counted from the raw events.
+            if plan.asksAudience { plan.pieces = [.raw(from: query.fromMs, to: query.toMs)] }
+            return plan
+        }()
+        if let horizon = rawHorizon.ms {
+            if plan.asksAudience, query.fromMs < horizon {
+                throw ParameterError.countedFromRawEvents(horizonMs: horizon, what: "On SQLite, a question by audience (country, device, os, browser, referrer_host, language)")
+            }
+            try plan.refuseRawEdges(before: horizon)
+        }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
         let linkTuples = self.linkTuples
@@ -167,7 +177,9 @@ public final class StatsReader: Sendable {
                 isBot: s.int64(C.bot) != 0, deferred: s.int64(C.deferred) == 1,
                 visitorHash: s.withStoredVisitor(visitor: C.visitor, device: C.deviceId) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
                 own: LinkDimensions(ref: s.text(C.ref), campaign: s.text(C.campaign), source: s.text(C.source), medium: s.text(C.medium)),
-                match: s.matchType(C.matchType), click: click)
+                match: s.matchType(C.matchType), click: click,
+                ownAudience: CountedAudience(stored: s.text(C.audience), referrer: s.text(C.referrer)),
+                clickAudience: click == nil ? nil : CountedAudience(stored: s.text(C.clickAudience), referrer: s.text(C.clickReferrer)))
             plan.addRaw(resolved, occurredAtMs: s.int64(C.occurredAtMs), wanted: wanted, into: &groups)
         }
     }

@@ -15,7 +15,7 @@ struct Export: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
     @OptionGroup var database: DatabaseOption
 
-    @Option(help: "Break down by this dimension: ref, campaign, source, medium, platform.")
+    @Option(help: "Break down by this dimension: ref, campaign, source, medium, platform, country, device, os, browser, referrer_host, language.")
     var by: String?
 
     @Option(help: "A time series instead: hour or day.")
@@ -38,6 +38,12 @@ struct Export: AsyncParsableCommand {
     @Option(help: "Only this source.") var source: String?
     @Option(help: "Only this medium.") var medium: String?
     @Option(help: "Only this platform.") var platform: String?
+    @Option(help: "Only this country (ISO 3166-1 alpha-2, such as DE).") var country: String?
+    @Option(help: "Only this device: phone, tablet, desktop, tv, console, bot, other.") var device: String?
+    @Option(help: "Only this operating system (iOS, Android, Windows…).") var os: String?
+    @Option(help: "Only this browser (Safari, Chrome, Instagram…).") var browser: String?
+    @Option(help: "Only this referrer host (www.instagram.com).") var referrerHost: String?
+    @Option(help: "Only this language (primary subtag, such as de).") var language: String?
 
     @Flag(inversion: .prefixedNo, help: "Count bot traffic too (stats: default no; events: default yes).")
     var includeBots: Bool?
@@ -66,7 +72,8 @@ struct Export: AsyncParsableCommand {
         var p: [String: String] = ["tz": tz]
         let optional: [(String, String?)] = [
             ("by", by), ("interval", interval), ("from", from), ("to", to), ("campaign", campaign), ("ref", ref),
-            ("source", source), ("medium", medium), ("platform", platform), ("sort", sort), ("order", order),
+            ("source", source), ("medium", medium), ("platform", platform), ("country", country), ("device", device), ("os", os),
+            ("browser", browser), ("referrer_host", referrerHost), ("language", language), ("sort", sort), ("order", order),
             ("limit", limit.map(String.init)), ("include_bots", includeBots.map { $0 ? "true" : "false" }),
         ]
         for case (let name, let value?) in optional { p[name] = value }

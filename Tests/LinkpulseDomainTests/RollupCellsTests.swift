@@ -39,8 +39,9 @@ import Testing
         // Bots in rows of their own.
         #expect(counts(.ref, day, dayStart, "spring", bot: true)?.clicks == 1)
         // People: the month, the day and the clicks' hour 7 rows each (two platforms, two
-        // campaigns), the install's hour 5; the bot: 5 in each of its month, day and hour.
-        #expect(cells.counts.count == 7 + 7 + 7 + 5 + 15)
+        // campaigns), the install's hour 5; the bot: 5 in each of its month, day and hour; and
+        // in each of these cells' buckets one row of each audience dimension (all unknown here).
+        #expect(cells.counts.count == 7 + 7 + 7 + 5 + 15 + 6 * (3 + 1 + 3))
         #expect(counts(.ref, RollupCells.Grain.month.rawValue, Self.ms("2026-11-01T00:00:00Z"), "spring")?.events == 3)
 
         // A stored row adds to its cell; a stored row of a cell the round does not touch is not one.
@@ -77,5 +78,58 @@ import Testing
         ])
         #expect(RollupCells.Grain.month.bucket(Self.ms("2028-02-29T23:59:59Z")) == Self.ms("2028-02-01T00:00:00Z"))
         #expect(RollupCells.Grain.nextMonth(Self.ms("2026-12-01T00:00:00Z")) == Self.ms("2027-01-01T00:00:00Z"))
+    }
+
+    /// An install a click brought counts under that click's audience (its own user agent is
+    /// the app's); a click, a bot and an organic install under their own.
+    @Test func anAttributedInstallCountsUnderItsClicksAudience() {
+        let browser = CountedAudience(country: "DE", device: "phone", os: "iOS", browser: "Instagram", referrerHost: "l.instagram.com", language: "de")
+        let app = CountedAudience(country: "AT", device: "phone", os: "iOS", browser: "", referrerHost: "", language: "")
+        func counted(_ kind: EventKind, bot: Bool = false, _ match: MatchType?, click: CountedAudience?) -> CountedAudience {
+            CountedEvent(
+                kind: kind, platform: .ios, isBot: bot, deferred: false, visitorHash: 1, own: LinkDimensions(), match: match, click: nil,
+                ownAudience: app, clickAudience: click
+            ).audience
+        }
+        for match in [MatchType.clickId, .installReferrer, .ref, .fingerprint] {
+            #expect(counted(.install, match, click: browser) == browser, "\(match)")
+            #expect(counted(.open, match, click: browser) == browser, "\(match)")
+            #expect(counted(.install, match, click: nil) == app, "no click found: its own, \(match)")
+        }
+        #expect(counted(.install, .organic, click: browser) == app)
+        #expect(counted(.install, bot: true, .clickId, click: browser) == app)
+        #expect(counted(.click, nil, click: browser) == app)
+
+        var cells = RollupCells(dimensions: RollupCells.Dimension.audience)
+        var install = Self.event(.install, ref: "spring", campaign: "launch", platform: .ios, visitor: "v1", match: .clickId)
+        install.audience = browser
+        cells.add(install, occurredAtMs: Self.t)
+        let day = RollupCells.Grain.day.rawValue, dayStart = TimeGrain.floor(Self.t, TimeGrain.dayMs)
+        for (dimension, value) in [(RollupCells.Dimension.country, "DE"), (.device, "phone"), (.os, "iOS"), (.browser, "Instagram"),
+                                   (.referrerHost, "l.instagram.com"), (.language, "de")] {
+            let key = RollupCells.Key(dimension: dimension.rawValue, grain: day, bucketMs: dayStart, value: value, platform: -1, bot: false)
+            #expect(cells.counts[key]?.installsClickId == 1, "\(dimension)")
+        }
+        // Rows per dimension, never a cross product, and only the dimensions asked for.
+        #expect(cells.counts.count == 6 * 3)
+    }
+
+    /// Audience filters and groupings read the rows of their dimension, as link ones do.
+    @Test func anAudienceQuestionReadsItsDimensionsRows() throws {
+        let from = Self.ms("2026-11-01T00:00:00Z"), to = Self.ms("2026-12-01T00:00:00Z")
+        func rows(_ filters: StatsFilters, _ grouping: StatsGrouping) -> RollupRows? {
+            RollupRows(plan: StatsPlan(query: StatsQuery(fromMs: from, toMs: to, filters: filters), grouping: grouping))
+        }
+        let byCountry = try #require(rows(StatsFilters(), .dimension(.country)))
+        #expect(byCountry.dimension == .country && byCountry.value == nil && byCountry.key == "value")
+        #expect(byCountry.pieces == [.rows(.month, from: from, to: to)])
+        let phones = try #require(rows(StatsFilters(audience: [.device: "phone"]), .none))
+        #expect(phones.dimension == .device && phones.value == "phone")
+        let phonesByDevice = try #require(rows(StatsFilters(audience: [.device: "phone"]), .dimension(.device)))
+        #expect(phonesByDevice.value == "phone")
+        // Two dimensions at once: from the raw events.
+        #expect(rows(StatsFilters(campaign: "launch"), .dimension(.country)) == nil)
+        #expect(rows(StatsFilters(audience: [.country: "DE", .os: "iOS"]), .none) == nil)
+        #expect(rows(StatsFilters(platform: .ios), .dimension(.browser)) == nil)
     }
 }

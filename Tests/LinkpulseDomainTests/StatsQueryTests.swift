@@ -82,6 +82,44 @@ import Testing
     }
 }
 
+/// The audience filters as the API takes them.
+@Suite struct AudienceFilterTests {
+    static let now: Int64 = 1_795_255_620_000
+
+    @Test func audienceFiltersAreReadInTheFormTheStatsWrite() throws {
+        let q = try StatsQuery.parse(
+            ["country": "de", "device": "Phone", "os": "iOS", "browser": "Samsung Internet", "referrer_host": "WWW.Example.com", "language": "DE"],
+            defaultZone: "UTC", nowMs: Self.now)
+        #expect(q.filters.audience == [.country: "DE", .device: "phone", .os: "iOS", .browser: "Samsung Internet", .referrerHost: "www.example.com", .language: "de"])
+        #expect(!q.filters.onlyPlatform)
+        #expect(BreakdownQuery.parse_(["by": "referrer_host"], q)?.by == .referrerHost)
+    }
+
+    @Test func wrongAudienceValuesAreNamed() {
+        for (name, value) in [("country", "Germany"), ("country", "D1"), ("device", "watch"), ("os", "")] {
+            do {
+                _ = try StatsQuery.parse([name: value], defaultZone: "UTC", nowMs: Self.now)
+                Issue.record("\(name)=\(value) was taken")
+            } catch {
+                #expect(error.parameter == name, "\(error)")
+            }
+        }
+    }
+
+    @Test func theRawEventsAreNotFilteredByAudience() throws {
+        let q = try StatsQuery.parse(["country": "DE"], defaultZone: "UTC", nowMs: Self.now)
+        #expect(throws: ParameterError.self) { try ExportContent.parseEvents(["country": "DE"], query: q) }
+        #expect(!QueryParameterNames.eventsExport.contains("country") && QueryParameterNames.breakdown.contains("referrer_host"))
+    }
+}
+
+extension BreakdownQuery {
+    /// `parse`, nil when it throws.
+    static func parse_(_ parameters: [String: String], _ stats: StatsQuery) -> BreakdownQuery? {
+        try? parse(parameters, stats: stats)
+    }
+}
+
 /// Which names an endpoint takes, and how a refused one is told.
 @Suite struct QueryParameterNamesTests {
     @Test func aNameTheEndpointLacksIsRefusedWithTheClosestOne() {
@@ -92,7 +130,7 @@ import Testing
         } catch {
             #expect(error.parameter == "campain")
             #expect(error.message.hasPrefix("`campain` is not a parameter here. Did you mean `campaign`?"))
-            #expect(error.message.contains("`include_bots`, `medium`"))
+            #expect(error.message.contains("`include_bots`, `language`, `medium`"))
         }
         do {
             try QueryParameterNames.refuseUnknown(["colour"], known: QueryParameterNames.summary)

@@ -103,6 +103,80 @@ import Testing
         }
     }
 
+    /// The stats by every audience dimension, as filters and breakdowns, in JSON and CSV: an
+    /// install a click brought counts under that click's country, browser and referrer; an
+    /// organic one under its own.
+    @Test(arguments: StoreBackend.allCases)
+    func statsAnswerByEveryAudienceDimension(on backend: StoreBackend) async throws {
+        let data = try await Self.loaded.value
+        let v6Country = data.countries.country(of: Self.addresses.v6)
+        let app = "Spring/3.1 CFNetwork/1490.0.4 Darwin/23.2.0"
+        typealias S = AttributionScenarioTests
+        try await backend.test("audience_stats", audience: data) { client, probe in
+            var crawler = S.event("b1", "click", at: 0, ip: Self.addresses.v4, ["ref": "a", "user_agent": Self.agents.crawler])
+            crawler["platform"] = "web"
+            try await S.send([
+                S.event("c1", "click", at: 0, ip: Self.addresses.v4, ["ref": "a", "user_agent": Self.agents.instagram, "referrer": "https://l.instagram.com/?u=x"]),
+                S.event("c2", "click", at: S.minute, ip: Self.addresses.v6, platform: "android", ["ref": "b", "user_agent": Self.agents.android]),
+                // Brought by c1, from an address of no country, in the app's own user agent.
+                S.event("i1", "install", at: 10 * S.minute, ip: "198.51.100.50", ["click_id": "c1", "user_agent": app]),
+                // No click brought it (no click of its platform from its address): its own country.
+                S.event("i2", "install", at: 20 * S.minute, ip: Self.addresses.v4, platform: "android", ["user_agent": app]),
+                crawler,
+            ], client)
+            try await probe.settle()
+            _ = try await S.rollUp(client)
+
+            func breakdown(_ query: String) async throws -> [String: [String: Double?]] {
+                let json = try await StatsOracleTests.get(client, "/v1/stats/breakdown?\(S.range)&\(query)")
+                var rows: [String: [String: Double?]] = [:]
+                for row in json["rows"] as? [[String: Any]] ?? [] {
+                    rows[row["key"] as? String ?? "(none)"] = Oracle.flatten(row["metrics"] as? [String: Any] ?? [:])
+                }
+                return rows
+            }
+            let byCountry = try await breakdown("by=country")
+            #expect(byCountry["GB"]?["clicks"] == 1 && byCountry["GB"]?["installs"] == 2, "\(byCountry)")
+            #expect(byCountry[v6Country]?["clicks"] == 1 && byCountry[v6Country]?["installs"] == 0, "\(byCountry)")
+            #expect(byCountry["(none)"] == nil, "the install from no country counts under its click's")
+            let byBrowser = try await breakdown("by=browser")
+            #expect(byBrowser["Instagram"]?["clicks"] == 1 && byBrowser["Instagram"]?["installs"] == 1 && byBrowser["Instagram"]?["install_rate"] == 1)
+            #expect(byBrowser["Chrome"]?["clicks"] == 1 && byBrowser["Chrome"]?["installs"] == 0)
+            #expect(byBrowser["AhrefsBot"]?["clicks"] == 0 && byBrowser["AhrefsBot"]?["bot_events"] == 1, "bots count apart")
+            let byReferrer = try await breakdown("by=referrer_host")
+            #expect(byReferrer["l.instagram.com"]?["installs"] == 1 && byReferrer["(none)"]?["clicks"] == 1, "\(byReferrer)")
+            let byDevice = try await breakdown("by=device&include_bots=true")
+            #expect(byDevice["phone"]?["clicks"] == 2 && byDevice["bot"]?["bot_events"] == 1, "\(byDevice)")
+            let byOS = try await breakdown("by=os")
+            #expect(byOS["iOS"]?["clicks"] == 1 && byOS["Android"]?["clicks"] == 1, "\(byOS)")
+            let byLanguage = try await breakdown("by=language")
+            #expect(byLanguage.keys.sorted() == ["(none)"], "no tap sent Accept-Language")
+
+            // Filters, alone and with a breakdown by another dimension.
+            let gb = try await S.metrics(client, "country=gb")
+            #expect(gb["clicks"] == 1 && gb["installs"] == 2 && gb["organic"] == 1, "\(gb)")
+            let instagramByRef = try await breakdown("by=ref&browser=Instagram")
+            #expect(instagramByRef.keys.sorted() == ["a"] && instagramByRef["a"]?["installs"] == 1, "\(instagramByRef)")
+            let androidPhones = try await S.metrics(client, "device=phone&os=Android")
+            #expect(androidPhones["clicks"] == 1 && androidPhones["installs"] == 0)
+            let series = try await StatsOracleTests.get(client, "/v1/stats/timeseries?\(S.range)&interval=day&country=GB")
+            let days = (series["points"] as? [[String: Any]] ?? []).compactMap { ($0["metrics"] as? [String: Any])?["installs"] as? Int }
+            #expect(days.reduce(0, +) == 2, "\(series)")
+
+            // The CSV export of a breakdown by country; the raw events refuse audience filters.
+            let csv = try await ExportHTTPTests.get(client, "/v1/export.csv?\(S.range)&by=country")
+            #expect(csv.status == .ok)
+            let (header, rows) = try parseCSV(String(buffer: csv.body))
+            let (key, installs) = (header.firstIndex(of: "country"), header.firstIndex(of: "installs"))
+            #expect(key != nil && installs != nil, "\(header)")
+            if let key, let installs { #expect(rows.first { $0[key] == "GB" }?[installs] == "2", "\(rows)") }
+            let refused = try await ExportHTTPTests.get(client, "/v1/events.csv?\(S.range)&country=GB")
+            #expect(refused.status == .badRequest && String(buffer: refused.body).contains("country"))
+            let wrong = try await ExportHTTPTests.get(client, "/v1/stats/summary?\(S.range)&device=watch")
+            #expect(wrong.status == .badRequest && String(buffer: wrong.body).contains("phone, tablet"))
+        }
+    }
+
     @Test func aDaemonWithoutTheDataStoresEventsWithAnUnknownAudience() async throws {
         let installation = try TestInstallation()
         defer { installation.remove() }

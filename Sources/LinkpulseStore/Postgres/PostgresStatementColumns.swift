@@ -38,7 +38,8 @@ enum PostgresQuarantineColumn: Int, StatementColumn {
 /// dimensions, its match type and the dimensions attribution counts it under.
 enum PostgresCountedEventColumn: Int, StatementColumn {
     case occurredAtMs, type, platform, bot, deferred, visitorId, ref, campaign, source, medium, matchType
-    case countedRef, countedCampaign, countedSource, countedMedium, seq
+    case countedRef, countedCampaign, countedSource, countedMedium
+    case audience, referrer, clickAudience, clickReferrer, seq
 }
 
 /// `rollups/cells.sql`: a cell's key, its counts in `ConversionCounts.row`'s order, and its

@@ -5,9 +5,9 @@ import PostgresNIO
 /// Stats on PostgreSQL: exact, and the same counts as the SQLite store's for the same events.
 ///
 /// Whole UTC months, days and hours of a range come from the rollup rows (`lp_rollups`, see
-/// `RollupCells`, `RollupRows`), the edges finer than an hour from the raw events, each row through the same `CountedEvent` and
-/// `StatsPlan.addRaw` as the SQLite store's edges. The rows are kept by one link dimension at a
-/// time (or by platform), so a query filtered by more than one dimension, or grouped by one
+/// `RollupCells`, `RollupRows`), the edges finer than an hour from the raw events, each row
+/// through the same `CountedEvent` and `StatsPlan.addRaw` as the SQLite store's edges. The rows
+/// are kept by one link or audience dimension at a time (or by platform), so a query filtered by more than one dimension, or grouped by one
 /// and filtered by another, is counted from the raw events of its whole range (slower; see
 /// `docs/performance.md`, PostgreSQL). Counts what the rollups have counted (seq up to their
 /// watermark), as SQLite does, read in one snapshot.
@@ -81,11 +81,8 @@ public struct PostgresStatsReader: StatsSource {
     static func refuseRaw(_ rows: RollupRows?, query: StatsQuery, before horizonMs: Int64) throws {
         guard let rows else {
             guard query.fromMs >= horizonMs else {
-                throw ParameterError(
-                    "from",
-                    "A query filtered by two link dimensions, or grouped by one and filtered by another, is counted from raw events "
-                        + "on PostgreSQL, and raw events before \(Timestamp.formatUTC(horizonMs)) are deleted (--retention-days). "
-                        + "Start `from` at that instant or later, or filter by one dimension.")
+                throw ParameterError.countedFromRawEvents(
+                    horizonMs: horizonMs, what: "A query filtered by two dimensions, or grouped by one and filtered by another,")
             }
             return
         }
@@ -169,7 +166,11 @@ public struct PostgresStatsReader: StatsSource {
             kind: CompactEvent.kind(code: Int64(try c[C.type].decode(Int16.self))),
             platform: Platform.fromCode(UInt8(truncatingIfNeeded: try c[C.platform].decode(Int16.self))), isBot: try c[C.bot].decode(Bool.self),
             deferred: try c[C.deferred].decode(Bool?.self) == true, visitorHash: VisitorSketch.hash(try c[C.visitorId].decode(String.self)),
-            own: own, match: match, click: counted)
+            own: own, match: match, click: counted,
+            ownAudience: CountedAudience(stored: try c[C.audience].decode(String?.self), referrer: try c[C.referrer].decode(String?.self)),
+            clickAudience: try c[C.clickAudience].decode(String?.self).map {
+                CountedAudience(stored: $0, referrer: try c[C.clickReferrer].decode(String?.self))
+            })
         return (event, try c[C.occurredAtMs].decode(Int64.self))
     }
 }
