@@ -275,7 +275,7 @@ struct IndexedOracle {
         var result: [Oracle.Counted] = []
         result.reserveCapacity(stored.count)
         for (i, e) in stored.enumerated() {
-            var c = Oracle.Counted(e)
+            var c = Oracle.Counted(e, audience: .unknown)
             if e.type == "click" {
                 if clickById[e.id] == nil { clickById[e.id] = i }
                 if !e.isBot {

@@ -28,6 +28,7 @@ struct SentEvent {
     var installReferrer: String? = nil
     /// Whether `clickId` came from `installReferrer` (set by `asStored`).
     var viaReferrer = false
+    var referrer: String? = nil
 
     /// The event as the server keeps it: an install referrer's click id, and its utm values
     /// where the event sent none, as if the event had sent them.
@@ -63,6 +64,7 @@ struct SentEvent {
         if let deviceId { o["device_id"] = deviceId }
         if let osVersion { o["os_version"] = osVersion }
         if let installReferrer { o["install_referrer"] = installReferrer }
+        if let referrer { o["referrer"] = referrer }
         return o
     }
 }
@@ -74,10 +76,13 @@ struct Oracle {
         var event: SentEvent
         var ref, campaign, source, medium: String?
         var match: String?
+        /// Its own audience, or that of the click a rule took its link from.
+        var audience: CountedAudience
 
-        init(_ event: SentEvent) {
+        init(_ event: SentEvent, audience: CountedAudience) {
             self.event = event
             ref = event.ref; campaign = event.campaign; source = event.source; medium = event.medium
+            self.audience = audience
         }
 
         /// What each rule gives an install, open or fallback (the rules' lookups are the
@@ -117,27 +122,32 @@ struct Oracle {
 
     let counted: [Counted]
 
-    init(_ sent: [SentEvent], windowMs: Int64 = 7_200_000) {
+    /// `audience` tells an event's own audience (by default none is known).
+    init(_ sent: [SentEvent], windowMs: Int64 = 7_200_000, audience: (SentEvent) -> CountedAudience = { _ in .unknown }) {
         var stored: [SentEvent] = []
         var seen = Set<String>()
         for e in sent where seen.insert(e.id).inserted { stored.append(e.asStored) }
         var result: [Counted] = []
         for (i, e) in stored.enumerated() {
             let earlier = stored[..<i]
-            var c = Counted(e)
+            var c = Counted(e, audience: audience(e))
             if e.type == "click" {
                 // counted under its own link
             } else if e.isBot {
                 c.bot()
             } else if let id = e.clickId, let click = earlier.first(where: { $0.id == id && $0.type == "click" }) {
                 c.clickId(click)
+                c.audience = audience(click)
             } else if let ref = e.ref {
-                c.ref(newest: Self.newest(earlier.filter { $0.type == "click" && !$0.isBot && $0.ref == ref && $0.ms <= e.ms }))
+                let newest = Self.newest(earlier.filter { $0.type == "click" && !$0.isBot && $0.ref == ref && $0.ms <= e.ms })
+                c.ref(newest: newest)
+                if let newest { c.audience = audience(newest) }
             } else if e.type != "fallback", let click = Self.newest(earlier.filter({
                 $0.type == "click" && !$0.isBot && $0.ip == e.ip && $0.platform == e.platform
                     && $0.ms <= e.ms && $0.ms >= e.ms - windowMs && Self.versionsAgree($0.osVersion, e.osVersion)
             })) {
                 c.fingerprint(click)
+                c.audience = audience(click)
             } else {
                 c.organic()
             }
@@ -153,9 +163,11 @@ struct Oracle {
 
     struct Filters {
         var campaign, ref, source, medium, platform: String?
+        var audience: [StatsDimension: String] = [:]
         var query: String {
-            [("campaign", campaign), ("ref", ref), ("source", source), ("medium", medium), ("platform", platform)]
-                .compactMap { name, value in value.map { "&\(name)=\($0)" } }.joined()
+            ([("campaign", campaign), ("ref", ref), ("source", source), ("medium", medium), ("platform", platform)]
+                + audience.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, Optional($0.value)) })
+                .compactMap { name, value in value.map { "&\(name)=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } }.joined()
         }
     }
 
@@ -166,6 +178,7 @@ struct Oracle {
                 && (filters.campaign == nil || c.campaign == filters.campaign) && (filters.ref == nil || c.ref == filters.ref)
                 && (filters.source == nil || c.source == filters.source) && (filters.medium == nil || c.medium == filters.medium)
                 && (filters.platform == nil || c.event.platform == filters.platform)
+                && filters.audience.allSatisfy { c.audience.value($0.key) == $0.value }
         }
         let people = inRange.filter { includeBots || !$0.event.isBot }
         func n(_ type: String) -> Int { people.filter { $0.event.type == type }.count }
@@ -221,8 +234,20 @@ struct Oracle {
 @Suite struct StatsOracleTests {
     static let refs = ["alpha", "beta", "gamma", "delta"]
     static let campaigns = ["spring", "fall"]
-    static let ips = ["203.0.113.1", "203.0.113.2", "203.0.113.3", "2001:db8::7"]
+    /// Two addresses of a country (in the Tor data), two of none.
+    static let ips = [AudienceHTTPTests.addresses.v4, "203.0.113.2", AudienceHTTPTests.addresses.v6, "2001:db8::7"]
     static let platforms = ["ios", "android", "desktop"]
+    /// People's user agents: three browsers on two systems.
+    static let agents = [SentEvent.personAgent, AudienceHTTPTests.agents.android, AudienceHTTPTests.agents.instagram]
+    static let referrers: [String?] = [nil, "https://l.instagram.com/?u=x", "https://www.google.com/search?q=shoes", "android-app://com.google.android.gm/"]
+
+    /// An event's own audience as ingest derives it from `data`.
+    static func audience(_ data: AudienceData) -> (SentEvent) -> CountedAudience {
+        { e in
+            let agent = data.classifier.classify(e.userAgent).agentText
+            return CountedAudience(stored: AudienceDimensions.stored(country: data.countries.country(of: e.ip), agent: agent, language: ""), referrer: e.referrer)
+        }
+    }
 
     static func randomEvents(count: Int, around center: Int64, spanMs: Int64, seed: UInt64) -> [SentEvent] {
         var rng = SplitMix64(seed: seed)
@@ -233,7 +258,8 @@ struct Oracle {
             var e = SentEvent(
                 id: "e\(seed)-\(i)", type: kinds[rng.below(kinds.count)], ms: ms,
                 platform: platforms[rng.below(platforms.count)], ip: ips[rng.below(ips.count)],
-                userAgent: rng.chance(0.1) ? Array(SentEvent.botAgents)[rng.below(2)] : SentEvent.personAgent)
+                userAgent: rng.chance(0.1) ? Array(SentEvent.botAgents).sorted()[rng.below(2)] : agents[rng.below(agents.count)])
+            e.referrer = referrers[rng.below(referrers.count)]
             if e.type == "click" || e.type == "fallback" || rng.chance(0.3) { e.ref = refs[rng.below(refs.count)] }
             if e.type == "click" || rng.chance(0.2) { e.campaign = rng.chance(0.8) ? campaigns[rng.below(2)] : nil }
             if rng.chance(0.5) { e.source = ["email", "sms"][rng.below(2)] }
@@ -306,10 +332,13 @@ struct Oracle {
             }
             let includeBots = rng.chance(0.3)
             var filters = Oracle.Filters()
-            switch rng.below(4) {
+            switch rng.below(7) {
             case 0: filters.campaign = campaigns[rng.below(2)]
             case 1: filters.platform = platforms[rng.below(3)]
             case 2: filters.ref = refs[rng.below(refs.count)]; filters.source = "email"
+            case 3: filters.audience[.country] = "GB"
+            case 4: filters.audience[.browser] = ["Instagram", "Chrome"][rng.below(2)]; filters.campaign = rng.chance(0.5) ? "spring" : nil
+            case 5: filters.audience[.referrerHost] = "l.instagram.com"; filters.audience[.os] = rng.chance(0.5) ? "iOS" : nil
             default: break
             }
             let common = "\(range)&tz=\(encodedZone)&include_bots=\(includeBots)\(filters.query)"
@@ -321,7 +350,7 @@ struct Oracle {
             #expect(Timestamp.parseRFC3339(summary["from"] as? String ?? "") == from)
             #expect(Timestamp.parseRFC3339(summary["to"] as? String ?? "") == to)
 
-            for by in ["campaign", "ref", "source", "platform"] {
+            for by in ["campaign", "ref", "source", "platform", "country", "device", "os", "browser", "referrer_host"] {
                 let breakdown = try await get(client, "/v1/stats/breakdown?\(common)&by=\(by)&limit=1000")
                 let rows = breakdown["rows"] as? [[String: Any]] ?? []
                 #expect(breakdown["total_rows"] as? Int == rows.count)
@@ -332,7 +361,8 @@ struct Oracle {
                         case "campaign": c.campaign == key
                         case "ref": c.ref == key
                         case "source": c.source == key
-                        default: c.event.platform == key
+                        case "platform": c.event.platform == key
+                        default: c.audience.value(StatsDimension(rawValue: by)!).flatMap { $0.isEmpty ? nil : $0 } == key
                         }
                     }
                     let got = Oracle.flatten(row["metrics"] as? [String: Any] ?? [:])
@@ -366,21 +396,25 @@ struct Oracle {
         }
     }
 
-    @Test(arguments: [
-        (UInt64(1), "2026-11-01T06:00:00Z"),  // New York falls back on 2026-11-01 (a 25-hour day)
-        (UInt64(2), "2026-03-08T07:00:00Z"),  // New York springs forward on 2026-03-08 (23 hours)
-        (UInt64(3), "2026-10-15T12:00:00Z"),
-    ])
-    func rollupAnswersEqualTheOracle(seed: UInt64, centerText: String) async throws {
-        let installation = try TestInstallation()
-        defer { installation.remove() }
-        let center = Timestamp.parseRFC3339(centerText)!
+    static let centers: [(seed: UInt64, center: String)] = [
+        (1, "2026-11-01T06:00:00Z"),  // New York falls back on 2026-11-01 (a 25-hour day)
+        (2, "2026-03-08T07:00:00Z"),  // New York springs forward on 2026-03-08 (23 hours)
+        (3, "2026-10-15T12:00:00Z"),
+    ]
+
+    @Test(arguments: StoreBackend.allCases, Self.centers)
+    func rollupAnswersEqualTheOracle(on backend: StoreBackend, around: (seed: UInt64, center: String)) async throws {
+        let (seed, center) = (around.seed, Timestamp.parseRFC3339(around.center)!)
+        let data = try await AudienceHTTPTests.loaded.value
         let events = Self.randomEvents(count: 400, around: center, spanMs: 4 * 86_400_000, seed: seed)
-        let oracle = Oracle(events)
-        // The random set exercises every attribution rule, bots and retries.
+        let oracle = Oracle(events, audience: Self.audience(data))
+        // The random set exercises every attribution rule, bots and retries, and installs
+        // counted under another audience than their own.
         #expect(Set(oracle.counted.compactMap(\.match)) == ["install_referrer", "click_id", "ref", "fingerprint", "organic"])
         #expect(oracle.counted.contains { $0.event.isBot } && oracle.counted.count < events.count)
-        try await installation.application().test(.router) { client in
+        #expect(oracle.counted.contains { $0.event.type == "install" && $0.audience != Self.audience(data)($0.event) })
+        #expect(Set(oracle.counted.map(\.audience.country)) == ["GB", "", data.countries.country(of: AudienceHTTPTests.addresses.v6)])
+        try await backend.test("oracle_\(seed)", audience: data) { client, _ in
             try await Self.post(events, with: client)
             let rollup = try await client.execute(
                 uri: "/v1/admin/rollup", method: .post, headers: [.authorization: "Bearer \(TestInstallation.readKey)"], body: nil)
