@@ -323,6 +323,87 @@ let dashboardsFolder = URL(fileURLWithPath: #filePath)
         }
     }
 
+    /// Clicks from two countries in three browsers, and an install its Instagram click brought.
+    static func audienceEvents(now: Int64) -> [[String: Any]] {
+        let (gb, v6) = (AudienceHTTPTests.addresses.v4, AudienceHTTPTests.addresses.v6)
+        let agents = AudienceHTTPTests.agents
+        func event(_ id: String, _ type: String, hoursAgo: Double, ip: String, agent: String, _ extra: [String: Any] = [:]) -> [String: Any] {
+            var o: [String: Any] = ["id": id, "type": type, "timestamp": now - Int64(hoursAgo * Double(Self.hour)), "ip": ip, "platform": "ios", "user_agent": agent]
+            for (k, v) in extra { o[k] = v }
+            return o
+        }
+        return [
+            event("c1", "click", hoursAgo: 5, ip: gb, agent: agents.instagram, ["ref": "s1", "referrer": "https://l.instagram.com/?u=x"]),
+            event("c2", "click", hoursAgo: 4, ip: gb, agent: agents.safari, ["ref": "s1", "platform": "web"]),
+            event("c3", "click", hoursAgo: 3, ip: v6, agent: agents.android, ["ref": "s2", "platform": "android"]),
+            event("i1", "install", hoursAgo: 2, ip: "198.51.100.9", agent: "Spring/3.1 CFNetwork/1490.0.4 Darwin/23.2.0", ["click_id": "c1"]),
+        ]
+    }
+
+    /// The audience panels, on both stores, with the data Debian's packages carry: countries
+    /// (a table and SVG bars), devices, systems, browsers and referrers equal the API's
+    /// breakdowns; a country's bar filters the whole page by it.
+    @Test(arguments: StoreBackend.allCases)
+    func theAudiencePanelsShowTheAPIsBreakdownsAndFilter(on backend: StoreBackend) async throws {
+        let settings = ServerSettings(port: 0, rollupInterval: .seconds(3600), dashboardsDirectory: dashboardsFolder)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let data = try await AudienceHTTPTests.loaded.value
+        let v6 = AudienceHTTPTests.addresses.v6
+        try await backend.test("dashboard_audience", settings: settings, live: true, audience: data) { client, _ in
+            try await AttributionScenarioTests.send(Self.audienceEvents(now: now), client)
+            _ = try await AttributionScenarioTests.rollUp(client)
+            _ = try await AttributionScenarioTests.rollUp(client)
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            try await WebDriver.with { browser in
+                try await browser.navigate("\(base)/dashboard/?range=7d&tz=UTC")
+                try await browser.wait(for: "document.body.dataset.state === 'sign-in'")
+                try await browser.type("#key", TestInstallation.readKey)
+                try await browser.click("#sign-in-form button[type=submit]")
+                _ = try await Self.waitForRender(browser, after: 0)
+                try await browser.wait(for: "document.body.dataset.audience === 'ready'")
+
+                /// The keys of a panel's rows, as shown.
+                func keys(_ panel: String) async throws -> [String] {
+                    try await browser.script("return [...document.querySelectorAll('#\(panel) tbody tr')].map(r => r.dataset.key);") as? [String] ?? []
+                }
+                func apiKeys(_ by: String, _ filters: String = "") async throws -> [String] {
+                    let answer = try await Self.api(client, "stats/breakdown", "by=\(by)&limit=20\(filters)", now: now)
+                    return (answer["rows"] as? [[String: Any]] ?? []).map { $0["key"] as? String ?? "" }
+                }
+                let countries = try await apiKeys("country")
+                #expect(Set(countries) == ["GB", data.countries.country(of: v6)], "\(countries)")
+                #expect(try await keys("by-country") == countries)
+                for by in ["device", "os", "browser", "referrer_host"] {
+                    #expect(try await keys("by-\(by)") == (try await apiKeys(by)), "\(by)")
+                }
+                #expect(try await keys("by-browser").contains("Instagram"))
+                // The share of installs: GB has the one install (its click's country).
+                let share = try await browser.script(
+                    "return document.querySelector('#by-country tr[data-key=GB] td[data-column=install_share]').textContent;") as? String
+                #expect(share?.hasPrefix("100") == true, "\(share ?? "")")
+                let names = try await browser.script("return [...document.querySelectorAll('#by-country tbody th')].map(th => th.textContent);") as? [String] ?? []
+                #expect(names.contains("United Kingdom (GB)"), "\(names)")
+                let bars = try await browser.script("return [...document.querySelectorAll('#country-bars svg g.bar')].map(g => g.dataset.key);") as? [String] ?? []
+                #expect(bars == countries.filter { !$0.isEmpty }, "\(bars)")
+
+                // A bar filters the page by its country; the panels answer for that country.
+                let generation = try await browser.script("return Number(document.body.dataset.generation);") as? Int ?? 0
+                try await browser.script("document.querySelector('#country-bars g.bar[data-key=GB]').dispatchEvent(new MouseEvent('click', {bubbles: true}));")
+                _ = try await Self.waitForRender(browser, after: generation)
+                try await browser.wait(for: "document.body.dataset.audience === 'ready'")
+                #expect(try await browser.script("return location.search;") as? String == "?range=7d&tz=UTC&country=GB")
+                let chips = try await browser.script("return [...document.querySelectorAll('#chips .chip')].map(c => c.dataset.filter);") as? [String]
+                #expect(chips == ["country"])
+                try await Self.expectTiles(browser, equal: (try await Self.api(client, "stats/summary", "country=GB", now: now))["metrics"] as? [String: Any] ?? [:])
+                #expect(try await keys("by-browser") == (try await apiKeys("browser", "&country=GB")))
+                #expect(try await keys("by-country") == ["GB"])
+
+                let problems = try await browser.consoleEntries().filter { $0.level == "SEVERE" || $0.level == "WARNING" }
+                #expect(problems.isEmpty, "\(problems)")
+            }
+        }
+    }
+
     /// The Links view, on both stores: each link's figures equal the links API's, a read key sees
     /// no form, an admin key makes a link (a refused field is marked), a link's QR code drawn
     /// in the browser reads back as its short URL, and a link's name opens its stats.

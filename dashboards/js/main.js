@@ -2,11 +2,11 @@
 // funnel and tables. Every change of state is a new URL (back and forward work).
 import { ApiError, forgetKey, getJSON, request, storeKey, storedKey } from './api.js';
 import { Chart } from './chart.js';
-import { byId, h, replace, saveFile } from './dom.js';
+import { byId, h, replace, saveFile, svg } from './dom.js';
 import { countChange, formatAge, formatCount, formatRate, rateChange, withLinkFigures } from './format.js';
-import { FILTERS, apiRange, formatState, parseState, todayIn, addDays } from './state.js';
+import { AUDIENCE, FILTERS, apiRange, formatState, parseState, todayIn, addDays } from './state.js';
 import { loadLinks, setUpLinks, showLinkForm } from './links.js';
-import { metricsTable, smallTable } from './table.js';
+import { countryName, countryTable, metricsTable, smallTable } from './table.js';
 
 const PAGE_SIZE = 50;
 // Two rows of five: clicks and installs, then opens and fallbacks. Rates count only what links
@@ -120,7 +120,7 @@ function showDashboard() {
 function change(patch) {
   actionStart = performance.now();
   state = { ...state, page: 0, ...patch, filters: { ...state.filters, ...(patch.filters ?? {}) } };
-  for (const name of FILTERS) if (!state.filters[name]) delete state.filters[name];
+  for (const name of [...FILTERS, ...AUDIENCE]) if (!state.filters[name]) delete state.filters[name];
   history.pushState(null, '', formatState(state));
   load();
 }
@@ -250,6 +250,7 @@ async function loadStats(current) {
       renderTable(table, by);
       replace(byId('by-platform'), smallTable({ rows: platforms.rows, keyLabel: 'Platform', onSelect: (key) => change({ filters: { platform: key } }) }));
       replace(byId('by-source'), smallTable({ rows: sources.rows, keyLabel: 'Source', onSelect: (key) => change({ filters: { source: key } }) }));
+      loadAudience(current, { ...common, ...range.current }, summary.metrics);
     }
     renderRecount(progress);
     setStatus('ready', `${summary.from.slice(0, 16).replace('T', ' ')} – ${summary.to.slice(0, 16).replace('T', ' ')} (${summary.tz})`
@@ -259,6 +260,58 @@ async function loadStats(current) {
   } catch (error) {
     failed(current, error);
   }
+}
+
+/** The audience panels' titles, by dimension. */
+const AUDIENCE_LABELS = { device: 'Device', os: 'System', browser: 'Browser', referrer_host: 'Referrer' };
+
+/**
+ * The audience panels (countries, devices, systems, browsers, referrers), loaded after the rest
+ * of the page has rendered: on SQLite they are counted from the raw events, slower than the
+ * rollups the rest reads. `body[data-audience]` says when they are drawn.
+ */
+async function loadAudience(current, parameters, totals) {
+  document.body.dataset.audience = 'loading';
+  const shown = ['country', ...Object.keys(AUDIENCE_LABELS)];
+  try {
+    const answers = await Promise.all(shown.map((by) => getJSON('stats/breakdown', { ...parameters, by, limit: by === 'country' ? 20 : 10 })));
+    if (current !== generation) return;
+    answers.forEach((answer, i) => {
+      const by = shown[i];
+      const onSelect = (key) => change({ filters: { [by]: key } });
+      if (by === 'country') {
+        replace(byId('by-country'), countryTable({ rows: answer.rows, totals, onSelect }));
+        replace(byId('country-bars'), countryBars(answer.rows, onSelect));
+      } else {
+        replace(byId(`by-${by}`), smallTable({ rows: answer.rows, keyLabel: AUDIENCE_LABELS[by], onSelect }));
+      }
+    });
+    document.body.dataset.audience = 'ready';
+  } catch (error) {
+    if (current !== generation) return;
+    for (const by of shown) replace(byId(`by-${by}`), h('p', { class: 'error-text' }, error.message));
+    document.body.dataset.audience = 'failed';
+  }
+}
+
+/** The countries' clicks and installs as horizontal bars, drawn in SVG; a bar filters. */
+function countryBars(rows, onSelect) {
+  const known = rows.filter((row) => row.key !== null).slice(0, 10);
+  if (known.length === 0) return h('p', { class: 'muted' }, 'No country known in this range.');
+  const max = Math.max(1, ...known.map((row) => row.metrics.clicks + row.metrics.installs));
+  const [rowHeight, labelWidth, width] = [22, 150, 480];
+  const scale = (value) => ((width - labelWidth - 60) * value) / max;
+  return svg('svg', { viewBox: `0 0 ${width} ${known.length * rowHeight}`, class: 'bars', role: 'img', 'aria-label': 'Clicks and installs by country' },
+    known.map((row, i) => {
+      const y = i * rowHeight;
+      const clicks = scale(row.metrics.clicks), installs = scale(row.metrics.installs);
+      return svg('g', { class: 'bar', dataset: { key: row.key }, onclick: () => onSelect(row.key) },
+        svg('title', {}, `${countryName(row.key)}: ${formatCount(row.metrics.clicks)} clicks, ${formatCount(row.metrics.installs)} installs`),
+        svg('text', { x: labelWidth - 6, y: y + 15, 'text-anchor': 'end' }, countryName(row.key)),
+        svg('rect', { x: labelWidth, y: y + 4, width: Math.max(clicks, 1), height: 14, class: 'bar-clicks' }),
+        svg('rect', { x: labelWidth + clicks, y: y + 4, width: installs, height: 14, class: 'bar-installs' }),
+        svg('text', { x: labelWidth + clicks + installs + 4, y: y + 15, class: 'bar-value' }, formatCount(row.metrics.clicks)));
+    }));
 }
 
 /** A load that failed: a refused key signs out; anything else says what and offers a retry. */
@@ -325,7 +378,7 @@ function renderCrumbs() {
 }
 
 function renderChips() {
-  replace(byId('chips'), ...FILTERS.filter((name) => state.filters[name]).map((name) => h('span', { class: 'chip', dataset: { filter: name } },
+  replace(byId('chips'), ...[...FILTERS, ...AUDIENCE].filter((name) => state.filters[name]).map((name) => h('span', { class: 'chip', dataset: { filter: name } },
     h('span', {}, `${name}: `, h('b', {}, state.filters[name])),
     h('button', { type: 'button', 'aria-label': `Remove the ${name} filter`, title: 'Remove', onclick: () => change({ filters: { [name]: null } }) }, '×'))));
 }

@@ -5,6 +5,8 @@ export const RANGES = ['24h', '7d', '30d', '90d', 'month', 'custom'];
 /** The dashboard's views: the stats, and the hosted links with their own figures. */
 export const VIEWS = ['stats', 'links'];
 export const FILTERS = ['campaign', 'ref', 'source', 'medium', 'platform'];
+/** The audience dimensions: each a panel of its own, and a filter like the link ones. */
+export const AUDIENCE = ['country', 'device', 'os', 'browser', 'referrer_host', 'language'];
 export const METRICS = [
   'clicks', 'unique_clicks', 'installs', 'opens', 'deferred_opens', 'fallbacks',
   'install_rate', 'open_rate', 'fallback_rate', 'bot_events',
@@ -28,7 +30,7 @@ export function parseState(search) {
     page: Math.max(0, Number.parseInt(query.get('page') ?? '0', 10) || 0),
     filters: {},
   };
-  for (const name of FILTERS) {
+  for (const name of [...FILTERS, ...AUDIENCE]) {
     const value = query.get(name);
     if (value) state.filters[name] = value;
   }
@@ -47,7 +49,7 @@ export function formatState(state) {
   }
   query.set('tz', state.tz);
   if (state.bots) query.set('bots', '1');
-  for (const name of FILTERS) if (state.filters[name]) query.set(name, state.filters[name]);
+  for (const name of [...FILTERS, ...AUDIENCE]) if (state.filters[name]) query.set(name, state.filters[name]);
   if (state.sort !== 'clicks') query.set('sort', state.sort);
   if (state.order !== 'desc') query.set('order', state.order);
   if (state.page > 0) query.set('page', String(state.page));

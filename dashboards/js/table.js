@@ -32,12 +32,15 @@ export const COLUMNS = [
 const isRate = (id) => id.endsWith('_rate');
 const cellText = (id, value) => (isRate(id) ? formatRate(value) : formatCount(value));
 
-/** The name cell: a button that drills down (or filters), or "(none)" for organic/missing. */
-function nameCell(key, onSelect, title) {
+/**
+ * The name cell: a button that drills down (or filters), or "(none)" for organic/missing;
+ * `label` is shown instead of the key when given.
+ */
+function nameCell(key, onSelect, title, label = key) {
   if (key === null) return h('th', { scope: 'row', class: 'muted' }, '(none)');
   return h('th', { scope: 'row' }, onSelect
-    ? h('button', { type: 'button', class: 'row-link', title, dataset: { key }, onclick: () => onSelect(key) }, key)
-    : key);
+    ? h('button', { type: 'button', class: 'row-link', title, dataset: { key }, onclick: () => onSelect(key) }, label)
+    : label);
 }
 
 /**
@@ -86,3 +89,35 @@ export function smallTable({ rows, keyLabel, onSelect }) {
       nameCell(row.key, onSelect, `Filter by this ${keyLabel.toLowerCase()}`),
       ...columns.map(([id]) => h('td', { class: 'num', dataset: { column: id, value: row.metrics[id] ?? '' } }, cellText(id, row.metrics[id])))))));
 }
+
+/**
+ * Countries: name, share of clicks, share of installs, clicks, installs, install rate. The
+ * country's name comes from the browser (`Intl.DisplayNames`), its code beside it.
+ */
+export function countryTable({ rows, totals, onSelect }) {
+  if (rows.length === 0) return h('p', { class: 'muted' }, 'Nothing in this range.');
+  const share = (value, total) => (total > 0 ? formatRate(value / total) : '–');
+  const columns = [
+    ['click_share', 'Clicks %', (m) => share(m.clicks, totals.clicks)],
+    ['install_share', 'Installs %', (m) => share(m.installs, totals.installs)],
+    ['clicks', 'Clicks', (m) => formatCount(m.clicks)],
+    ['installs', 'Installs', (m) => formatCount(m.installs)],
+    ['install_rate', 'Install rate', (m) => formatRate(m.install_rate)],
+  ];
+  return h('table', { class: 'metrics small' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Country'), ...columns.map(([, heading]) => h('th', { scope: 'col', class: 'num' }, heading)))),
+    h('tbody', {}, rows.map((row) => h('tr', { dataset: { key: row.key ?? '' } },
+      nameCell(row.key, onSelect, 'Filter by this country', countryName(row.key)),
+      ...columns.map(([id, , text]) => h('td', { class: 'num', dataset: { column: id } }, text(row.metrics)))))));
+}
+
+const regionNames = typeof Intl.DisplayNames === 'function' ? new Intl.DisplayNames(['en'], { type: 'region' }) : null;
+
+/** "Germany (DE)", or the code alone when the browser has no name for it. */
+export function countryName(code) {
+  if (code === null) return null;
+  let name = null;
+  try { name = regionNames?.of(code) ?? null; } catch { name = null; }
+  return name && name !== code ? `${name} (${code})` : code;
+}
+
