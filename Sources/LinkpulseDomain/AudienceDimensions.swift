@@ -167,8 +167,16 @@ public struct CountedAudience: Hashable, Sendable {
     /// `MatchType.countedDimensions`: organic events, bots, clicks and events whose click is
     /// not found keep their own.
     public static func counted(kind: EventKind, isBot: Bool, match: MatchType?, own: CountedAudience, click: CountedAudience?) -> CountedAudience {
-        guard kind != .click, !isBot, let match, match != .organic, let click else { return own }
+        guard let click, countsUnderClick(kind: kind, isBot: isBot, match: match) else { return own }
         return click
+    }
+
+    /// Whether an event of this kind and match counts under the audience of the click its
+    /// attribution names (when that click is found): installs, opens and fallbacks of people
+    /// that a click brought (every match type but `organic`).
+    public static func countsUnderClick(kind: EventKind, isBot: Bool, match: MatchType?) -> Bool {
+        guard kind != .click, !isBot, let match else { return false }
+        return match != .organic
     }
 
     /// The value of an audience dimension (nil for the others).

@@ -364,9 +364,12 @@ public func osMajorMinor(_ version: String?) -> String? {
 /// 1. until 2026-12: an organic event lost its campaign; opens were not split by match type.
 /// 2. an organic event keeps its own campaign, source and medium; opens are counted by match
 ///    type (`opens_by_match`).
+/// 3. every event is also counted by its audience (country, device, os, browser, referrer host,
+///    language), an install or open a click brought under that click's.
 public enum CountingRules {
     /// The rules this version counts by.
-    public static let version = 2
-    /// What changed since version 1, for the log line of a recount.
-    public static let changes = "an organic install or open keeps its own campaign; opens are counted by match type"
+    public static let version = 3
+    /// What changed since earlier versions, for the log line of a recount.
+    public static let changes =
+        "an organic install or open keeps its own campaign; opens are counted by match type; events are counted by audience"
 }

@@ -151,7 +151,10 @@ public struct RollupRows: Sendable {
         case mostOfMonth(from: Int64, to: Int64)
     }
 
-    public init?(plan: StatsPlan) {
+    /// Rows of `plan`, read from the grains kept: a store that keeps no hour rows of a
+    /// dimension (SQLite's rows by audience: days and months) reads those hours from the raw
+    /// events.
+    public init?(plan: StatsPlan, hourRows: Bool = true) {
         self.plan = plan
         let f = plan.query.filters
         let valueFilters = f.valueFilters
@@ -182,7 +185,7 @@ public struct RollupRows: Sendable {
             let mapped: [Piece]
             switch piece {
             case .rollup(.day, let a, let b), .rollup(.dayByPlatform, let a, let b): mapped = Self.days(from: a, to: b, subtracting: !isSeries)
-            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = [.rows(.hour, from: a, to: b)]
+            case .rollup(.hour, let a, let b), .rollup(.hourByPlatform, let a, let b): mapped = [hourRows ? .rows(.hour, from: a, to: b) : .raw(from: a, to: b)]
             case .rollup(_, let a, let b), .raw(let a, let b): mapped = [.raw(from: a, to: b)]
             case .dimensionDays(_, let fromDay, let toDay):
                 mapped = Self.days(from: fromDay * TimeGrain.dayMs, to: toDay * TimeGrain.dayMs, subtracting: !isSeries)

@@ -27,6 +27,16 @@ public struct ParameterError: Error, Sendable, Equatable {
                 + "(--retention-days). Start `from` at that instant or later.")
     }
 
+    /// A question by audience on SQLite, whose rows are by UTC day, with an edge inside a day
+    /// before the raw-event horizon.
+    public static func finerThanKeptByDay(_ parameter: String, horizonMs: Int64) -> ParameterError {
+        ParameterError(
+            parameter,
+            "`\(parameter)` is not at the start of a UTC day and falls before \(Timestamp.formatUTC(horizonMs)), before which "
+                + "raw events are deleted (--retention-days); counts by audience are kept by UTC day. Move `\(parameter)` to a "
+                + "UTC midnight, or ask in UTC.")
+    }
+
     /// A raw-event export (`events.csv`) that starts before the raw-event horizon.
     public static func rawEventsExpired(_ parameter: String, horizonMs: Int64) -> ParameterError {
         ParameterError(

@@ -8,9 +8,29 @@ struct CubeCell: Hashable {
     var key: CubeKey
 }
 
+/// An event's audience as a pass counts it: its stored audience text's `event_texts` id (0:
+/// none) and its referrer host's number in the pass (`RollupCount.hosts`; 0: none).
+struct AudienceKey: Hashable {
+    var text: Int64
+    var host: UInt32
+}
+
+/// A cell of a pass's rows by audience: a UTC day's start, the audience counted under, and
+/// people or bots.
+struct AudienceCell: PassCellKey {
+    var bucket: Int64
+    var audience: AudienceKey
+    var isBot: Bool
+
+    var cellHash: UInt64 {
+        Self.mix(UInt64(bitPattern: bucket) ^ UInt64(audience.host) << 1 ^ (isBot ? 1 : 0), UInt64(bitPattern: audience.text))
+    }
+}
+
 /// The counting half of a rollup pass: each event counted once, under its stored attribution,
 /// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience), then
-/// rolled up into hours and days (`prepare`). Runs on any connection that sees the events and
+/// rolled up into hours and days (`prepare`); and once into a day cell of its audience (its
+/// click's, for an install or open a click brought: `CountedAudience.countsUnderClick`). Runs on any connection that sees the events and
 /// the attribution (the rollup job's, or a reader's while the previous pass is being written).
 /// Events are read in their compact stored form (type and platform codes, visitor bytes).
 struct RollupCount {
@@ -24,11 +44,19 @@ struct RollupCount {
     let tuples: LinkTuples.Known
     var added = LinkTuples.Known()
     /// The link tuples of the clicks counted so far in this pass, by seq from `firstSeq` on
-    /// (`UInt32.max`: not a click): most attributed events match a click stored shortly before
-    /// them. Clicks of earlier passes, once read, are kept in `earlierClicks`.
+    /// (`UInt32.max`: not a click), and their audiences: most attributed events match a click
+    /// stored shortly before them. Clicks of earlier passes, once read, are kept in `earlierClicks`.
     var passClicks: [UInt32] = []
+    var passClickAudiences: [AudienceKey] = []
     var firstSeq: Int64 = 0
-    var earlierClicks: [Int64: UInt32] = [:]
+    var earlierClicks: [Int64: (tuple: UInt32, audience: AudienceKey)] = [:]
+    /// The pass's counts by UTC day and audience.
+    var audiences = PassCells<AudienceCell>()
+    /// The referrer hosts met, numbered (0 is none), and the audiences of the stored texts
+    /// met (`resolveAudiences`).
+    var hosts: [String] = [""]
+    var hostNumbers: [String: UInt32] = ["": 0]
+    var audienceTexts: [Int64: CountedAudience] = [0: .unknown]
     /// The distinct own link values of the pass's events, numbered in the order met, with
     /// their tuple once one is made (`UInt32.max` until then); found by their bytes in `rawLinks`.
     var ownLinks: [LinkDimensions] = []
@@ -37,13 +65,14 @@ struct RollupCount {
     /// The tuple an event attributed by click id, install referrer or ref is counted under,
     /// by its own values' number and its click's tuple (`own << 32 | click`).
     var filledTuples: [UInt64: UInt32] = [:]
-    let eventsAfter, attributionsAfter, clickRow: HotStatement
+    let eventsAfter, attributionsAfter, clickRow, audienceText: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.tuples = tuples
         eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
         attributionsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.attributionsAfter), in: db)
         clickRow = HotStatement(try db.cachedStatement(sql: queries.rollup.clickDimensions), in: db)
+        audienceText = HotStatement(try db.cachedStatement(sql: queries.rollup.audienceText), in: db)
     }
 
     /// Counts the events after `watermark` that attribution has already seen (through
@@ -63,6 +92,7 @@ struct RollupCount {
         firstSeq = watermark + 1
         passClicks.removeAll(keepingCapacity: true)
         passClicks.reserveCapacity(min(limit, 1 << 20))
+        passClickAudiences.removeAll(keepingCapacity: true)
         typealias E = RollupEventColumn
         while try read.step() {
             let seq = read.int64(E.seq)
@@ -71,23 +101,32 @@ struct RollupCount {
             let own = ownLink(read)
             let attribution = try attributions.of(seq)
             let match = attribution?.match
-            let click = try attribution?.clickSeq.flatMap { try clickTuple(seq: $0) }
-            let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click)
+            let click = try attribution?.clickSeq.flatMap { try clickSeen(seq: $0) }
+            let (tuple, countedMatch) = counted(kind: kind, isBot: isBot, own: own, match: match, click: click?.tuple)
             let platform = Platform.fromCode(UInt8(truncatingIfNeeded: read.int64(E.platform)))
+            let ownAudience = AudienceKey(text: read.int64(E.audience), host: hostNumber(read.textBytes(E.referrer)))
             // A click is counted under its own dimensions: its tuple is what a match fills from.
             if kind == .click {
                 let at = Int(seq - firstSeq)
-                if at >= passClicks.count { passClicks.append(contentsOf: repeatElement(UInt32.max, count: at + 1 - passClicks.count)) }
+                if at >= passClicks.count {
+                    passClicks.append(contentsOf: repeatElement(UInt32.max, count: at + 1 - passClicks.count))
+                    passClickAudiences.append(contentsOf: repeatElement(AudienceKey(text: 0, host: 0), count: at + 1 - passClickAudiences.count))
+                }
                 passClicks[at] = tuple
+                passClickAudiences[at] = ownAudience
             }
+            let occurredAtMs = read.int64(E.occurredAtMs)
             let cell = quarters.cell(CubeCell(
-                bucket: TimeGrain.floor(read.int64(E.occurredAtMs), TimeGrain.quarterHourMs),
+                bucket: TimeGrain.floor(occurredAtMs, TimeGrain.quarterHourMs),
                 key: CubeKey(tuple: tuple, platform: platform, isBot: isBot)))
-            // The dimensions are in the cell's key: the count needs only the kind and match.
-            quarters.count(CountedEvent(
+            // The dimensions are in the cells' keys: the count needs only the kind and match.
+            let event = CountedEvent(
                 kind: kind, platform: platform, isBot: isBot, deferred: read.int64(E.deferred) == 1,
                 visitorHash: kind == .click ? read.withStoredVisitor(visitor: E.visitor, device: E.deviceId) { VisitorSketch.hash(utf8: $0) } ?? 0 : 0,
-                dimensions: LinkDimensions(), match: countedMatch), in: cell)
+                dimensions: LinkDimensions(), match: countedMatch)
+            quarters.count(event, in: cell)
+            let audience = click.map { CountedAudience.countsUnderClick(kind: kind, isBot: isBot, match: match) ? $0.audience : ownAudience } ?? ownAudience
+            audiences.count(event, in: audiences.cell(AudienceCell(bucket: TimeGrain.floor(occurredAtMs, TimeGrain.dayMs), audience: audience, isBot: isBot)))
             last = seq
             count += 1
             if quarters.count >= maxCells {
@@ -95,7 +134,36 @@ struct RollupCount {
                 break
             }
         }
+        if count > 0 { try resolveAudiences() }
         return count == 0 ? nil : (last, count)
+    }
+
+    /// The number of a referrer's host in this pass (0: no referrer, or no host in it).
+    mutating func hostNumber(_ referrer: UnsafeBufferPointer<UInt8>?) -> UInt32 {
+        guard let referrer else { return 0 }
+        let host = AudienceDimensions.referrerHost(utf8: referrer)
+        if let known = hostNumbers[host] { return known }
+        let number = UInt32(hosts.count)
+        hosts.append(host)
+        hostNumbers[host] = number
+        return number
+    }
+
+    /// Reads the stored audience texts the pass's cells name and has not read yet.
+    mutating func resolveAudiences() throws {
+        for key in audiences.keys where audienceTexts[key.audience.text] == nil {
+            try audienceText.bind(1, key.audience.text)
+            let text = try audienceText.step() ? audienceText.text(HotStatement.onlyColumn) : nil
+            audienceText.finish()
+            audienceTexts[key.audience.text] = CountedAudience(stored: text, referrer: nil)
+        }
+    }
+
+    /// The values of an audience key, in `StatsDimension.audience` order.
+    func audienceValues(_ key: AudienceKey) -> CountedAudience {
+        var values = audienceTexts[key.text] ?? .unknown
+        values.referrerHost = hosts[Int(key.host)]
+        return values
     }
 
     /// The event's own link values (of `events_after.sql`), as their number in
@@ -159,19 +227,20 @@ struct RollupCount {
     /// The tuples this pass added, in id order.
     var newTuples: [LinkDimensions] { (1..<added.count).map { added[$0] } }
 
-    /// The tuple of the click stored under `seq`: from this pass, else from the events
-    /// database (then remembered for the rest of the pass); nil when no click is stored there.
-    mutating func clickTuple(seq: Int64) throws -> UInt32? {
+    /// The tuple and audience of the click stored under `seq`: from this pass, else from the
+    /// events database (then remembered for the rest of the pass); nil when no click is stored there.
+    mutating func clickSeen(seq: Int64) throws -> (tuple: UInt32, audience: AudienceKey)? {
         let at = Int(seq - firstSeq)
-        if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return passClicks[at] }
+        if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return (passClicks[at], passClickAudiences[at]) }
         if let known = earlierClicks[seq] { return known }
         try clickRow.bind(1, seq)
         guard try clickRow.step() else { return nil }
         defer { clickRow.finish() }
-        typealias L = ClickLinkColumn
+        typealias L = RollupClickColumn
         let id = tupleId(LinkDimensions(ref: clickRow.text(L.ref), campaign: clickRow.text(L.campaign), source: clickRow.text(L.source), medium: clickRow.text(L.medium)))
-        earlierClicks[seq] = id
-        return id
+        let seen = (tuple: id, audience: AudienceKey(text: clickRow.int64(L.audience), host: hostNumber(clickRow.textBytes(L.referrer))))
+        earlierClicks[seq] = seen
+        return seen
     }
 
     /// The counted cells, rolled up into hours and days: what `RollupWriter` writes (it also
@@ -182,10 +251,13 @@ struct RollupCount {
     func prepare(after watermark: Int64, lastSeq: Int64, count: Int, serializingQuarters: Bool = false) -> PreparedPass {
         let hours = quarters.coarser(TimeGrain.hourMs)
         let days = hours.coarser(TimeGrain.dayMs)
+        var audienceValues: [AudienceKey: CountedAudience] = [:]
+        for key in audiences.keys where audienceValues[key.audience] == nil { audienceValues[key.audience] = self.audienceValues(key.audience) }
         return PreparedPass(
             watermark: watermark, lastSeq: lastSeq, count: count, tuplesBefore: tuples, newTuples: newTuples,
             quarters: quarters, hours: hours, days: days,
-            quarterParts: serializingQuarters ? RollupWriter.serializedParts(quarters) : nil)
+            quarterParts: serializingQuarters ? RollupWriter.serializedParts(quarters) : nil,
+            audiences: audiences, audienceValues: audienceValues)
     }
 }
 
@@ -216,6 +288,9 @@ struct PreparedPass: @unchecked Sendable {
     let quarters, hours, days: PassCells<CubeCell>
     /// The 15-minute cube parts already serialized (see `RollupCount.prepare`), or nil.
     var quarterParts: [(bucket: Int64, entries: [UInt8])]? = nil
+    /// The counts by UTC day and audience, and the values of each audience counted.
+    var audiences = PassCells<AudienceCell>()
+    var audienceValues: [AudienceKey: CountedAudience] = [:]
 
     /// The tuples known once this pass is written: what the next pass counts with.
     var tuplesAfter: LinkTuples.Known {
@@ -255,6 +330,16 @@ struct PlatformBucket: PassCellKey {
     var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), UInt64(platformCode) << 1 | (isBot ? 1 : 0)) }
 }
 
+/// A row by audience of one dimension (the writer's loop says which): its value's number in
+/// the pass, its bucket (a UTC day's or month's start), people or bots.
+struct AudienceRow: PassCellKey {
+    var value: Int32
+    var bucket: Int64
+    var isBot: Bool
+
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: bucket), UInt64(UInt32(bitPattern: value)) << 1 | (isBot ? 1 : 0)) }
+}
+
 /// A key of a cube block: the block's number at its level, and the cube key.
 struct BlockCell: PassCellKey {
     var block: Int64
@@ -278,12 +363,13 @@ struct ValueDay: PassCellKey {
 /// row by platform and per dimension value's day of visitors, and the cube blocks.
 struct RollupWriter {
     // The statements, looked up once (every one is left reset after each use).
-    let upsert, readBlock, upsertBlock, upsertDay, insertDayPart, dayParts: HotStatement
+    let upsert, upsertAudience, readBlock, upsertBlock, upsertDay, insertDayPart, dayParts: HotStatement
     let insertTuple, countParts, partsOfBucket, insertPart, deletePart: HotStatement
 
     init(db: Database, queries: SQLQueries) throws {
         func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
         upsert = try statement(queries.rollup.upsertRollup)
+        upsertAudience = try statement(queries.rollup.upsertAudienceRollup)
         readBlock = try statement(queries.rollup.cubeBlock)
         upsertBlock = try statement(queries.rollup.upsertCubeBlock)
         upsertDay = try statement(queries.rollup.upsertDimensionDay)
@@ -320,7 +406,47 @@ struct RollupWriter {
             })
         }
         try upsertDimensionDays(pass, inPartOf: visitorsInParts ? pass.lastSeq : nil)
+        try writeAudienceRows(pass)
         return try writeBlocks(pass.days, mergedThroughDay: mergedThroughDay)
+    }
+
+    /// Adds the pass's counts by audience to the rows of each audience dimension's values, by
+    /// UTC day and by UTC month (`audience_rollups`).
+    func writeAudienceRows(_ pass: PreparedPass) throws {
+        guard pass.audiences.count > 0 else { return }
+        // Each value numbered once, and each audience's six values as those numbers.
+        var values: [String] = []
+        var numbers: [String: Int32] = [:]
+        var valuesOf: [AudienceKey: [Int32]] = [:]
+        for (key, audience) in pass.audienceValues {
+            valuesOf[key] = StatsDimension.audience.map { dimension in
+                let value = audience.value(dimension) ?? ""
+                if let number = numbers[value] { return number }
+                values.append(value)
+                numbers[value] = Int32(values.count - 1)
+                return Int32(values.count - 1)
+            }
+        }
+        for (d, dimension) in RollupCells.Dimension.audience.enumerated() {
+            let days = pass.audiences.regrouped { cell, _ in
+                AudienceRow(value: valuesOf[cell.audience]![d], bucket: cell.bucket, isBot: cell.isBot)
+            }
+            let months = days.regrouped { row, _ in AudienceRow(value: row.value, bucket: RollupCells.Grain.monthStart(row.bucket), isBot: row.isBot) }
+            for (grain, rows) in [(RollupCells.Grain.day, days), (.month, months)] {
+                let visitors = rows.visitors()
+                for (i, row) in rows.keys.enumerated() {
+                    try upsertAudience.bind(1, Int64(dimension.rawValue))
+                    try upsertAudience.bind(2, Int64(grain.rawValue))
+                    try upsertAudience.bind(3, row.bucket)
+                    try upsertAudience.bind(4, values[Int(row.value)])
+                    try upsertAudience.bind(5, row.isBot)
+                    let counts = rows.counts[i]
+                    for lane in 0..<15 { try upsertAudience.bind(6 + Int32(lane), Int64(counts[lane])) }
+                    try upsertAudience.bind(21, visitors.sketch(i))
+                    try upsertAudience.run()
+                }
+            }
+        }
     }
 
     /// A pass's cells of one cube grain as the entries of a part per bucket, buckets in

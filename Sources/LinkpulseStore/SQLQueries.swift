@@ -102,6 +102,8 @@ struct SQLQueries: Sendable {
                 clickDimensions: try text("rollup/click_dimensions.sql"),
                 upsertRollup: try text("rollup/upsert_rollup.sql"),
                 progress: try text("rollup/progress.sql"),
+                upsertAudienceRollup: try text("rollup/upsert_audience_rollup.sql"),
+                audienceText: try text("rollup/audience_text.sql"),
                 upsertCubeBlock: try text("rollup/upsert_cube_block.sql"),
                 cubeBlock: try text("rollup/cube_block.sql"),
                 upsertDimensionDay: try text("rollup/upsert_dimension_day.sql"),
@@ -124,6 +126,7 @@ struct SQLQueries: Sendable {
                 rawEvents: try text("stats/raw_events.sql"),
                 cubeBlock: try text("rollup/cube_block.sql"),
                 dimensionVisitors: try text("stats/dimension_visitors.sql"),
+                audienceCounts: try text("stats/audience_counts.sql"),
                 blocksMergedThrough: try text("stats/blocks_merged_through.sql"),
                 cubeBlockTag: try text("stats/cube_block_tag.sql"),
                 cubePartTags: try text("stats/cube_part_tags.sql"),
@@ -198,7 +201,7 @@ struct SQLQueries: Sendable {
     func prepareEventStatements(_ db: Database) throws {
         for sql in [insertEvent, insertQuarantine, indexedSeqsForKey, eventIdAtSeq, idKeysInRange, recentQuarantine, deleteOldQuarantine, attributedEvent,
                     textId, insertText,
-                    stats.rollupCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
+                    stats.rollupCounts, stats.audienceCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
                     + export.all + keys.all + links.statements + installation.all + retention.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
@@ -253,6 +256,8 @@ struct RetentionQueries: Sendable {
 /// database and the id index attached).
 struct RollupQueries: Sendable {
     let state, reset, adoptCountingRules, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, progress: String
+    /// The rows by audience (`audience_rollups`), and the audience texts their values come from.
+    let upsertAudienceRollup, audienceText: String
     let upsertCubeBlock, cubeBlock, upsertDimensionDay, dayParts: String
     /// Click visitors by value in parts, folded every few passes (`RollupStore.foldVisitorParts`;
     /// `deleteDimensionDayParts` has two statements and runs with `execute`).
@@ -261,7 +266,7 @@ struct RollupQueries: Sendable {
 
     /// The statements compiled at start-up (`reset` has several statements and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+        [state, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, upsertAudienceRollup, audienceText, upsertCubeBlock, cubeBlock, upsertDimensionDay,
          insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
 }
@@ -269,6 +274,8 @@ struct RollupQueries: Sendable {
 /// The stats statements (run on reader connections, rollup file attached).
 struct StatsQueries: Sendable {
     let rollupCounts, cubeParts, tuplesAfter, rawEvents, cubeBlock, dimensionVisitors: String
+    /// The rows by audience, summed by the caller.
+    let audienceCounts: String
     let blocksMergedThrough: String
     /// Tags of blocks and parts, and a part's entries by id (for the cube sums cache).
     let cubeBlockTag, cubePartTags, cubePartEntries: String

@@ -94,9 +94,14 @@ enum ClickBySeqColumn: Int, StatementColumn {
     case eventId, occurredAtMs, ref, campaign, source, medium
 }
 
-/// `attribution/click_link.sql`, `rollup/click_dimensions.sql`: the link a click was on.
+/// `attribution/click_link.sql`: the link a click was on.
 enum ClickLinkColumn: Int, StatementColumn {
     case ref, campaign, source, medium
+}
+
+/// `rollup/click_dimensions.sql`: the link a click was on, its audience and its referrer.
+enum RollupClickColumn: Int, StatementColumn {
+    case ref, campaign, source, medium, audience, referrer
 }
 
 /// `attribution/newest_ref_click.sql`.
@@ -124,7 +129,7 @@ enum AttributedEventColumn: Int, StatementColumn {
 
 /// `rollup/events_after.sql`: the events a rollup pass counts, in their compact stored form.
 enum RollupEventColumn: Int, StatementColumn {
-    case seq, type, occurredAtMs, ref, campaign, source, medium, platform, deferred, visitor, deviceId, bot
+    case seq, type, occurredAtMs, ref, campaign, source, medium, platform, deferred, visitor, deviceId, bot, audience, referrer
 }
 
 /// `rollup/attributions_after.sql`.
@@ -147,8 +152,8 @@ enum CubePartOfBucketColumn: Int, StatementColumn {
     case id, entries
 }
 
-/// `stats/rollup_counts.sql`: a group's key, people or bots, and a row's counts (the click
-/// visitors among them, where `HotStatement.counts(from:)` expects them).
+/// `stats/rollup_counts.sql` and `stats/audience_counts.sql`: a group's key, people or bots, and
+/// a row's counts (the click visitors among them, where `HotStatement.counts(from:)` expects them).
 enum StatsRollupColumn: Int, StatementColumn {
     case key, bot, events, clicks, fallbacks, installsClickId, installsRef, installsFingerprint, installsOrganic, opens
     case deferredOpens, clickVisitors, installsInstallReferrer, opensInstallReferrer, opensClickId, opensRef, opensFingerprint
@@ -230,7 +235,8 @@ enum StatementColumnsCatalog {
             Entry(file: "attribution/raw_clicks_of_hour.sql", sql: queries.attribution.rawClicksOfHour, connection: .attribution, columns: RawClickColumn.columnNames),
             Entry(file: "attribution/click_by_seq.sql", sql: queries.attribution.clickBySeq, connection: .attribution, columns: ClickBySeqColumn.columnNames),
             Entry(file: "attribution/click_link.sql", sql: queries.attribution.clickLink, connection: .attribution, columns: ClickLinkColumn.columnNames),
-            Entry(file: "rollup/click_dimensions.sql", sql: queries.rollup.clickDimensions, connection: .eventsReader, columns: ClickLinkColumn.columnNames),
+            Entry(file: "rollup/click_dimensions.sql", sql: queries.rollup.clickDimensions, connection: .eventsReader, columns: RollupClickColumn.columnNames),
+            Entry(file: "stats/audience_counts.sql", sql: queries.stats.audienceCounts, connection: .eventsReader, columns: StatsRollupColumn.columnNames),
             Entry(file: "attribution/newest_ref_click.sql", sql: queries.attribution.newestRefClick, connection: .attribution, columns: RefClickColumn.columnNames),
             Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, connection: .attribution, columns: FingerprintClickColumn.columnNames),
             Entry(file: "ingest/id_keys_in_range.sql", sql: queries.idKeysInRange, connection: .eventsReader, columns: IdInRangeColumn.columnNames),

@@ -59,18 +59,11 @@ public final class StatsReader: Sendable {
         _ query: StatsQuery, grouping: StatsGrouping, withVisitors: Bool, onlyKeys: [String?]? = nil,
         visitorsOnly: Bool = false
     ) async throws -> [StatsGroupKey: CountsByAudience] {
-        let plan = {
-            var plan = StatsPlan(query: query, grouping: grouping)
-            // The cubes hold no audience: such a question is counted from the raw events.
-            if plan.asksAudience { plan.pieces = [.raw(from: query.fromMs, to: query.toMs)] }
-            return plan
-        }()
-        if let horizon = rawHorizon.ms {
-            if plan.asksAudience, query.fromMs < horizon {
-                throw ParameterError.countedFromRawEvents(horizonMs: horizon, what: "On SQLite, a question by audience (country, device, os, browser, referrer_host, language)")
-            }
-            try plan.refuseRawEdges(before: horizon)
+        let plan = StatsPlan(query: query, grouping: grouping)
+        if plan.asksAudience {
+            return try await audienceCounts(plan, withVisitors: withVisitors, onlyKeys: onlyKeys, visitorsOnly: visitorsOnly)
         }
+        if let horizon = rawHorizon.ms { try plan.refuseRawEdges(before: horizon) }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let statements = queries.stats
         let linkTuples = self.linkTuples
@@ -111,6 +104,90 @@ public final class StatsReader: Sendable {
                 try Self.addDimensionVisitors(db, statements, dimension: dimension, fromDay: fromDay, toDay: toDay, values: values, into: &groups)
             }
             return groups
+        }
+    }
+
+    /// Counts of a question by audience (a grouping or filter by an audience dimension): whole
+    /// UTC days and months from the rows by audience (`audience_rollups`, read by the same
+    /// `RollupRows` plan as PostgreSQL's rows), the rest from the raw events; the whole range
+    /// from the raw events when the rows cannot answer it (two dimensions at once).
+    func audienceCounts(
+        _ plan: StatsPlan, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool
+    ) async throws -> [StatsGroupKey: CountsByAudience] {
+        let query = plan.query
+        let rows = RollupRows(plan: plan, hourRows: false)
+        let pieces = rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)]
+        if let horizon = rawHorizon.ms {
+            for case .raw(let from, _) in pieces where from < horizon {
+                throw rows == nil
+                    ? ParameterError.countedFromRawEvents(horizonMs: horizon, what: "A question by two dimensions at once")
+                    : ParameterError.finerThanKeptByDay(from == query.fromMs ? "from" : "to", horizonMs: horizon)
+            }
+        }
+        let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
+        // The second pass of a breakdown wants the visitors of its page alone.
+        let counting: RowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
+        let statements = queries.stats
+        return try await pool.read { db in
+            var groups: [StatsGroupKey: CountsByAudience] = [:]
+            var subtracted = false
+            func add(_ grain: RollupCells.Grain, _ from: Int64, _ to: Int64, _ counting: RowCounting, visitors: Bool, keys: String?) throws {
+                try Self.addAudienceRows(db, sql: statements.audienceCounts, rows!, grain, from: from, to: to, counting, visitors: visitors, keysJSON: keys, into: &groups)
+            }
+            for piece in pieces {
+                switch piece {
+                case .raw(let from, let to):
+                    try Self.addRawCounts(db, sql: statements.rawEvents, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
+                case .rows(let grain, let from, let to):
+                    try add(grain, from, to, counting, visitors: withVisitors, keys: keysJSON)
+                case .mostOfMonth(let from, let to):
+                    if counting == .add {
+                        let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
+                        try add(.month, month, next, .add, visitors: false, keys: nil)
+                        for (a, b) in [(month, from), (to, next)] where a < b { try add(.day, a, b, .subtract, visitors: false, keys: nil) }
+                        subtracted = true
+                    }
+                    if withVisitors { try add(.day, from, to, .none, visitors: true, keys: keysJSON) }
+                }
+            }
+            // A value only in the other days of a month netted to nothing: not in the range.
+            if subtracted {
+                groups = groups.filter { _, c in
+                    c.people.events != 0 || c.bots.events != 0 || !c.people.clickVisitors.isEmpty || !c.bots.clickVisitors.isEmpty
+                }
+            }
+            return groups
+        }
+    }
+
+    /// What a read of rows does with their counts: adds them, takes them away (`RollupRows`'
+    /// most of a month), or reads only their visitors.
+    enum RowCounting { case add, subtract, none }
+
+    /// The rows by audience of one grain over [from, to), in `rows`' selection, grouped.
+    static func addAudienceRows(
+        _ db: Database, sql: String, _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RowCounting,
+        visitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
+    ) throws {
+        let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        try s.bind(1, Int64(rows.dimension.rawValue))
+        try s.bind(2, Int64(grain.rawValue))
+        try s.bind(3, from)
+        try s.bind(4, to)
+        try s.bind(5, rows.value)
+        try s.bind(6, rows.key)
+        try s.bind(7, keysJSON)
+        try s.bind(8, visitors ? 1 : 0)
+        typealias C = StatsRollupColumn
+        while try s.step() {
+            let isBot = s.int64(C.bot) != 0
+            let key = rows.group(s.text(C.key) ?? "")
+            switch counting {
+            case .add: groups[key, default: CountsByAudience()].add(s.counts(from: C.events), isBot: isBot)
+            case .subtract: groups[key, default: CountsByAudience()].add(ConversionCounts(row: s.counts(from: C.events).row, sign: -1), isBot: isBot)
+            case .none: break
+            }
+            if visitors, let blob = s.blob(C.clickVisitors) { groups[key, default: CountsByAudience()].mergeVisitors(serialized: blob, isBot: isBot) }
         }
     }
 

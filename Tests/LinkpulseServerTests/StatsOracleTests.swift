@@ -424,4 +424,46 @@ struct Oracle {
             }
         }
     }
+
+    /// Questions by audience over months: whole months, most of a month (the month's row less
+    /// its other days), days, and edges inside a day, grouped and filtered, equal the oracle's
+    /// on both stores (SQLite's rows by audience are by day and month; PostgreSQL's by hour too).
+    @Test(arguments: StoreBackend.allCases)
+    func audienceAnswersOverMonthsEqualTheOracle(on backend: StoreBackend) async throws {
+        let data = try await AudienceHTTPTests.loaded.value
+        let center = Timestamp.parseRFC3339("2026-10-01T00:00:00Z")!
+        let events = Self.randomEvents(count: 800, around: center, spanMs: 90 * 86_400_000, seed: 7)
+        let oracle = Oracle(events, audience: Self.audience(data))
+        let ranges: [(String, Int64, Int64)] = [
+            ("2026-09-01", "2026-09-30"), ("2026-09-03", "2026-09-28"), ("2026-08-20", "2026-10-10"), ("2026-10-02", "2026-10-04"),
+        ].map { from, to in
+            let a = Timestamp.parseRFC3339("\(from)T00:00:00Z")!, b = Timestamp.parseRFC3339("\(to)T00:00:00Z")! + 86_400_000
+            return ("from=\(from)&to=\(to)", a, b)
+        } + [("from=2026-09-02T07:13:00Z&to=2026-09-29T16:41:30Z", Timestamp.parseRFC3339("2026-09-02T07:13:00Z")!, Timestamp.parseRFC3339("2026-09-29T16:41:30Z")!)]
+        try await backend.test("oracle_months", audience: data) { client, _ in
+            try await Self.post(events, with: client)
+            _ = try await AttributionScenarioTests.rollUp(client)
+            for (range, from, to) in ranges {
+                for filters in [Oracle.Filters(), Oracle.Filters(audience: [.country: "GB"])] {
+                    let common = "\(range)&tz=UTC&include_bots=false\(filters.query)"
+                    let summary = Oracle.flatten(try await Self.get(client, "/v1/stats/summary?\(common)")["metrics"] as? [String: Any] ?? [:])
+                    let want = oracle.metrics(from: from, to: to, filters: filters, includeBots: false)
+                    #expect(Oracle.same(summary, want), "summary \(common)\n got \(summary)\n want \(want)")
+                    for by in ["country", "browser", "referrer_host"] {
+                        let dimension = StatsDimension(rawValue: by)!
+                        let rows = try await Self.get(client, "/v1/stats/breakdown?\(common)&by=\(by)&limit=1000")["rows"] as? [[String: Any]] ?? []
+                        #expect(!rows.isEmpty, "\(by) \(common)")
+                        for row in rows {
+                            let key = row["key"] as? String
+                            let want = oracle.metrics(from: from, to: to, filters: filters, includeBots: false) { c in
+                                c.audience.value(dimension).flatMap { $0.isEmpty ? nil : $0 } == key
+                            }
+                            let got = Oracle.flatten(row["metrics"] as? [String: Any] ?? [:])
+                            #expect(Oracle.same(got, want), "by \(by)=\(key ?? "null") \(common)\n got \(got)\n want \(want)")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -7,5 +7,6 @@ DELETE FROM cube_parts;
 DELETE FROM cube_blocks;
 DELETE FROM dimension_days;
 DELETE FROM dimension_day_parts;
+DELETE FROM audience_rollups;
 INSERT OR REPLACE INTO rollup_state (singleton, database_id, rolled_through_seq, attribution_window_ms, counting_rules)
 VALUES (1, :database_id, 0, :window_ms, :counting_rules);

@@ -1,4 +1,5 @@
--- Migration 0014 (PostgreSQL): the rollups count by audience.
+-- Migration 0014 (PostgreSQL): the counting rules of CountingRules version 3, as on SQLite: the
+-- rollups count by audience.
 -- lp_rollups gains rows of six more dimensions (country, device, os, browser, referrer host,
 -- language: RollupCells.Dimension codes 5 to 10), an attributed install or open counted under
 -- its click's audience. No column changes.
