@@ -267,8 +267,9 @@ const AUDIENCE_LABELS = { device: 'Device', os: 'System', browser: 'Browser', re
 
 /**
  * The audience panels (countries, devices, systems, browsers, referrers), loaded after the rest
- * of the page has rendered: on SQLite they are counted from the raw events, slower than the
- * rollups the rest reads. `body[data-audience]` says when they are drawn.
+ * of the page has rendered: five more questions, whose edges inside a UTC day (a zone other
+ * than UTC) SQLite counts from the raw events; the page does not wait for them.
+ * `body[data-audience]` says when they are drawn.
  */
 async function loadAudience(current, parameters, totals) {
   document.body.dataset.audience = 'loading';
