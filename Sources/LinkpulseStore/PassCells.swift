@@ -122,10 +122,15 @@ struct CellTable<Key: PassCellKey, Lane: FixedWidthInteger & SIMDScalar> {
     /// The same counts grouped under other keys: each cell (key and counts) added into the
     /// cell `key` maps it to, or left out when `key` gives nil; its clicks follow it.
     func regrouped<Other: PassCellKey>(by key: (Key, SIMD16<Lane>) -> Other?) -> CellTable<Other, Lane> {
+        regrouped { _, k, counts in key(k, counts) }
+    }
+
+    /// `regrouped(by:)`, the key told each cell's index too (for what the caller keeps by cell).
+    func regrouped<Other: PassCellKey>(by key: (Int, Key, SIMD16<Lane>) -> Other?) -> CellTable<Other, Lane> {
         var result = CellTable<Other, Lane>(capacity: keys.count / 2)
         var target = [Int32](repeating: -1, count: keys.count)
         for (i, k) in keys.enumerated() {
-            guard let other = key(k, counts[i]) else { continue }
+            guard let other = key(i, k, counts[i]) else { continue }
             let j = result.cell(other)
             target[i] = Int32(j)
             result.counts[j] &+= counts[i]

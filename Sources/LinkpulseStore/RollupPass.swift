@@ -9,29 +9,47 @@ struct CubeCell: Hashable {
 }
 
 /// An event's audience as a pass counts it: its stored audience text's `event_texts` id (0:
-/// none) and its referrer host's number in the pass (`RollupCount.hosts`; 0: none).
+/// none) and its referrer host's number in the pass (`RollupCount.hosts`; 0: none), packed in
+/// one word (the text in the high 40 bits, the host in the low 24): a pass looks one up per
+/// event, and two words hash and compare faster than four fields.
 struct AudienceKey: Hashable {
-    var text: Int64
-    var host: UInt32
+    let packed: UInt64
+
+    init(text: Int64, host: UInt32) {
+        precondition(text >= 0 && text < 1 << 40 && host < 1 << 24, "an audience text id or host number out of range")
+        packed = UInt64(text) << 24 | UInt64(host)
+    }
+
+    /// The most referrer hosts a pass numbers: it ends early, after a whole event, once it has
+    /// met this many (an event adds at most two: its own and its click's).
+    static let hostLimit = (1 << 24) - 2
+
+    var text: Int64 { Int64(packed >> 24) }
+    var host: UInt32 { UInt32(truncatingIfNeeded: packed & 0xFF_FFFF) }
 }
 
 /// A cell of a pass's rows by audience: a UTC day's start, the audience counted under, and
-/// people or bots.
+/// people or bots (the low bit of `dayAndBot`).
 struct AudienceCell: PassCellKey {
-    var bucket: Int64
-    var audience: AudienceKey
-    var isBot: Bool
+    let dayAndBot: Int64
+    let audience: AudienceKey
 
-    var cellHash: UInt64 {
-        Self.mix(UInt64(bitPattern: bucket) ^ UInt64(audience.host) << 1 ^ (isBot ? 1 : 0), UInt64(bitPattern: audience.text))
+    init(bucket: Int64, audience: AudienceKey, isBot: Bool) {
+        dayAndBot = (bucket / TimeGrain.dayMs) << 1 | (isBot ? 1 : 0)
+        self.audience = audience
     }
+
+    var bucket: Int64 { (dayAndBot >> 1) * TimeGrain.dayMs }
+    var isBot: Bool { dayAndBot & 1 == 1 }
+    var cellHash: UInt64 { Self.mix(UInt64(bitPattern: dayAndBot), audience.packed) }
 }
 
 /// The counting half of a rollup pass: each event counted once, under its stored attribution,
-/// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, audience), then
-/// rolled up into hours and days (`prepare`); and once into a day cell of its audience (its
-/// click's, for an install or open a click brought: `CountedAudience.countsUnderClick`). Runs on any connection that sees the events and
-/// the attribution (the rollup job's, or a reader's while the previous pass is being written).
+/// into a 15-minute cell keyed by integers (bucket, link tuple id, platform, people or bots),
+/// then rolled up into hours and days (`prepare`); and once into a UTC day's cell of its
+/// audience (its click's, for an install or open a click brought:
+/// `CountedAudience.countsUnderClick`). Runs on any connection that sees the events and the
+/// attribution (the rollup job's, or a reader's while the previous pass is being written).
 /// Events are read in their compact stored form (type and platform codes, visitor bytes).
 struct RollupCount {
     /// The pass's counts by 15-minute bucket and cube key.
@@ -56,6 +74,9 @@ struct RollupCount {
     /// met (`resolveAudiences`).
     var hosts: [String] = [""]
     var hostNumbers: [String: UInt32] = ["": 0]
+    /// The host's number by the referrer's bytes: most referrers repeat, and one hash of their
+    /// bytes costs less than a `String` made of them and hashed.
+    var rawReferrers = RawLinkCache()
     var audienceTexts: [Int64: CountedAudience] = [0: .unknown]
     /// The distinct own link values of the pass's events, numbered in the order met, with
     /// their tuple once one is made (`UInt32.max` until then); found by their bytes in `rawLinks`.
@@ -129,7 +150,7 @@ struct RollupCount {
             audiences.count(event, in: audiences.cell(AudienceCell(bucket: TimeGrain.floor(occurredAtMs, TimeGrain.dayMs), audience: audience, isBot: isBot)))
             last = seq
             count += 1
-            if quarters.count >= maxCells {
+            if quarters.count >= maxCells || hosts.count >= AudienceKey.hostLimit {
                 read.finish()
                 break
             }
@@ -141,11 +162,18 @@ struct RollupCount {
     /// The number of a referrer's host in this pass (0: no referrer, or no host in it).
     mutating func hostNumber(_ referrer: UnsafeBufferPointer<UInt8>?) -> UInt32 {
         guard let referrer else { return 0 }
+        let cacheable = rawReferrers.key((referrer, nil, nil, nil))
+        if cacheable, let known = rawReferrers.lookup() { return known }
         let host = AudienceDimensions.referrerHost(utf8: referrer)
-        if let known = hostNumbers[host] { return known }
-        let number = UInt32(hosts.count)
-        hosts.append(host)
-        hostNumbers[host] = number
+        let number: UInt32
+        if let known = hostNumbers[host] {
+            number = known
+        } else {
+            number = UInt32(hosts.count)
+            hosts.append(host)
+            hostNumbers[host] = number
+        }
+        if cacheable { rawReferrers.insert(number) }
         return number
     }
 
@@ -427,9 +455,11 @@ struct RollupWriter {
                 return Int32(values.count - 1)
             }
         }
+        // Per cell, its six values' numbers (one lookup a cell, not one a cell and dimension).
+        let cellValues = pass.audiences.keys.map { valuesOf[$0.audience]! }
         for (d, dimension) in RollupCells.Dimension.audience.enumerated() {
-            let days = pass.audiences.regrouped { cell, _ in
-                AudienceRow(value: valuesOf[cell.audience]![d], bucket: cell.bucket, isBot: cell.isBot)
+            let days = pass.audiences.regrouped { i, cell, _ in
+                AudienceRow(value: cellValues[i][d], bucket: cell.bucket, isBot: cell.isBot)
             }
             let months = days.regrouped { row, _ in AudienceRow(value: row.value, bucket: RollupCells.Grain.monthStart(row.bucket), isBot: row.isBot) }
             for (grain, rows) in [(RollupCells.Grain.day, days), (.month, months)] {

@@ -244,6 +244,9 @@ public final class StatsReader: Sendable {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
         try s.bind(1, from)
         try s.bind(2, to)
+        // The audience only for a question by audience (its texts are looked up, its hosts read).
+        let audience = plan.asksAudience
+        try s.bind(3, audience ? 1 : 0)
         let wanted = onlyKeys.map(Set.init)
         typealias C = StatsRawEventColumn
         while try s.step() {
@@ -255,8 +258,8 @@ public final class StatsReader: Sendable {
                 visitorHash: s.withStoredVisitor(visitor: C.visitor, device: C.deviceId) { VisitorSketch.hash(utf8: $0) } ?? VisitorSketch.hash(""),
                 own: LinkDimensions(ref: s.text(C.ref), campaign: s.text(C.campaign), source: s.text(C.source), medium: s.text(C.medium)),
                 match: s.matchType(C.matchType), click: click,
-                ownAudience: CountedAudience(stored: s.text(C.audience), referrer: s.text(C.referrer)),
-                clickAudience: click == nil ? nil : CountedAudience(stored: s.text(C.clickAudience), referrer: s.text(C.clickReferrer)))
+                ownAudience: audience ? CountedAudience(stored: s.text(C.audience), referrer: s.text(C.referrer)) : .unknown,
+                clickAudience: audience && click != nil ? CountedAudience(stored: s.text(C.clickAudience), referrer: s.text(C.clickReferrer)) : nil)
             plan.addRaw(resolved, occurredAtMs: s.int64(C.occurredAtMs), wanted: wanted, into: &groups)
         }
     }

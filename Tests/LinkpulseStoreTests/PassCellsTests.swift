@@ -150,3 +150,24 @@ import Testing
         #expect(cells.counts[0][0] == 1 && cells.counts[0][7] == 1 && cells.counts[0][8] == 1)
     }
 }
+
+/// The packed keys of a pass's rows by audience give back what they were made of.
+@Suite struct AudienceCellTests {
+    @Test func keysGiveBackTheirParts() {
+        let day = TimeGrain.dayMs
+        for (bucket, isBot, text, host) in [
+            (Int64(0), false, Int64(0), UInt32(0)), (20_400 * day, true, 1, 1), (20_789 * day, false, (1 << 40) - 1, UInt32((1 << 24) - 1)),
+            (-3 * day, true, 123_456_789, 77),
+        ] {
+            let key = AudienceKey(text: text, host: host)
+            #expect(key.text == text && key.host == host)
+            let cell = AudienceCell(bucket: bucket, audience: key, isBot: isBot)
+            #expect(cell.bucket == bucket && cell.isBot == isBot && cell.audience == key, "\(bucket) \(isBot)")
+        }
+        // Neighbouring days, people and bots, and neighbouring texts and hosts are all apart.
+        let cells = [(0, false, 1, 1), (1, false, 1, 1), (0, true, 1, 1), (0, false, 2, 1), (0, false, 1, 2)].map { day, bot, text, host in
+            AudienceCell(bucket: Int64(day) * TimeGrain.dayMs, audience: AudienceKey(text: Int64(text), host: UInt32(host)), isBot: bot)
+        }
+        #expect(Set(cells).count == cells.count && Set(cells.map(\.cellHash)).count == cells.count)
+    }
+}
