@@ -18,8 +18,8 @@ public struct ParameterError: Error, Sendable, Equatable {
                 + "(UTC :00, :15, :30 and :45). Move `\(parameter)` to a quarter hour.")
     }
 
-    /// A question counted from the raw events of its whole range (several dimensions at once,
-    /// or, on SQLite, an audience dimension) that starts before the raw-event horizon.
+    /// A question counted from the raw events of its whole range (several dimensions at once)
+    /// that starts before the raw-event horizon; `what` names the question.
     public static func countedFromRawEvents(horizonMs: Int64, what: String) -> ParameterError {
         ParameterError(
             "from",
