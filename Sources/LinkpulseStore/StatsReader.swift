@@ -126,12 +126,12 @@ public final class StatsReader: Sendable {
         }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         // The second pass of a breakdown wants the visitors of its page alone.
-        let counting: RowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
+        let counting: RollupRowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
         let statements = queries.stats
         return try await pool.read { db in
             var groups: [StatsGroupKey: CountsByAudience] = [:]
             var subtracted = false
-            func add(_ grain: RollupCells.Grain, _ from: Int64, _ to: Int64, _ counting: RowCounting, visitors: Bool, keys: String?) throws {
+            func add(_ grain: RollupCells.Grain, _ from: Int64, _ to: Int64, _ counting: RollupRowCounting, visitors: Bool, keys: String?) throws {
                 try Self.addAudienceRows(db, sql: statements.audienceCounts, rows!, grain, from: from, to: to, counting, visitors: visitors, keysJSON: keys, into: &groups)
             }
             for piece in pieces {
@@ -160,13 +160,9 @@ public final class StatsReader: Sendable {
         }
     }
 
-    /// What a read of rows does with their counts: adds them, takes them away (`RollupRows`'
-    /// most of a month), or reads only their visitors.
-    enum RowCounting { case add, subtract, none }
-
     /// The rows by audience of one grain over [from, to), in `rows`' selection, grouped.
     static func addAudienceRows(
-        _ db: Database, sql: String, _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RowCounting,
+        _ db: Database, sql: String, _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RollupRowCounting,
         visitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
@@ -264,6 +260,10 @@ public final class StatsReader: Sendable {
         }
     }
 }
+
+/// What a read of rollup rows (`RollupRows`) does with their counts, on either store: adds
+/// them, takes them away (a month less its other days), or reads only their visitors.
+enum RollupRowCounting { case add, subtract, none }
 
 /// Where stats answers come from: the conversion counts of a range, grouped (the SQLite store's
 /// `StatsReader`, or the PostgreSQL store's `PostgresStatsReader`). `StatsService` asks nothing

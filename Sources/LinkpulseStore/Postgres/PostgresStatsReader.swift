@@ -23,7 +23,7 @@ public struct PostgresStatsReader: StatsSource {
         let wanted = onlyKeys.map(Set.init)
         let rows = RollupRows(plan: plan)
         // The second pass of a breakdown wants the visitors of its page alone.
-        let counting: Counting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
+        let counting: RollupRowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
             do {
@@ -91,13 +91,6 @@ public struct PostgresStatsReader: StatsSource {
         }
     }
 
-    /// What a read of rollup rows does with their counts.
-    enum Counting: Equatable {
-        case add, subtract
-        /// Reads the visitors alone.
-        case none
-    }
-
     /// The counted raw events of [from, to).
     func addRaw(
         from: Int64, to: Int64, plan: StatsPlan, wanted: Set<String?>?, on connection: PostgresConnection,
@@ -114,7 +107,7 @@ public struct PostgresStatsReader: StatsSource {
     /// taken away (`counting`; see `RollupRows.Piece.mostOfMonth`), and with `visitors` their
     /// click-visitor sketches merged here (of the groups `keys` when given).
     func addRollups(
-        _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: Counting, visitors: Bool, of keys: [String?]?,
+        _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RollupRowCounting, visitors: Bool, of keys: [String?]?,
         on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
         /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
