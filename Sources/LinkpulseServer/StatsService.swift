@@ -93,8 +93,8 @@ public struct StatsService: Sendable {
         // Unique clicks in the same pass as the counts when sorting by them, or when a campaign or
         // ref filter narrows the rows to one value's (read through its index): merging their
         // sketches costs less than reading the rows again for the page.
-        // A store that counts visitors with the counts (PostgreSQL, from raw events) gives them at once.
-        let visitorsInFirstPass = reader.countsVisitorsWithCounts || q.sort == .uniqueClicks
+        // Also when the store would read the same raw events twice.
+        let visitorsInFirstPass = reader.countsVisitorsWithCounts(q.stats, by: q.by) || q.sort == .uniqueClicks
             || q.stats.filters.campaign != nil || q.stats.filters.ref != nil
         let groups = try await reader.statsCounts(q.stats, grouping: .dimension(q.by), withVisitors: visitorsInFirstPass)
         // Sort small (value, index) pairs, not whole rows; build rows for the page only.

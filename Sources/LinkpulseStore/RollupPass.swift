@@ -77,7 +77,7 @@ struct RollupCount {
     /// The host's number by the referrer's bytes: most referrers repeat, and one hash of their
     /// bytes costs less than a `String` made of them and hashed.
     var rawReferrers = RawLinkCache()
-    var audienceTexts: [Int64: CountedAudience] = [0: .unknown]
+    var audienceTexts: StoredAudiences
     /// The distinct own link values of the pass's events, numbered in the order met, with
     /// their tuple once one is made (`UInt32.max` until then); found by their bytes in `rawLinks`.
     var ownLinks: [LinkDimensions] = []
@@ -86,14 +86,14 @@ struct RollupCount {
     /// The tuple an event attributed by click id, install referrer or ref is counted under,
     /// by its own values' number and its click's tuple (`own << 32 | click`).
     var filledTuples: [UInt64: UInt32] = [:]
-    let eventsAfter, attributionsAfter, clickRow, audienceText: HotStatement
+    let eventsAfter, attributionsAfter, clickRow: HotStatement
 
     init(db: Database, queries: SQLQueries, tuples: LinkTuples.Known) throws {
         self.tuples = tuples
         eventsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.eventsAfter), in: db)
         attributionsAfter = HotStatement(try db.cachedStatement(sql: queries.rollup.attributionsAfter), in: db)
         clickRow = HotStatement(try db.cachedStatement(sql: queries.rollup.clickDimensions), in: db)
-        audienceText = HotStatement(try db.cachedStatement(sql: queries.rollup.audienceText), in: db)
+        audienceTexts = try StoredAudiences(db, sql: queries.rollup.audienceText)
     }
 
     /// Counts the events after `watermark` that attribution has already seen (through
@@ -179,17 +179,14 @@ struct RollupCount {
 
     /// Reads the stored audience texts the pass's cells name and has not read yet.
     mutating func resolveAudiences() throws {
-        for key in audiences.keys where audienceTexts[key.audience.text] == nil {
-            try audienceText.bind(1, key.audience.text)
-            let text = try audienceText.step() ? audienceText.text(HotStatement.onlyColumn) : nil
-            audienceText.finish()
-            audienceTexts[key.audience.text] = CountedAudience(stored: text, referrer: nil)
+        for key in audiences.keys where audienceTexts.read(key.audience.text) == nil {
+            _ = try audienceTexts.audience(key.audience.text)
         }
     }
 
     /// The values of an audience key, in `StatsDimension.audience` order.
     func audienceValues(_ key: AudienceKey) -> CountedAudience {
-        var values = audienceTexts[key.text] ?? .unknown
+        var values = audienceTexts.read(key.text) ?? .unknown
         values.referrerHost = hosts[Int(key.host)]
         return values
     }

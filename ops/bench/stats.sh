@@ -10,8 +10,9 @@
 # Prints: generation rate; rollup throughput (a full `linkpulse rollup --rebuild`) against a
 # plain SQLite GROUP BY over the newest million raw rows; database sizes per million events;
 # p50/p99 of summary, breakdown by ref and daily timeseries over the whole range in UTC,
-# Asia/Kolkata and Asia/Kathmandu, of the same three filtered to one campaign, and of a
-# breakdown by country over the last 7 days and the whole range; and the same answers
+# Asia/Kolkata and Asia/Kathmandu, of the same three filtered to one campaign, of a
+# breakdown by country over the last 7 days and the whole range, and of questions by country
+# in Asia/Kolkata over the last 7 days; and the same answers
 # computed from the raw table with GROUP BY, timed once each.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -129,10 +130,15 @@ for tz in UTC Asia%2FKolkata; do
           "/v1/stats/breakdown?by=ref&limit=50&campaign=campaign_1&from=$FROM&to=$TO&tz=$tz"
           "/v1/stats/timeseries?interval=day&campaign=campaign_1&from=$FROM&to=$TO&tz=$tz")
 done
-# By country (the dashboard's countries panel: the last 7 days; and the whole range), in UTC.
+# By country (the dashboard's countries panel: the last 7 days; and the whole range), in UTC;
+# and the last 7 days in Asia/Kolkata (its local days are not UTC days: on SQLite the part
+# of each local day in a UTC day partly asked is read from the raw events), with the daily
+# series filtered to one country.
 WEEK=$(python3 -c "import datetime; print((datetime.datetime.utcnow() - datetime.timedelta(days=6)).date())")
 paths+=("/v1/stats/breakdown?by=country&limit=20&from=$WEEK&to=$TO&tz=UTC"
-        "/v1/stats/breakdown?by=country&limit=50&from=$FROM&to=$TO&tz=UTC")
+        "/v1/stats/breakdown?by=country&limit=50&from=$FROM&to=$TO&tz=UTC"
+        "/v1/stats/breakdown?by=country&limit=20&from=$WEEK&to=$TO&tz=Asia%2FKolkata"
+        "/v1/stats/timeseries?interval=day&country=US&from=$WEEK&to=$TO&tz=Asia%2FKolkata")
 python3 ops/bench/stats_load.py $PORT "$READ_KEY" "$REQUESTS" "${paths[@]}"
 echo "   peak RSS of the daemon: $(grep VmHWM /proc/$LP_PID/status | awk '{print $2/1024 " MB"}')"
 
