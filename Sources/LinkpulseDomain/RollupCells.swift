@@ -228,6 +228,60 @@ public struct RollupRows: Sendable {
         return pieces
     }
 
+    /// One read a store makes to answer from these rows, in order.
+    public enum Read: Equatable, Sendable {
+        /// The counted raw events of [from, to), through `StatsPlan.addRaw`.
+        case raw(from: Int64, to: Int64)
+        /// The rows of one grain over [from, to): their counts added, taken away or not read
+        /// (`counting`), their click visitors merged with `visitors`; with `onlyAskedKeys`, only
+        /// the rows of the values asked for (a breakdown's page).
+        case rows(RollupCells.Grain, from: Int64, to: Int64, counting: RollupRowCounting, visitors: Bool, onlyAskedKeys: Bool)
+    }
+
+    /// What a store reads to answer its question, and whether it then drops the groups that
+    /// netted to nothing (`droppingNetted`). `withVisitors`: click visitors wanted; `asksKeys`:
+    /// the question names the values it wants (`onlyKeys`); `visitorsOnly`: of those only
+    /// the visitors are wanted (a breakdown's second pass, for its page).
+    ///
+    /// Both stores read the same list, each through its own statements: a month less its other
+    /// days is the month's row added and those days' rows taken away, its visitors (which do
+    /// not subtract) from its own day rows.
+    public func reads(withVisitors: Bool, asksKeys: Bool, visitorsOnly: Bool) -> (reads: [Read], dropsNetted: Bool) {
+        // The second pass of a breakdown wants the visitors of its page alone.
+        let counting: RollupRowCounting = visitorsOnly && withVisitors && asksKeys && key == "value" ? .none : .add
+        var reads: [Read] = []
+        var dropsNetted = false
+        for piece in pieces {
+            switch piece {
+            case .raw(let from, let to):
+                reads.append(.raw(from: from, to: to))
+            case .rows(let grain, let from, let to):
+                reads.append(.rows(grain, from: from, to: to, counting: counting, visitors: withVisitors, onlyAskedKeys: asksKeys))
+            case .mostOfMonth(let from, let to):
+                if counting == .add {
+                    let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
+                    reads.append(.rows(.month, from: month, to: next, counting: .add, visitors: false, onlyAskedKeys: false))
+                    for (a, b) in [(month, from), (to, next)] where a < b {
+                        reads.append(.rows(.day, from: a, to: b, counting: .subtract, visitors: false, onlyAskedKeys: false))
+                    }
+                    dropsNetted = true
+                }
+                if withVisitors {
+                    reads.append(.rows(.day, from: from, to: to, counting: .none, visitors: true, onlyAskedKeys: asksKeys))
+                }
+            }
+        }
+        return (reads, dropsNetted)
+    }
+
+    /// `groups` without those that netted to nothing: a value seen only in the days taken away
+    /// from a month is not in the range.
+    public static func droppingNetted(_ groups: [StatsGroupKey: CountsByAudience]) -> [StatsGroupKey: CountsByAudience] {
+        groups.filter { _, c in
+            c.people.events != 0 || c.bots.events != 0 || !c.people.clickVisitors.isEmpty || !c.bots.clickVisitors.isEmpty
+        }
+    }
+
     /// The group a row's key (as `stats/rollup_counts.sql` gives it) counts in.
     public func group(_ key: String) -> StatsGroupKey {
         switch self.key {
@@ -238,3 +292,8 @@ public struct RollupRows: Sendable {
         }
     }
 }
+
+/// What a read of rollup rows (`RollupRows.Read`) does with their counts, on either store: adds
+/// them, takes them away (a month less its other days), or reads only their visitors.
+public enum RollupRowCounting: Sendable { case add, subtract, none }
+

@@ -128,38 +128,22 @@ public final class StatsReader: Sendable {
             }
         }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
-        // The second pass of a breakdown wants the visitors of its page alone.
-        let counting: RollupRowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
-        let statements = queries.stats
+        let (reads, dropsNetted) = rows?.reads(withVisitors: withVisitors, asksKeys: onlyKeys != nil, visitorsOnly: visitorsOnly)
+            ?? ([.raw(from: query.fromMs, to: query.toMs)], false)
+        let queries = self.queries
         return try await pool.read { db in
             var groups: [StatsGroupKey: CountsByAudience] = [:]
-            var subtracted = false
-            func add(_ grain: RollupCells.Grain, _ from: Int64, _ to: Int64, _ counting: RollupRowCounting, visitors: Bool, keys: String?) throws {
-                try Self.addAudienceRows(db, sql: statements.audienceCounts, rows!, grain, from: from, to: to, counting, visitors: visitors, keysJSON: keys, into: &groups)
-            }
-            for piece in pieces {
-                switch piece {
+            for read in reads {
+                switch read {
                 case .raw(let from, let to):
                     try Self.addRawCounts(db, queries, from: from, to: to, plan: plan, onlyKeys: onlyKeys, into: &groups)
-                case .rows(let grain, let from, let to):
-                    try add(grain, from, to, counting, visitors: withVisitors, keys: keysJSON)
-                case .mostOfMonth(let from, let to):
-                    if counting == .add {
-                        let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
-                        try add(.month, month, next, .add, visitors: false, keys: nil)
-                        for (a, b) in [(month, from), (to, next)] where a < b { try add(.day, a, b, .subtract, visitors: false, keys: nil) }
-                        subtracted = true
-                    }
-                    if withVisitors { try add(.day, from, to, .none, visitors: true, keys: keysJSON) }
+                case .rows(let grain, let from, let to, let counting, let visitors, let onlyAskedKeys):
+                    try Self.addAudienceRows(
+                        db, sql: queries.stats.audienceCounts, rows!, grain, from: from, to: to, counting, visitors: visitors,
+                        keysJSON: onlyAskedKeys ? keysJSON : nil, into: &groups)
                 }
             }
-            // A value only in the other days of a month netted to nothing: not in the range.
-            if subtracted {
-                groups = groups.filter { _, c in
-                    c.people.events != 0 || c.bots.events != 0 || !c.people.clickVisitors.isEmpty || !c.bots.clickVisitors.isEmpty
-                }
-            }
-            return groups
+            return dropsNetted ? RollupRows.droppingNetted(groups) : groups
         }
     }
 
@@ -265,10 +249,6 @@ public final class StatsReader: Sendable {
         }
     }
 }
-
-/// What a read of rollup rows (`RollupRows`) does with their counts, on either store: adds
-/// them, takes them away (a month less its other days), or reads only their visitors.
-enum RollupRowCounting { case add, subtract, none }
 
 /// Where stats answers come from: the conversion counts of a range, grouped (the SQLite store's
 /// `StatsReader`, or the PostgreSQL store's `PostgresStatsReader`). `StatsService` asks nothing

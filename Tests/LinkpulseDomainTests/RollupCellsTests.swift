@@ -132,4 +132,40 @@ import Testing
         #expect(rows(StatsFilters(audience: [.country: "DE", .os: "iOS"]), .none) == nil)
         #expect(rows(StatsFilters(platform: .ios), .dimension(.browser)) == nil)
     }
+
+    /// Most of a month reads the month's row less its other days (then drops what netted to
+    /// nothing), and its visitors from its own days; a breakdown's second pass reads only the
+    /// visitors of its page; the edges finer than the rows kept read raw events.
+    @Test func bothStoresReadMostOfAMonthAsTheMonthLessItsOtherDays() throws {
+        let from = Self.ms("2026-11-02T00:00:00Z"), to = Self.ms("2026-11-29T06:00:00Z")
+        let plan = StatsPlan(query: StatsQuery(fromMs: from, toMs: to), grouping: .dimension(.country))
+        let rows = try #require(RollupRows(plan: plan, hourRows: false))
+        let (m, day, edge) = (Self.ms("2026-11-01T00:00:00Z"), Self.ms("2026-11-29T00:00:00Z"), Self.ms("2026-12-01T00:00:00Z"))
+        let counts = rows.reads(withVisitors: true, asksKeys: false, visitorsOnly: false)
+        #expect(counts.dropsNetted)
+        #expect(counts.reads == [
+            .rows(.month, from: m, to: edge, counting: .add, visitors: false, onlyAskedKeys: false),
+            .rows(.day, from: m, to: from, counting: .subtract, visitors: false, onlyAskedKeys: false),
+            .rows(.day, from: day, to: edge, counting: .subtract, visitors: false, onlyAskedKeys: false),
+            .rows(.day, from: from, to: day, counting: .none, visitors: true, onlyAskedKeys: false),
+            .raw(from: day, to: to),
+        ])
+        let page = rows.reads(withVisitors: true, asksKeys: true, visitorsOnly: true)
+        #expect(!page.dropsNetted)
+        #expect(page.reads == [
+            .rows(.day, from: from, to: day, counting: .none, visitors: true, onlyAskedKeys: true),
+            .raw(from: day, to: to),
+        ])
+        let withHours = try #require(RollupRows(plan: plan))
+        #expect(withHours.reads(withVisitors: false, asksKeys: false, visitorsOnly: false).reads.last
+            == .rows(.hour, from: day, to: to, counting: .add, visitors: false, onlyAskedKeys: false))
+        // A value seen only in the days taken away netted to nothing.
+        var (one, minusOne) = (ConversionCounts(), ConversionCounts())
+        (one.events, one.clicks, minusOne.events, minusOne.clicks) = (1, 1, -1, -1)
+        var gone = CountsByAudience(), kept = CountsByAudience()
+        gone.add(one, isBot: false)
+        gone.add(minusOne, isBot: false)
+        kept.add(one, isBot: false)
+        #expect(Array(RollupRows.droppingNetted([.value("DE"): gone, .value("FR"): kept]).keys) == [.value("FR")])
+    }
 }

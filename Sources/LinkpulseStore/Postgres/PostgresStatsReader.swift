@@ -22,45 +22,26 @@ public struct PostgresStatsReader: StatsSource {
         let plan = StatsPlan(query: query, grouping: grouping)
         let wanted = onlyKeys.map(Set.init)
         let rows = RollupRows(plan: plan)
-        // The second pass of a breakdown wants the visitors of its page alone.
-        let counting: RollupRowCounting = visitorsOnly && withVisitors && onlyKeys != nil && rows?.key == "value" ? .none : .add
+        let (reads, dropsNetted) = rows?.reads(withVisitors: withVisitors, asksKeys: onlyKeys != nil, visitorsOnly: visitorsOnly)
+            ?? ([.raw(from: query.fromMs, to: query.toMs)], false)
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
             do {
                 if let horizon = try await self.horizon(on: connection) { try Self.refuseRaw(rows, query: query, before: horizon) }
                 if rows != nil { try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.workMemory), logger: self.logger) }
                 var groups: [StatsGroupKey: CountsByAudience] = [:]
-                var subtracted = false
-                for piece in rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)] {
-                    switch piece {
+                for read in reads {
+                    switch read {
                     case .raw(let from, let to):
                         try await self.addRaw(from: from, to: to, plan: plan, wanted: wanted, on: connection, into: &groups)
-                    case .rows(let grain, let from, let to):
+                    case .rows(let grain, let from, let to, let counting, let visitors, let onlyAskedKeys):
                         try await self.addRollups(
-                            rows!, grain, from: from, to: to, counting, visitors: withVisitors, of: onlyKeys, on: connection, into: &groups)
-                    case .mostOfMonth(let from, let to):
-                        if counting == .add {
-                            let month = RollupCells.Grain.monthStart(from), next = RollupCells.Grain.nextMonth(month)
-                            try await self.addRollups(rows!, .month, from: month, to: next, .add, visitors: false, of: nil, on: connection, into: &groups)
-                            for (a, b) in [(month, from), (to, next)] where a < b {
-                                try await self.addRollups(rows!, .day, from: a, to: b, .subtract, visitors: false, of: nil, on: connection, into: &groups)
-                            }
-                            subtracted = true
-                        }
-                        if withVisitors {
-                            try await self.addRollups(
-                                rows!, .day, from: from, to: to, .none, visitors: true, of: onlyKeys, on: connection, into: &groups)
-                        }
+                            rows!, grain, from: from, to: to, counting, visitors: visitors, of: onlyAskedKeys ? onlyKeys : nil,
+                            on: connection, into: &groups)
                     }
                 }
                 try await connection.query("COMMIT", logger: self.logger)
-                // A value only in the other days of a month netted to nothing: not in the range.
-                if subtracted {
-                    groups = groups.filter { _, c in
-                        c.people.events != 0 || c.bots.events != 0 || !c.people.clickVisitors.isEmpty || !c.bots.clickVisitors.isEmpty
-                    }
-                }
-                return groups
+                return dropsNetted ? RollupRows.droppingNetted(groups) : groups
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: self.logger)
                 throw error
@@ -104,7 +85,7 @@ public struct PostgresStatsReader: StatsSource {
     }
 
     /// The rollup rows of one grain in [from, to): their counts summed by the server, added or
-    /// taken away (`counting`; see `RollupRows.Piece.mostOfMonth`), and with `visitors` their
+    /// taken away (`counting`; see `RollupRows.reads`), and with `visitors` their
     /// click-visitor sketches merged here (of the groups `keys` when given).
     func addRollups(
         _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RollupRowCounting, visitors: Bool, of keys: [String?]?,
