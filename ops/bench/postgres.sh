@@ -3,6 +3,7 @@
 # beside the SQLite daemon in the same run (the baseline), driven by wrk on loopback.
 #
 # Usage: ops/bench/postgres.sh [--duration SECONDS] [--skip-ingest] [--resolve] [--stats-events N [--requests R]]
+#                               [--copy-events N --baseline BIN]
 #   --skip-ingest     leaves out the ingest scenarios (batches of 100 and single events)
 #   --resolve         then also: POST /v1/resolve at 1 and 64 connections (ops/bench/resolve.lua,
 #                     after the 10,000 clicks it resolves against) on the SQLite daemon and on two
@@ -10,6 +11,11 @@
 #   --stats-events N  then also: generates N events (90 days, 10,000 refs, 100 campaigns) into a
 #                     SQLite installation, copies it with `linkpulse copy` (timed), and measures
 #                     stats latency on the SQLite daemon and on a daemon on PostgreSQL (R each)
+#   --copy-events N   then also: the derived work on PostgreSQL, this build against BIN (a release
+#                     build of another commit): each generates N events (30 days, 10,000 refs,
+#                     seed 3), then `linkpulse copy` stores them in an empty database and
+#                     attributes and counts them all; two rounds, the builds alternating. Prints
+#                     each copy's time and the rows and bytes of lp_rollups.
 #
 # PostgreSQL is Debian's server in a throwaway cluster (initdb into a temporary directory, run as
 # `nobody` when this script runs as root, synchronous_commit on, fsync on, shared_buffers 256MB).
@@ -29,6 +35,8 @@ STATS_EVENTS=0
 REQUESTS=20
 RESOLVE=0
 INGEST=1
+COPY_EVENTS=0
+BASELINE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
@@ -36,10 +44,13 @@ while [ $# -gt 0 ]; do
     --requests) REQUESTS="$2"; shift 2 ;;
     --resolve) RESOLVE=1; shift ;;
     --skip-ingest) INGEST=0; shift ;;
+    --copy-events) COPY_EVENTS="$2"; shift 2 ;;
+    --baseline) BASELINE="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 
+if [ "$COPY_EVENTS" -gt 0 ] && [ ! -x "$BASELINE" ]; then echo "--copy-events needs --baseline BIN" >&2; exit 2; fi
 bench_need_wrk
 ops/install-deps.sh test >/dev/null
 swift build -c release --product linkpulse >/dev/null
@@ -210,6 +221,31 @@ if [ "$STATS_EVENTS" -gt 0 ]; then
   } > "$WORK/stats"
 fi
 
+if [ "$COPY_EVENTS" -gt 0 ]; then
+  {
+    echo; echo "Derived work on PostgreSQL: linkpulse copy of $COPY_EVENTS events (copy, attribution, counting), two rounds"
+    for build in this baseline; do
+      bin=$BIN; [ "$build" = baseline ] && bin=$BASELINE
+      LINKPULSE_LOG_LEVEL=warning "$bin" generate --data-dir "$WORK/copy-$build" --events "$COPY_EVENTS" --days 30 --refs 10000 \
+        --campaigns 100 --seed 3 --no-rollup >/dev/null
+    done
+    for round in 1 2; do
+      for build in this baseline; do
+        bin=$BIN; [ "$build" = baseline ] && bin=$BASELINE
+        db="copy_${build}_$round"
+        psql_lp postgres "CREATE DATABASE $db" >/dev/null
+        start=$(date +%s.%N)
+        LINKPULSE_LOG_LEVEL=warning "$bin" copy --from "$WORK/copy-$build" --to "postgres://linkpulse@127.0.0.1:$PG_PORT/$db" >/dev/null
+        took=$(echo "$(date +%s.%N) - $start" | bc)
+        rows=$(psql_lp "$db" "SELECT count(*) FROM lp_rollups")
+        bytes=$(psql_lp "$db" "SELECT pg_total_relation_size('lp_rollups') + coalesce((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = 'lp_rollups'::regclass), 0)")
+        printf '  %-8s round %s: %6.1f s (%s events/s); lp_rollups %s rows, %s MB\n' "$build" "$round" "$took" \
+          "$(echo "$COPY_EVENTS / $took" | bc)" "$rows" "$(echo "$bytes / 1000000" | bc)"
+      done
+    done
+  } > "$WORK/copy"
+fi
+
 [ -s "$WORK/results" ] && python3 - "$WORK/results" "$WORK/sizes" "$DURATION" "$WORK/results.cpu" <<'PY'
 import sys
 from collections import defaultdict
@@ -271,4 +307,5 @@ for conns in (1, 64):
         print(f"{names[name]:<28} {conns:>5} {sum(float(f['rps']) for f in fs):>8.0f} {max(float(f['p50_ms']) for f in fs):>8.2f} {p99:>8.2f} {errors:>6} {ratio:>13}")
 PY
 [ -s "$WORK/stats" ] && cat "$WORK/stats"
+[ -s "$WORK/copy" ] && cat "$WORK/copy"
 exit 0
