@@ -8,20 +8,20 @@ import LinkpulseDomain
 struct StoredAudiences {
     /// Id 0 (and a NULL column, which reads as 0): nothing known.
     private var known: [Int64: CountedAudience] = [0: .unknown]
-    private let read: HotStatement
+    private let textById: HotStatement
 
     /// `sql`: `rollup/audience_text.sql`.
     init(_ db: Database, sql: String) throws {
-        read = HotStatement(try db.cachedStatement(sql: sql), in: db)
+        textById = HotStatement(try db.cachedStatement(sql: sql), in: db)
     }
 
     /// The audience stored under `id`, its referrer host `""` (the referrer is the event's own
     /// column, not part of the text).
     mutating func audience(_ id: Int64) throws -> CountedAudience {
         if let audience = known[id] { return audience }
-        try read.bind(1, id)
-        let text = try read.step() ? read.text(HotStatement.onlyColumn) : nil
-        read.finish()
+        try textById.bind(1, id)
+        let text = try textById.step() ? textById.text(HotStatement.onlyColumn) : nil
+        textById.finish()
         let audience = CountedAudience(stored: text, referrer: nil)
         known[id] = audience
         return audience
