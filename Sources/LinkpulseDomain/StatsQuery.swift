@@ -98,13 +98,16 @@ public struct StatsFilters: Sendable, Equatable {
             + StatsDimension.audience.compactMap { d in audience[d].map { (d, $0) } }
     }
 
-    /// Whether an event with these dimensions passes (a nil platform: only the link filters
-    /// are asked; a nil audience: the audience filters are not asked).
-    public func admits(_ d: LinkDimensions, platform p: Platform?, audience counted: CountedAudience? = nil) -> Bool {
+    /// Whether an event counted under these values passes every filter.
+    public func admits(_ d: LinkDimensions, platform p: Platform, audience counted: CountedAudience) -> Bool {
+        admitsLinks(d) && (platform == nil || p == platform) && audience.allSatisfy { counted.value($0.key) == $0.value }
+    }
+
+    /// Whether these link values pass the link filters (campaign, ref, source, medium), the
+    /// others not asked: what a link tuple of the cubes is checked by.
+    public func admitsLinks(_ d: LinkDimensions) -> Bool {
         (campaign == nil || d.campaign == campaign) && (ref == nil || d.ref == ref)
             && (source == nil || d.source == source) && (medium == nil || d.medium == medium)
-            && (platform == nil || p == nil || p == platform)
-            && (counted.map { counted in audience.allSatisfy { counted.value($0.key) == $0.value } } ?? true)
     }
 }
 

@@ -66,7 +66,7 @@ import Testing
                 let admitted = known.admitted(by: filters, wanted: wanted)
                 #expect(admitted.count == known.count)
                 for (i, tuple) in tuples.enumerated() {
-                    let expected = filters.admits(tuple, platform: nil) && (wanted.map { $0.1.contains($0.0.linkValue(of: tuple)) } ?? true)
+                    let expected = filters.admitsLinks(tuple) && (wanted.map { $0.1.contains($0.0.linkValue(of: tuple)) } ?? true)
                     #expect(admitted[i + 1] == expected, "\(tuple) with \(filters), \(String(describing: wanted))")
                 }
             }
