@@ -104,7 +104,8 @@ public struct StatsFilters: Sendable, Equatable {
     }
 
     /// Whether these link values pass the link filters (campaign, ref, source, medium), the
-    /// others not asked: what a link tuple of the cubes is checked by.
+    /// others not asked: the answer `LinkTuples.Known.admitted(by:wanted:)` gives for every
+    /// tuple of the cubes at once (`LinkTuplesTests` compares the two).
     public func admitsLinks(_ d: LinkDimensions) -> Bool {
         (campaign == nil || d.campaign == campaign) && (ref == nil || d.ref == ref)
             && (source == nil || d.source == source) && (medium == nil || d.medium == medium)
