@@ -179,9 +179,7 @@ struct RollupCount {
 
     /// Reads the stored audience texts the pass's cells name and has not read yet.
     mutating func resolveAudiences() throws {
-        for key in audiences.keys where audienceTexts.read(key.audience.text) == nil {
-            _ = try audienceTexts.audience(key.audience.text)
-        }
+        for key in audiences.keys { _ = try audienceTexts.audience(key.audience.text) }
     }
 
     /// The values of an audience key, in `StatsDimension.audience` order.

@@ -118,7 +118,7 @@ public final class StatsReader: Sendable {
         _ plan: StatsPlan, withVisitors: Bool, onlyKeys: [String?]?, visitorsOnly: Bool
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let query = plan.query
-        let rows = RollupRows(plan: plan, hourRows: false)
+        let rows = Self.audienceRows(plan)
         let pieces = rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)]
         if let horizon = rawHorizon.ms {
             for case .raw(let from, _) in pieces where from < horizon {
@@ -287,8 +287,15 @@ extension StatsReader: StatsSource {
     /// those costs about 5 µs of CPU an event, where every other part of an answer reads rollups.
     static func readsRawEvents(_ plan: StatsPlan) -> Bool {
         guard plan.asksAudience else { return false }
-        guard let rows = RollupRows(plan: plan, hourRows: false) else { return true }
+        guard let rows = audienceRows(plan) else { return true }
         return rows.pieces.contains { if case .raw = $0 { true } else { false } }
+    }
+
+    /// The rows by audience that answer `plan` (nil: none, it reads raw events): by UTC day and
+    /// month, as `audience_rollups` keeps them (no hour rows, whose visitor sketches would
+    /// cost more than the file's size target allows).
+    static func audienceRows(_ plan: StatsPlan) -> RollupRows? {
+        RollupRows(plan: plan, hourRows: false)
     }
 }
 
