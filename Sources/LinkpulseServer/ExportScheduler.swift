@@ -117,30 +117,19 @@ public struct ExportScheduler: Sendable {
 /// One scheduled export job on its timer: each tick starts what is due (see `ExportScheduler`),
 /// unless the previous tick's run is still going.
 public struct ScheduledExportJob: TimerJob {
-    public var name: String { "export-\(job)" }
-    let job: String
-    let scheduler: ExportScheduler
-    /// The run in progress, if any.
-    let running = MutexBox<Task<Void, Never>?>(nil)
+    public var name: String { ticking.name }
+    private let ticking: AsyncTickJob
 
     public init(job: String, scheduler: ExportScheduler) {
-        self.job = job
-        self.scheduler = scheduler
+        ticking = AsyncTickJob(name: "export-\(job)") { _ = await scheduler.runDue(only: job) }
     }
 
     /// Only triggers: the run is a task of its own, awaited by `finish()` at shutdown.
     public func run() throws {
-        let (scheduler, job, running) = (self.scheduler, self.job, self.running)
-        running.update { task in
-            guard task == nil else { return }
-            task = Task {
-                _ = await scheduler.runDue(only: job)
-                running.value = nil
-            }
-        }
+        try ticking.run()
     }
 
     public func finish() async {
-        await running.value?.value
+        await ticking.finish()
     }
 }

@@ -7,9 +7,9 @@ import ServiceLifecycle
 public protocol TimerJob: Sendable {
     /// A short name for logs and the timer's queue label.
     var name: String { get }
-    /// Does the work, or (for long work) hands it to the thread that owns it and returns.
-    /// Runs on the timer's own serial queue, never concurrently with itself; must not block
-    /// waiting for other threads.
+    /// Triggers the work: hands it to the thread that owns it (a store thread, a GRDB queue, or
+    /// a task that awaits them) and returns. Runs on the timer's own serial queue, never
+    /// concurrently with itself; must not block.
     func run() throws
     /// Waits for work `run()` handed off to finish (at shutdown, after the timer stopped).
     func finish() async
@@ -50,7 +50,7 @@ public struct TimerService: Service {
         }
         var timer: (any DispatchSourceTimer)?
         if let ticks {
-            ticks.register(job.name, queue: queue, tick: tick)
+            ticks.register(job.name, queue: queue, tick: tick, settle: { await job.finish() })
         } else {
             let source = DispatchSource.makeTimerSource(queue: queue)
             let nanos = Int(interval.nanoseconds)
@@ -94,6 +94,8 @@ public final class ManualTicks: Sendable {
     private struct Registered {
         var queue: DispatchQueue
         var tick: @Sendable () -> Void
+        /// The job's `finish`: waits for the work its runs handed off.
+        var settle: @Sendable () async -> Void
     }
 
     private struct State {
@@ -105,8 +107,8 @@ public final class ManualTicks: Sendable {
 
     public init() {}
 
-    func register(_ name: String, queue: DispatchQueue, tick: @escaping @Sendable () -> Void) {
-        let registered = Registered(queue: queue, tick: tick)
+    func register(_ name: String, queue: DispatchQueue, tick: @escaping @Sendable () -> Void, settle: @escaping @Sendable () async -> Void) {
+        let registered = Registered(queue: queue, tick: tick, settle: settle)
         let waiting = state.withLock { state in
             state.jobs[name] = registered
             return state.waiting.removeValue(forKey: name) ?? []
@@ -119,7 +121,7 @@ public final class ManualTicks: Sendable {
     }
 
     /// Runs the job named `name` once, on its timer's queue as a tick would, and returns when
-    /// that run has returned (work it handed to a store thread may still go on). Waits for the
+    /// that run and the work it handed off have finished (the job's `finish`). Waits for the
     /// job's service to start when it has not yet.
     public func tick(_ name: String) async {
         let registered = await withCheckedContinuation { (continuation: CheckedContinuation<Registered, Never>) in
@@ -136,10 +138,12 @@ public final class ManualTicks: Sendable {
                 continuation.resume()
             }
         }
+        await registered.settle()
     }
 }
 
-/// A timer job whose work is `async` (the PostgreSQL store's, the access keys' refresh): each tick starts it unless the
+/// A timer job whose work is `async` (the PostgreSQL store's, the access keys' refresh, the
+/// checkpoints, the pacing readings, the scheduled exports): each tick starts it unless the
 /// previous run is still going; `nudge` starts it now, or once more right after the run under
 /// way; `finish` waits for the one under way.
 struct AsyncTickJob: TimerJob {

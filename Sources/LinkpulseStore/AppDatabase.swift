@@ -391,14 +391,14 @@ public final class AppDatabase: IngestStore {
 
     /// The checkpoint job's pass (every second in the daemon): the events WAL, then the
     /// attribution file's (its commits never checkpoint), each asked to start over past
-    /// `restartPages` (`SQLiteTuning.walRestartBytes` unless a test asks otherwise).
-    /// Synchronous; run it from the checkpoint timer. Returns the events WAL's size in pages and
-    /// how many were copied.
+    /// `restartPages` (`SQLiteTuning.walRestartBytes` unless a test asks otherwise), each on
+    /// its checkpointer's own GRDB queue. Returns the events WAL's size in pages and how many
+    /// were copied.
     @discardableResult
-    public func checkpoint(restartPages: Int? = nil) throws -> (walPages: Int, checkpointed: Int) {
+    public func checkpoint(restartPages: Int? = nil) async throws -> (walPages: Int, checkpointed: Int) {
         let restartPages = restartPages ?? tuning.walRestartPages
-        try attribution.checkpoint(restartPages: restartPages)
-        return try events.checkpoint(restartPages: restartPages)
+        try await attribution.checkpoint(restartPages: restartPages)
+        return try await events.checkpoint(restartPages: restartPages)
     }
 
     /// Runs `step` on the derived-work loop's thread (`DerivedWork`), a turn at a time between

@@ -759,8 +759,8 @@ public final class AttributionStore: Sendable {
     /// The checkpoint job's pass over the file, on a connection of its own; past `restartPages`
     /// the derived-work loop is asked to start the WAL over between two turns
     /// (`walRestartWanted`).
-    func checkpoint(restartPages: Int) throws {
-        let (pages, _) = try checkpointer.inDatabase { db in try checkpoint(db) }
+    func checkpoint(restartPages: Int) async throws {
+        let (pages, _) = try await checkpointer.writeWithoutTransaction { [self] db in try checkpoint(db) }
         walRestartWanted.store(pages > restartPages, ordering: .relaxed)
     }
 

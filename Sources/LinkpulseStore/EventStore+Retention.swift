@@ -4,8 +4,8 @@ import Synchronization
 
 extension EventStore {
     /// Deletes quarantined bodies received before `beforeMs`, in transactions of at most
-    /// `batch` rows (ingest commits between them); returns how many went. Synchronous: run it
-    /// from a timer's queue, never from the cooperative pool.
+    /// `batch` rows (ingest commits between them); returns how many went. Synchronous: the retention
+    /// job runs it on the derived-work loop's thread, never on the cooperative pool.
     public func pruneQuarantine(receivedBeforeMs beforeMs: Int64, batch: Int = 2_000) throws -> Int {
         let sql = queries.deleteOldQuarantine
         var total = 0

@@ -141,11 +141,11 @@ public final class EventStore: Sendable {
     /// constant writes and back-to-back derived reads never happens by itself; so past
     /// `restartPages` it tells the `WALGate`: the writer finishes the job between two commits
     /// (see `resetWALIfWanted`), where only the last few frames are left to copy, and the
-    /// derived readers step aside while an old snapshot of theirs is in the way. Synchronous.
-    /// Returns the WAL's size in pages and how many were copied.
+    /// derived readers step aside while an old snapshot of theirs is in the way. Runs on the
+    /// checkpointer's own GRDB queue. Returns the WAL's size in pages and how many were copied.
     @discardableResult
-    func checkpoint(restartPages: Int) throws -> (walPages: Int, checkpointed: Int) {
-        try checkpointer.inDatabase { db in
+    func checkpoint(restartPages: Int) async throws -> (walPages: Int, checkpointed: Int) {
+        try await checkpointer.writeWithoutTransaction { [queries, walGate] db in
             let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
             let (pages, done): (Int, Int) = (row?[WALCheckpointColumn.log] ?? 0, row?[WALCheckpointColumn.checkpointed] ?? 0)
             walGate.measured(pages: pages, checkpointed: done, limit: restartPages)

@@ -480,9 +480,8 @@ extension RollupStore {
         try await events.pool.read { [self] db in try readRollupProgress(db) }
     }
 
-    /// `rollupProgress()` for a caller on a thread of its own (a timer's queue), never on the
-    /// cooperative pool: it blocks for the read.
-    public func rollupProgressBlocking() throws -> RollupProgress {
+    /// `rollupProgress()` for the store's opening, on a thread of its own: it blocks for the read.
+    func rollupProgressBlocking() throws -> RollupProgress {
         try events.pool.read { [self] db in try readRollupProgress(db) }
     }
 

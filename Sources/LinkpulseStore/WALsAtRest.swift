@@ -39,13 +39,13 @@ public struct WALsAtRest: Sendable {
 extension AppDatabase {
     /// Copies every file's WAL back into its file and truncates it to zero bytes (the events
     /// database and attribution on their checkpointers' connections, the id index and rollups on
-    /// their writers' queues, idle when the store is quiet). Run by the checkpoint job when
-    /// `WALsAtRest` says so; a file busy at that moment keeps what could not be copied,
-    /// harmlessly.
-    public func truncateWALs() {
+    /// their writers' queues, idle when the store is quiet), each on its connection's own GRDB
+    /// queue. Run by the checkpoint job when `WALsAtRest` says so; a file busy at that moment
+    /// keeps what could not be copied, harmlessly.
+    public func truncateWALs() async {
         let truncate = queries.truncateWAL
         for connection in [events.checkpointer, events.idIndex, attribution.checkpointer, rollups.queue] {
-            _ = try? connection.inDatabase { db in try Row.fetchOne(db, sql: truncate) }
+            _ = try? await connection.writeWithoutTransaction { db in try Row.fetchOne(db, sql: truncate) }
         }
     }
 }

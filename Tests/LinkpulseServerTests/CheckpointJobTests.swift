@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LinkpulseServer
 import LinkpulseStore
 import TestSupport
@@ -19,12 +20,12 @@ import Testing
         defer { installation.remove() }
         _ = try await installation.storeGeneratedTraffic(events: 3_000, days: 2, refs: 30, campaigns: 3, seed: 5)
         // Quiet at once (a spell of no length), so two runs a moment apart are enough.
-        let job = CheckpointJob(database: installation.database, atRest: WALsAtRest(quietFor: .zero))
-        try await onThreadOfItsOwn { try job.run() }
+        let job = CheckpointJob(database: installation.database, atRest: WALsAtRest(quietFor: .zero), logger: Logger(label: "test"))
+        try await job.pass()
         #expect((Self.walBytes(installation)[AppDatabase.eventsFileName] ?? 0) > 0, "events still wait: nothing truncated")
         _ = try await installation.database.rollups.rollUpNow()
-        try await onThreadOfItsOwn { try job.run() }  // the spell begins: every event attributed and counted
-        try await onThreadOfItsOwn { try job.run() }  // and has lasted
+        try await job.pass()  // the spell begins: every event attributed and counted
+        try await job.pass()  // and has lasted
         #expect(Self.walBytes(installation).values.allSatisfy { $0 == 0 }, "\(Self.walBytes(installation))")
     }
 }

@@ -236,10 +236,10 @@ final class TemporaryStore {
         // The WAL starts over only while no reader is inside it: not while the attribution
         // follower, woken by the commits, is still reading them.
         await store.database.attribution.settled()
-        let before = try store.database.checkpoint(restartPages: 1)
+        let before = try await store.database.checkpoint(restartPages: 1)
         #expect(before.walPages > 20)
         try await store.ingest(["after-reset"])
-        let after = try store.database.checkpoint()
+        let after = try await store.database.checkpoint()
         #expect(after.walPages < before.walPages / 4, "the WAL started over: \(before.walPages) → \(after.walPages)")
         #expect(try store.count("SELECT count(*) FROM events") == 1001)
     }

@@ -50,10 +50,10 @@ import Testing
             return (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         }
         #expect(walBytes(AppDatabase.eventsFileName) > 0, "the events written are in the WAL")
-        store.database.truncateWALs()
+        await store.database.truncateWALs()
         for file in files { #expect(walBytes(file) == 0, "\(file)") }
         // Nothing was lost: every event is still there, counted.
-        let progress = try store.database.rollups.rollupProgressBlocking()
+        let progress = try await store.database.rollups.rollupProgress()
         #expect(progress.storedThroughSeq > 2_900 && progress.countedThroughSeq == progress.storedThroughSeq)
     }
 }

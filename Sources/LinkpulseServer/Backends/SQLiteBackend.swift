@@ -84,7 +84,7 @@ public struct SQLiteBackend: DaemonBackend {
         database.attribution.listRecentClicksSoon()
         var services: [any Service] = [
             timers.every(settings.idIndexInterval, IdIndexJob(events: database.events, threshold: settings.idMergeThreshold, logger: logger)),
-            timers.every(.seconds(1), CheckpointJob(database: database)),
+            timers.every(.seconds(1), CheckpointJob(database: database, logger: logger)),
             timers.every(settings.retentionInterval, RetentionJob(
                 database: database, quarantineDays: settings.quarantineRetentionDays, rawEvents: settings.rawEventRetention,
                 rawEventExports: settings.exportJobs.filter(\.exportsRawEvents).map(\.name),

@@ -54,29 +54,52 @@ public struct IdIndexJob: TimerJob {
 }
 
 /// Checkpoints the events database's WAL on its own connection, so commits never pay for it.
-public final class CheckpointJob: TimerJob {
+/// The timer only triggers: each pass runs on the checkpointers' own GRDB queues (a tick while
+/// one is under way is skipped).
+public struct CheckpointJob: TimerJob {
     public let name = "checkpoint"
     let database: AppDatabase
-    private let atRest: Mutex<WALsAtRest>
+    private let atRest: MutexBox<WALsAtRest>
+    private let ticking: AsyncTickJob
+    let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
 
     /// A job over `database`'s WALs; `atRest` decides when they are truncated (by default after
     /// the store's `SQLiteTuning.quietFor`).
-    public init(database: AppDatabase, atRest: WALsAtRest? = nil) {
+    public init(database: AppDatabase, atRest: WALsAtRest? = nil, logger: Logger) {
         self.database = database
-        self.atRest = Mutex(atRest ?? WALsAtRest(quietFor: database.tuning.quietFor))
+        let atRest = MutexBox(atRest ?? WALsAtRest(quietFor: database.tuning.quietFor))
+        self.atRest = atRest
+        let duration = self.duration
+        ticking = AsyncTickJob(name: "checkpoint") {
+            do {
+                try await Self.pass(database, atRest: atRest, duration: duration)
+            } catch {
+                logger.error("checkpoint failed; it runs again at the next tick", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
-    let duration = Metrics.Timer(label: "linkpulse_store_checkpoint_duration_seconds", preferredDisplayUnit: .seconds)
-
-    /// A passive checkpoint of the events and attribution files (see `AppDatabase.checkpoint`),
-    /// then, once the store has been quiet for a few seconds, every WAL truncated to zero bytes
-    /// (`WALsAtRest`).
     public func run() throws {
+        try ticking.run()
+    }
+
+    public func finish() async {
+        await ticking.finish()
+    }
+
+    /// One pass, now: a passive checkpoint of the events and attribution files (see
+    /// `AppDatabase.checkpoint`), then, once the store has been quiet for a few seconds, every
+    /// WAL truncated to zero bytes (`WALsAtRest`).
+    public func pass() async throws {
+        try await Self.pass(database, atRest: atRest, duration: duration)
+    }
+
+    private static func pass(_ database: AppDatabase, atRest: MutexBox<WALsAtRest>, duration: Metrics.Timer) async throws {
         let start = ContinuousClock.now
-        try database.checkpoint()
+        try await database.checkpoint()
         duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
-        let progress = try database.rollups.rollupProgressBlocking()
-        if atRest.withLock({ $0.observe(progress, at: .now) }) { database.truncateWALs() }
+        let progress = try await database.rollups.rollupProgress()
+        if atRest.update({ $0.observe(progress, at: .now) }) { await database.truncateWALs() }
     }
 }
 
@@ -273,38 +296,47 @@ public struct RollupJob: TimerJob {
 }
 
 /// Every quarter of a second: reads how far the stats are behind and feeds it to the pacer,
-/// logging when pacing begins (at most once a minute) so an operator sees why ingest slowed.
+/// logging when pacing begins (at most once a minute) so an operator sees why ingest slowed. The
+/// timer only triggers: the reading is one indexed query on GRDB's reader queue, awaited.
 public struct IngestPacingJob: TimerJob {
     public let name = "ingest-pacing"
     /// How often the job reads the lag.
     public static let interval: Duration = .milliseconds(250)
-    let rollups: RollupStore
-    let pacer: IngestPacer
-    let now: @Sendable () -> Int64
-    let logger: Logger
-    private let lastNotice = MutexBox<Int64?>(nil)
+    private let ticking: AsyncTickJob
 
     public init(rollups: RollupStore, pacer: IngestPacer, now: @escaping @Sendable () -> Int64, logger: Logger) {
-        self.rollups = rollups
-        self.pacer = pacer
-        self.now = now
-        self.logger = logger
+        let lastNotice = MutexBox<Int64?>(nil)
+        ticking = AsyncTickJob(name: "ingest-pacing") {
+            do {
+                try await Self.reading(rollups: rollups, pacer: pacer, at: now(), lastNotice: lastNotice, logger: logger)
+            } catch {
+                logger.error("could not read how far the stats are behind; the next tick tries again", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     public func run() throws {
-        let progress = try rollups.rollupProgressBlocking()
-        let at = now()
+        try ticking.run()
+    }
+
+    public func finish() async {
+        await ticking.finish()
+    }
+
+    private static func reading(
+        rollups: RollupStore, pacer: IngestPacer, at: Int64, lastNotice: MutexBox<Int64?>, logger: Logger
+    ) async throws {
+        let progress = try await rollups.rollupProgress()
         let lagMs = Int64((progress.lagSeconds(nowMs: at) * 1000).rounded())
         let change = pacer.observe(.init(
             atMs: at, lagMs: lagMs, backlog: progress.backlog, countedThroughSeq: progress.countedThroughSeq,
             attributedThroughSeq: progress.attributedThroughSeq, countingMs: rollups.passTime.milliseconds,
             attributingMs: rollups.attributionRoundTime.milliseconds))
         guard change.now, !change.before else { return }
-        var announce = false
-        lastNotice.update { last in
-            if let previous = last, at - previous < 60_000 { return }
+        let announce = lastNotice.update { last -> Bool in
+            if let previous = last, at - previous < 60_000 { return false }
             last = at
-            announce = true
+            return true
         }
         guard announce else { return }
         logger.notice(
