@@ -127,6 +127,9 @@ extension CountedEvent {
 
     /// The lanes of opens by match type, in `MatchType.byMatchIndex` order.
     public static let openMatchLanes = 10..<15
+
+    /// How many lanes an event counts in (the last is the last of `openMatchLanes`).
+    public static let laneCount = openMatchLanes.upperBound
 }
 
 extension MatchType {

@@ -140,6 +140,8 @@ public struct RollupRows: Sendable {
     /// How rows group: 'value', 'platform', 'bucket' or 'all' (see `stats/rollup_counts.sql`).
     public let key: String
     public let pieces: [Piece]
+    /// Whether the store keeps rows of this dimension by hour (otherwise by day and month).
+    public let hourRows: Bool
 
     /// One read of an answer: rows of one grain over [from, to), or raw events.
     public enum Piece: Equatable, Sendable {
@@ -156,6 +158,7 @@ public struct RollupRows: Sendable {
     /// events.
     public init?(plan: StatsPlan, hourRows: Bool = true) {
         self.plan = plan
+        self.hourRows = hourRows
         let f = plan.query.filters
         let valueFilters = f.valueFilters
         switch plan.grouping {
@@ -246,6 +249,23 @@ public struct RollupRows: Sendable {
     /// Both stores read the same list, each through its own statements: a month less its other
     /// days is the month's row added and those days' rows taken away, its visitors (which do
     /// not subtract) from its own day rows.
+    /// Throws when answering `query` from `rows` (nil: from the raw events of its whole range,
+    /// a question no rows answer) would count raw events before `horizonMs`, which retention
+    /// has deleted, naming the parameter to move: never an answer counted from what is left.
+    public static func refuseRawReads(_ rows: RollupRows?, of query: StatsQuery, before horizonMs: Int64) throws(ParameterError) {
+        guard let rows else {
+            guard query.fromMs >= horizonMs else {
+                throw ParameterError.countedFromRawEvents(
+                    horizonMs: horizonMs, what: "A question filtered by two dimensions, or grouped by one and filtered by another,")
+            }
+            return
+        }
+        for case .raw(let from, _) in rows.pieces where from < horizonMs {
+            let parameter = from == query.fromMs ? "from" : "to"
+            throw rows.hourRows ? .finerThanKept(parameter, horizonMs: horizonMs) : .finerThanKeptByDay(parameter, horizonMs: horizonMs)
+        }
+    }
+
     public func reads(withVisitors: Bool, asksKeys: Bool, visitorsOnly: Bool) -> (reads: [Read], dropsNetted: Bool) {
         // The second pass of a breakdown wants the visitors of its page alone.
         let counting: RollupRowCounting = visitorsOnly && withVisitors && asksKeys && key == "value" ? .none : .add

@@ -118,11 +118,11 @@ struct ExpiredEvent {
         _ db: Database, sql: String, after cursor: (ms: Int64, seq: Int64), horizon: Int64, below: Int64, limit: Int
     ) throws -> [ExpiredEvent] {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        try s.bind(1, cursor.ms)
-        try s.bind(2, cursor.seq)
-        try s.bind(3, horizon)
-        try s.bind(4, below)
-        try s.bind(5, Int64(limit))
+        try s.bind(":after_ms", cursor.ms)
+        try s.bind(":after_seq", cursor.seq)
+        try s.bind(":horizon_ms", horizon)
+        try s.bind(":below_seq", below)
+        try s.bind(":limit", Int64(limit))
         var found: [ExpiredEvent] = []
         while try s.step() {
             typealias C = ExpiredEventColumn

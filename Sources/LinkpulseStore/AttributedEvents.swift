@@ -248,7 +248,7 @@ extension AttributionStore {
     /// connection: the event and the attribution watermark.
     func attributedEventRow(_ db: Database, seq: Int64) throws -> (AttributedEvent, through: Int64)? {
         let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
-        try s.bind(1, seq)
+        try s.bind(":seq", seq)
         guard try s.step() else { return nil }
         defer { s.finish() }
         typealias C = AttributedEventColumn

@@ -30,12 +30,12 @@ extension AttributionStore {
                 for event in expired {
                     if event.isClick {
                         guard let ref = event.ref else { continue }
-                        try unindex.bind(1, ref)
-                        try unindex.bind(2, event.occurredAtMs)
-                        try unindex.bind(3, event.seq)
+                        try unindex.bind(":ref", ref)
+                        try unindex.bind(":occurred_at_ms", event.occurredAtMs)
+                        try unindex.bind(":seq", event.seq)
                         try unindex.run()
                     } else {
-                        try forget.bind(1, event.seq)
+                        try forget.bind(":seq", event.seq)
                         try forget.run()
                     }
                 }
@@ -55,7 +55,7 @@ extension AttributionStore {
     /// `db`. Returns how many went.
     func deleteFingerprintClicks(_ db: Database, before ms: Int64, batch: Int) throws -> Int {
         let hour = TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs
-        try db.cachedStatement(sql: queries.retention.deleteOldFingerprintClicks).execute(arguments: [hour, batch])
+        try db.cachedStatement(sql: queries.retention.deleteOldFingerprintClicks).execute(arguments: ["hour": hour, "batch": batch])
         return db.changesCount
     }
 }

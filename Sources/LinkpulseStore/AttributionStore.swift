@@ -340,7 +340,7 @@ public final class AttributionStore: Sendable {
                         wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
                         recent: recent, disk: disk, keptFromMs: rawHorizon))
                 for event in events { try round.add(event, attributor: attributor) }
-                try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: [last.subject.seq])
+                try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: ["seq": last.subject.seq])
                 // Read here, where the pages the round has just read are still cached.
                 if answering { answers = answersAwaited(through: last.subject.seq, in: db) }
                 round.clicks.recent.throughSeq = last.subject.seq
@@ -450,7 +450,7 @@ public final class AttributionStore: Sendable {
             // The fingerprint index's span follows the horizon; its rows before go between rounds.
             let (kept, overflow) = left.horizonMs.subtractingReportingOverflow(tuning.fingerprintClicksKeptMs)
             if !overflow, case let spanStart = TimeGrain.floor(kept, TimeGrain.hourMs), spanStart > state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min {
-                try db.cachedStatement(sql: queries.attribution.setFingerprintFrom).execute(arguments: [spanStart])
+                try db.cachedStatement(sql: queries.attribution.setFingerprintFrom).execute(arguments: ["from_ms": spanStart])
                 fingerprintPruneDue.store(true, ordering: .relaxed)
             }
             late = left.late.count
@@ -624,8 +624,8 @@ public final class AttributionStore: Sendable {
         if let left, left.throughSeq == watermark, left.horizonMs == horizon { return left }
         var recent = RecentClicks(horizonMs: horizon, throughSeq: watermark, capacity: tuning.recentClickEntries)
         let s = HotStatement(try db.cachedStatement(sql: queries.attribution.recentClicks), in: db)
-        try s.bind(1, horizon)
-        try s.bind(2, watermark)
+        try s.bind(":horizon_ms", horizon)
+        try s.bind(":through_seq", watermark)
         typealias C = RecentClickColumn
         while try s.step() {
             _ = recent.add(
@@ -639,8 +639,8 @@ public final class AttributionStore: Sendable {
 
     func readUnattributed(_ db: Database, after watermark: Int64, limit: Int) throws -> [AttributionSourceEvent] {
         let read = HotStatement(try db.cachedStatement(sql: queries.attribution.eventsAfter), in: db)
-        try read.bind(1, watermark)
-        try read.bind(2, Int64(limit))
+        try read.bind(":after_seq", watermark)
+        try read.bind(":limit", Int64(limit))
         var events: [AttributionSourceEvent] = []
         // An app's round reads a few events: room for 65,536 (about 13 MB, a block of its own)
         // was mapped and unmapped by malloc in every round. The follower's long rounds grow
@@ -687,13 +687,13 @@ public final class AttributionStore: Sendable {
         let indexed = HotStatement(try db.cachedStatement(sql: queries.indexedSeqsForKey), in: db)
         try self.events.ensureIdFilter()
         for key in wanted.keys where self.events.filter.withLock({ $0.mayContain(key) }) {
-            try indexed.bind(1, key)
+            try indexed.bind(":id_key", key)
             try indexed.forEachInt64 { candidates[key, default: []].insert($0) }
         }
         if knownThrough < firstSeq - 1 {
             let scan = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
-            try scan.bind(1, knownThrough)
-            try scan.bind(2, firstSeq - 1)
+            try scan.bind(":after_seq", knownThrough)
+            try scan.bind(":through_seq", firstSeq - 1)
             while try scan.step() {
                 let key = scan.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? 0
                 if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(IdInRangeColumn.seq)) }
@@ -703,7 +703,7 @@ public final class AttributionStore: Sendable {
         let click = HotStatement(try db.cachedStatement(sql: queries.attribution.clickBySeq), in: db)
         for (key, seqs) in candidates {
             for seq in seqs where seq < firstSeq {
-                try click.bind(1, seq)
+                try click.bind(":seq", seq)
                 guard try click.step() else { continue }
                 typealias C = ClickBySeqColumn
                 if let id = click.text(C.eventId), wanted[key]?.contains(id) == true {
@@ -737,7 +737,7 @@ public final class AttributionStore: Sendable {
             logger.notice(
                 "the attribution window changed: events stored from now on are attributed with the new one, earlier answers stand (`linkpulse rollup --rebuild --reattribute` applies it to all)",
                 metadata: ["previous_ms": "\(state[AttributionStateColumn.attributionWindowMs] as Int64)", "configured_ms": "\(windowMs)"])
-            try queue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: [windowMs]) }
+            try queue.inDatabase { db in try db.execute(sql: queries.attribution.setWindow, arguments: ["window_ms": windowMs]) }
         }
         progress.advance(to: state[AttributionStateColumn.attributedThroughSeq])
     }
@@ -842,8 +842,8 @@ struct DiskClicks {
 
     /// The newest click on disk of `ref` at or before `atMs`.
     func newest(ref: String, atOrBefore atMs: Int64) throws -> RecentClicks.RefEntry? {
-        try newestByRef.bind(1, ref)
-        try newestByRef.bind(2, atMs)
+        try newestByRef.bind(NewestRefClickParameter.ref, ref)
+        try newestByRef.bind(NewestRefClickParameter.atMs, atMs)
         guard try newestByRef.step() else { return nil }
         defer { newestByRef.finish() }
         return RecentClicks.RefEntry(ms: newestByRef.int64(RefClickColumn.occurredAtMs), seq: newestByRef.int64(RefClickColumn.seq))
@@ -872,11 +872,12 @@ struct DiskClicks {
         let firstHour = TimeGrain.floor(fromMs, TimeGrain.hourMs) / TimeGrain.hourMs
         let s = byFingerprint
         while hour >= firstHour {
-            try s.bind(1, hour)
-            try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, Int64(fingerprint.platform.code))
-            try s.bind(4, fromMs)
-            try s.bind(5, throughMs)
+            typealias P = FingerprintClicksParameter
+            try s.bind(P.hour, hour)
+            try s.bind(P.ipKey, fingerprint.ipKey)
+            try s.bind(P.platform, Int64(fingerprint.platform.code))
+            try s.bind(P.fromMs, fromMs)
+            try s.bind(P.throughMs, throughMs)
             typealias C = FingerprintClickColumn
             while try s.step() { found.append(RecentClicks.FingerprintMatch(ms: s.int64(C.occurredAtMs), seq: s.int64(C.seq), osVersion: s.text(C.osVersion))) }
             hour -= 1
@@ -886,7 +887,7 @@ struct DiskClicks {
 
     /// The link a click was on.
     func link(ofClick seq: Int64) throws -> LinkDimensions {
-        try link.bind(1, seq)
+        try link.bind(":seq", seq)
         guard try link.step() else { return LinkDimensions() }
         defer { link.finish() }
         typealias C = ClickLinkColumn
@@ -896,20 +897,21 @@ struct DiskClicks {
     /// Puts a click on disk (one before the memory horizon).
     func store(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) throws {
         if let ref {
-            try insertRef.bind(1, ref)
-            try insertRef.bind(2, ms)
-            try insertRef.bind(3, seq)
+            try insertRef.bind(InsertRefClickParameter.ref, ref)
+            try insertRef.bind(InsertRefClickParameter.occurredAtMs, ms)
+            try insertRef.bind(InsertRefClickParameter.seq, seq)
             try insertRef.run()
         }
         // Before the fingerprint index's span (a click that arrived late), the raw events serve.
         if let fingerprint, ms >= fingerprintFromMs {
             let s = insertFingerprint
-            try s.bind(1, TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs)
-            try s.bind(2, fingerprint.ipKey)
-            try s.bind(3, Int64(fingerprint.platform.code))
-            try s.bind(4, ms)
-            try s.bind(5, seq)
-            try s.bind(6, osVersion)
+            typealias P = InsertFingerprintClickParameter
+            try s.bind(P.hour, TimeGrain.floor(ms, TimeGrain.hourMs) / TimeGrain.hourMs)
+            try s.bind(P.ipKey, fingerprint.ipKey)
+            try s.bind(P.platform, Int64(fingerprint.platform.code))
+            try s.bind(P.occurredAtMs, ms)
+            try s.bind(P.seq, seq)
+            try s.bind(P.osVersion, osVersion)
             try s.run()
         }
     }
@@ -921,7 +923,7 @@ struct DiskClicks {
 
     /// Records the memory horizon: clicks before it are on disk.
     func moveHorizon(to horizonMs: Int64) throws {
-        try setHorizon.bind(1, horizonMs)
+        try setHorizon.bind(":horizon_ms", horizonMs)
         try setHorizon.run()
     }
 }
@@ -994,17 +996,18 @@ struct AttributionRound {
         }
         if let device = event.resolvingDevice {
             // A bot's resolve too: the device has had its first session either way.
-            try insertResolveDevice.bind(1, device)
-            try insertResolveDevice.bind(2, e.seq)
+            try insertResolveDevice.bind(InsertResolveDeviceParameter.device, device)
+            try insertResolveDevice.bind(InsertResolveDeviceParameter.firstSeq, e.seq)
             try insertResolveDevice.run()
         }
         guard !e.isBot else { return }
         clicks.storedBefore = e.seq
         let attribution = try attributor.attribute(e, in: &clicks)
-        try insertAttribution.bind(1, e.seq)
-        try insertAttribution.bind(2, Int64(attribution.match.code))
-        try insertAttribution.bind(3, attribution.clickSeq)
-        try insertAttribution.bind(4, attribution.match == .fingerprint ? Int64(attribution.candidates) : nil)
+        typealias P = InsertAttributionParameter
+        try insertAttribution.bind(P.seq, e.seq)
+        try insertAttribution.bind(P.matchType, Int64(attribution.match.code))
+        try insertAttribution.bind(P.matchedClickSeq, attribution.clickSeq)
+        try insertAttribution.bind(P.candidates, attribution.match == .fingerprint ? Int64(attribution.candidates) : nil)
         try insertAttribution.run()
     }
 

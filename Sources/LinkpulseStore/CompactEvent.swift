@@ -180,11 +180,11 @@ extension HotStatement {
     }
 
     /// Binds a stored id (or NULL).
-    func bind(_ index: Int32, _ value: CompactEvent.StoredId?) throws {
+    func bind(_ parameter: some StatementParameter, _ value: CompactEvent.StoredId?) throws {
         switch value {
-        case nil: try bind(index, nil as Int64?)
-        case .bytes(let bytes): try bind(index, bytes)
-        case .text(let text): try bind(index, text)
+        case nil: try bind(parameter, nil as Int64?)
+        case .bytes(let bytes): try bind(parameter, bytes)
+        case .text(let text): try bind(parameter, text)
         }
     }
 }

@@ -91,7 +91,7 @@ enum EventArchiveTable {
             }
             let statement = try statement(statements.blockData, db)
             defer { sqlite3_reset(statement) }
-            sqlite3_bind_int64(statement, 1, id)
+            sqlite3_bind_int64(statement, try EventArchiveTable.parameter(":id", of: statement), id)
             guard sqlite3_step(statement) == SQLITE_ROW, let bytes = sqlite3_column_blob(statement, 0) else {
                 throw EventBlock.Corrupt(description: "event block \(id) has no data")
             }
@@ -100,6 +100,13 @@ enum EventArchiveTable {
             recent.append((id, block))
             return block
         }
+    }
+
+    /// The position of `statement`'s parameter named `name` (`":id"`); throws when it has none.
+    static func parameter(_ name: String, of statement: OpaquePointer) throws -> Int32 {
+        let index = sqlite3_bind_parameter_index(statement, name)
+        guard index > 0 else { throw DatabaseError(resultCode: .SQLITE_RANGE, message: "no parameter \(name) in \(String(cString: sqlite3_sql(statement)))") }
+        return index
     }
 
     static func prepare(_ sql: String, _ db: OpaquePointer) throws -> OpaquePointer {
@@ -222,10 +229,10 @@ enum EventArchiveTable {
             }
             let statement = try context.statement(inTimeOrder ? context.statements.blocksByTime : context.statements.blocksInRange, db)
             defer { sqlite3_reset(statement) }
-            sqlite3_bind_int64(statement, 1, bounds.lowSeq)
-            sqlite3_bind_int64(statement, 2, bounds.highSeq)
-            sqlite3_bind_int64(statement, 3, bounds.earliest)
-            sqlite3_bind_int64(statement, 4, bounds.latest)
+            sqlite3_bind_int64(statement, try EventArchiveTable.parameter(":low_seq", of: statement), bounds.lowSeq)
+            sqlite3_bind_int64(statement, try EventArchiveTable.parameter(":high_seq", of: statement), bounds.highSeq)
+            sqlite3_bind_int64(statement, try EventArchiveTable.parameter(":earliest_ms", of: statement), bounds.earliest)
+            sqlite3_bind_int64(statement, try EventArchiveTable.parameter(":latest_ms", of: statement), bounds.latest)
             while true {
                 let code = sqlite3_step(statement)
                 if code == SQLITE_DONE { break }

@@ -27,11 +27,11 @@ struct EventDictionary {
         guard let value else { return nil }
         if let id = texts[value] { return id }
         let id: Int64
-        try statements.textId.bind(1, value)
+        try statements.textId.bind(":value", value)
         if let found = try statements.textId.firstInt64() {
             id = found
         } else {
-            try statements.insertText.bind(1, value)
+            try statements.insertText.bind(":value", value)
             try statements.insertText.run()
             id = db.lastInsertedRowID
         }

@@ -76,10 +76,10 @@ extension EventStore {
                 try Self.insertBlock(run.kept, db, archive)
                 let delete = HotStatement(try db.cachedStatement(sql: queries.retention.deleteEvent), in: db)
                 for row in run.kept {
-                    try delete.bind(1, Self.seq(row))
+                    try delete.bind(":seq", Self.seq(row))
                     try delete.run()
                 }
-                try db.execute(sql: archive.setSealedThrough, arguments: [run.lastSeq])
+                try db.execute(sql: archive.setSealedThrough, arguments: ["seq": run.lastSeq])
                 return SealReport(blocks: 1, events: run.kept.count, leftOut: run.leftOut)
             }
             guard let sealed else { break }
@@ -102,9 +102,9 @@ extension EventStore {
         let after = try Int64.fetchOne(db, sql: archive.state) ?? 0
         let through = min(throughSeq, (try Int64.fetchOne(db, sql: archive.newestHotSeq) ?? 0) - 1)
         let read = HotStatement(try db.cachedStatement(sql: archive.rowsAfter), in: db)
-        try read.bind(1, after)
-        try read.bind(2, through)
-        try read.bind(3, Int64(policy.blockRows))
+        try read.bind(":after_seq", after)
+        try read.bind(":through_seq", through)
+        try read.bind(":limit", Int64(policy.blockRows))
         var rows: [[EventBlock.Value]] = []
         rows.reserveCapacity(policy.blockRows)
         while try read.step() {
@@ -121,12 +121,12 @@ extension EventStore {
     private static func insertBlock(_ rows: [[EventBlock.Value]], _ db: Database, _ archive: ArchiveQueries) throws {
         let times = rows.map(eventTime)
         let insert = HotStatement(try db.cachedStatement(sql: archive.insertBlock), in: db)
-        try insert.bind(1, seq(rows[0]))
-        try insert.bind(2, seq(rows[rows.count - 1]))
-        try insert.bind(3, Int64(rows.count))
-        try insert.bind(4, times.min()!)
-        try insert.bind(5, times.max()!)
-        try insert.bind(6, EventBlock.encode(rows: rows, columnCount: EventArchiveTable.columns.count))
+        try insert.bind(":first_seq", seq(rows[0]))
+        try insert.bind(":last_seq", seq(rows[rows.count - 1]))
+        try insert.bind(":row_count", Int64(rows.count))
+        try insert.bind(":earliest_ms", times.min()!)
+        try insert.bind(":latest_ms", times.max()!)
+        try insert.bind(":data", EventBlock.encode(rows: rows, columnCount: EventArchiveTable.columns.count))
         try insert.run()
     }
 
@@ -139,7 +139,7 @@ extension EventStore {
         var byBlock: [Int64: (data: [UInt8], seqs: Set<Int64>)] = [:]
         let find = HotStatement(try db.cachedStatement(sql: archive.blockOfSeq), in: db)
         for seq in seqs {
-            try find.bind(1, seq)
+            try find.bind(":seq", seq)
             guard try find.step() else { continue }
             defer { find.finish() }
             let id = find.int64(BlockOfSeqColumn.id)
@@ -154,7 +154,7 @@ extension EventStore {
             for values in try block.rows() {
                 if found.seqs.contains(Self.seq(values)) { removed += 1 } else { left.append(values) }
             }
-            try db.execute(sql: archive.deleteBlock, arguments: [id])
+            try db.execute(sql: archive.deleteBlock, arguments: ["id": id])
             if !left.isEmpty { try Self.insertBlock(left, db, archive) }
         }
         return removed

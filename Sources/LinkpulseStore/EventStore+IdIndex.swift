@@ -107,8 +107,8 @@ extension EventStore {
             var pairs = try pool.read { db in
                 var pairs: [(key: Int64, seq: Int64)] = []
                 let rows = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
-                try rows.bind(1, from)
-                try rows.bind(2, upTo)
+                try rows.bind(":after_seq", from)
+                try rows.bind(":through_seq", upTo)
                 while try rows.step() {
                     let key = rows.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of("")
                     pairs.append((key, rows.int64(IdInRangeColumn.seq)))
@@ -127,11 +127,15 @@ extension EventStore {
         let last = round.slicesDone + 1 == round.slices
         let added = try idIndex.write { db in
             let before = db.totalChangesCount
-            let insert = try db.cachedStatement(sql: queries.insertEventId)
-            for pair in slice { try insert.execute(arguments: [pair.key, pair.seq]) }
+            let insert = HotStatement(try db.cachedStatement(sql: queries.insertEventId), in: db)
+            for pair in slice {
+                try insert.bind(InsertEventIdParameter.idKey, pair.key)
+                try insert.bind(InsertEventIdParameter.seq, pair.seq)
+                try insert.run()
+            }
             let added = db.totalChangesCount - before
             if last {
-                try db.execute(sql: queries.idIndex.setIndexedThrough, arguments: [round.upTo])
+                try db.execute(sql: queries.idIndex.setIndexedThrough, arguments: ["seq": round.upTo])
             }
             return added
         }
@@ -185,9 +189,9 @@ extension EventStore {
         let keys = WriteSlices.keyRange(fold.slicesDone, of: fold.slices)
         let index = queries.idIndex
         let (copied, removed) = try idIndex.write { db -> (Int, Int) in
-            try db.cachedStatement(sql: index.foldInsert).execute(arguments: [keys.lowerBound, keys.upperBound])
+            try db.cachedStatement(sql: index.foldInsert).execute(arguments: ["low_key": keys.lowerBound, "high_key": keys.upperBound])
             let copied = db.changesCount
-            try db.cachedStatement(sql: index.foldDelete).execute(arguments: [keys.lowerBound, keys.upperBound])
+            try db.cachedStatement(sql: index.foldDelete).execute(arguments: ["low_key": keys.lowerBound, "high_key": keys.upperBound])
             return (copied, db.changesCount)
         }
         idLevels.withLock {
@@ -271,7 +275,7 @@ extension EventStore {
                 return (id, try Int64.fetchOne(db, sql: installation.maxSeq) ?? 0)
             }
             let id = UUID().uuidString.lowercased()
-            try db.execute(sql: installation.insertDatabaseId, arguments: [id])
+            try db.execute(sql: installation.insertDatabaseId, arguments: ["id": id])
             return (id, try Int64.fetchOne(db, sql: installation.maxSeq) ?? 0)
         }
         let through = try idIndex.write { db -> Int64 in
@@ -282,7 +286,7 @@ extension EventStore {
             if state != nil {
                 logger.warning("id index belongs to another database state; rebuilding it", metadata: ["events": "\(newest)"])
             }
-            try db.execute(sql: index.reset, arguments: [databaseId])
+            try db.execute(sql: index.reset, arguments: ["database_id": databaseId])
             return 0
         }
         indexedThrough.withLock { $0 = through }
@@ -302,8 +306,8 @@ extension EventStore {
         let start = indexedThrough.withLock { $0 }
         try pool.read { db in
             let rows = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
-            try rows.bind(1, start)
-            try rows.bind(2, Int64.max)
+            try rows.bind(":after_seq", start)
+            try rows.bind(":through_seq", Int64.max)
             var loaded = IdTail()
             while try rows.step() {
                 loaded.add(key: rows.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? EventIdKey.of(""), seq: rows.int64(IdInRangeColumn.seq))

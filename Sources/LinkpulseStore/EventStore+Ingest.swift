@@ -98,8 +98,9 @@ extension EventStore {
                         }
                         for rejected in request.quarantine {
                             try quarantine.execute(arguments: [
-                                rejected.receivedAtMs, rejected.index, rejected.error.code, rejected.error.field,
-                                rejected.error.message, rejected.rawText, rejected.truncated, rejected.userAgent,
+                                "received_at_ms": rejected.receivedAtMs, "event_index": rejected.index, "code": rejected.error.code,
+                                "field": rejected.error.field, "message": rejected.error.message, "raw_text": rejected.rawText,
+                                "raw_truncated": rejected.truncated, "user_agent": rejected.userAgent,
                             ])
                         }
                         outcomes.append(results)
@@ -155,12 +156,12 @@ extension EventStore {
         var candidates = tail.withLock { $0.seqs(for: key) }
         if filter.withLock({ $0.mayContain(key) }) {
             let indexed = HotStatement(lookups.indexed, in: db)
-            try indexed.bind(1, key)
+            try indexed.bind(":id_key", key)
             try indexed.forEachInt64 { candidates.append($0) }
         }
         for seq in candidates {
             let stored = HotStatement(lookups.stored, in: db)
-            try stored.bind(1, seq)
+            try stored.bind(":seq", seq)
             switch try stored.firstText() {
             case id?: return seq
             case nil where lookups.expiredMayMatch: return seq
@@ -170,49 +171,50 @@ extension EventStore {
         return nil
     }
 
-    /// Binds an event to `insert_event.sql` in its parameter order, in its compact form (texts
+    /// Binds an event to `insert_event.sql`, in its compact form (texts
     /// through the dictionary), and runs it.
     static func insert(
         _ e: IngestEvent, with statement: HotStatement, dictionary: inout EventDictionary,
         _ statements: EventDictionary.Statements, _ db: Database
     ) throws {
-        try statement.bind(1, CompactEvent.id(e.id))
-        try statement.bind(2, CompactEvent.code(e.kind))
-        try statement.bind(3, Int64(e.platform.code))
-        try statement.bind(4, e.isBot)
-        try statement.bind(5, e.occurredAtMs)
-        try statement.bind(6, e.receivedAtMs - e.occurredAtMs)
-        try statement.bind(7, e.sentAtMs.map { $0 - e.occurredAtMs })
-        try statement.bind(8, e.ref)
-        try statement.bind(9, e.campaign)
-        try statement.bind(10, e.source)
-        try statement.bind(11, e.medium)
-        try statement.bind(12, e.deferred)
-        try statement.bind(13, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
-        try statement.bind(14, e.ipHash.map(CompactEvent.hash))
-        try statement.bind(15, e.deviceId.map(CompactEvent.id))
-        try statement.bind(16, e.clickId.map(CompactEvent.id))
-        try statement.bind(17, e.url)
-        try statement.bind(18, e.referrer)
-        try statement.bind(19, try dictionary.textId(e.userAgent, db, statements))
-        try statement.bind(20, try dictionary.textId(e.osVersion, db, statements))
-        try statement.bind(21, try dictionary.textId(e.appVersion, db, statements))
-        try statement.bind(22, try dictionary.textId(e.botReason, db, statements))
-        try statement.bind(23, e.propertiesJSON)
-        try statement.bind(24, e.clickIdSource.map { Int64($0.code) })
-        try statement.bind(25, e.isResolve ? Int64(1) : nil)
-        try statement.bind(26, e.installReferrer)
-        try statement.bind(27, try dictionary.textId(e.audienceText, db, statements))
+        typealias P = InsertEventParameter
+        try statement.bind(P.eventId, CompactEvent.id(e.id))
+        try statement.bind(P.type, CompactEvent.code(e.kind))
+        try statement.bind(P.platform, Int64(e.platform.code))
+        try statement.bind(P.bot, e.isBot)
+        try statement.bind(P.occurredAtMs, e.occurredAtMs)
+        try statement.bind(P.receivedDelta, e.receivedAtMs - e.occurredAtMs)
+        try statement.bind(P.sentDelta, e.sentAtMs.map { $0 - e.occurredAtMs })
+        try statement.bind(P.ref, e.ref)
+        try statement.bind(P.campaign, e.campaign)
+        try statement.bind(P.source, e.source)
+        try statement.bind(P.medium, e.medium)
+        try statement.bind(P.deferred, e.deferred)
+        try statement.bind(P.visitor, CompactEvent.visitor(e.visitorId, deviceId: e.deviceId))
+        try statement.bind(P.ipHash, e.ipHash.map(CompactEvent.hash))
+        try statement.bind(P.deviceId, e.deviceId.map(CompactEvent.id))
+        try statement.bind(P.clickId, e.clickId.map(CompactEvent.id))
+        try statement.bind(P.url, e.url)
+        try statement.bind(P.referrer, e.referrer)
+        try statement.bind(P.userAgent, try dictionary.textId(e.userAgent, db, statements))
+        try statement.bind(P.osVersion, try dictionary.textId(e.osVersion, db, statements))
+        try statement.bind(P.appVersion, try dictionary.textId(e.appVersion, db, statements))
+        try statement.bind(P.botReason, try dictionary.textId(e.botReason, db, statements))
+        try statement.bind(P.properties, e.propertiesJSON)
+        try statement.bind(P.clickIdSource, e.clickIdSource.map { Int64($0.code) })
+        try statement.bind(P.resolve, e.isResolve ? Int64(1) : nil)
+        try statement.bind(P.installReferrer, e.installReferrer)
+        try statement.bind(P.audience, try dictionary.textId(e.audienceText, db, statements))
         try statement.run()
     }
 
     /// The newest quarantined events, newest first (for operators).
     public func recentQuarantine(limit: Int) async throws -> [QuarantineRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: self.queries.recentQuarantine), arguments: [limit]).map {
+            try Row.fetchAll(db.cachedStatement(sql: self.queries.recentQuarantine), arguments: ["limit": limit]).map {
                 QuarantineRecord(
-                    id: $0[0], receivedAtMs: $0[1], eventIndex: $0[2], code: $0[3], field: $0[4],
-                    message: $0[5], rawText: $0[6], rawTruncated: $0[7], userAgent: $0[8])
+                    id: $0["id"], receivedAtMs: $0["received_at_ms"], eventIndex: $0["event_index"], code: $0["code"], field: $0["field"],
+                    message: $0["message"], rawText: $0["raw_text"], rawTruncated: $0["raw_truncated"], userAgent: $0["user_agent"])
             }
         }
     }

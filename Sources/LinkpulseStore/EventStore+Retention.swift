@@ -11,7 +11,7 @@ extension EventStore {
         var total = 0
         while true {
             let deleted = try pool.writeDeferred { db -> Int in
-                try db.execute(sql: sql, arguments: [beforeMs, batch])
+                try db.execute(sql: sql, arguments: ["before_ms": beforeMs, "batch": batch])
                 return db.changesCount
             }
             total += deleted
@@ -69,11 +69,11 @@ extension EventStore {
     /// horizon in force, or nil while nothing is before it (then nothing is recorded).
     func recordRawHorizon(_ horizonMs: Int64) throws -> Int64? {
         let retention = queries.retention
-        if rawHorizon.ms == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: [horizonMs]) }) == nil {
+        if rawHorizon.ms == nil, try pool.read({ db in try Int.fetchOne(db, sql: retention.anyBefore, arguments: ["before_ms": horizonMs]) }) == nil {
             return nil
         }
         let horizon = try pool.writeDeferred { db -> Int64 in
-            try db.execute(sql: retention.setRawHorizon, arguments: [horizonMs])
+            try db.execute(sql: retention.setRawHorizon, arguments: ["horizon_ms": horizonMs])
             return try Int64.fetchOne(db, sql: retention.rawHorizon) ?? horizonMs
         }
         rawHorizon.set(horizon)
@@ -94,7 +94,7 @@ extension EventStore {
     func derivedBoundSeq(nowMs: Int64) throws -> Int64 {
         let sql = queries.retention.watermarks
         return try pool.read { db -> Int64 in
-            let row = try Row.fetchOne(db, sql: sql, arguments: [nowMs])
+            let row = try Row.fetchOne(db, sql: sql, arguments: ["now_ms": nowMs])
             typealias W = RetentionWatermarksColumn
             return min(row?[W.rolledThroughSeq] ?? 0, row?[W.attributedThroughSeq] ?? 0, (row?[W.holdSeq] as Int64?) ?? .max)
         }
@@ -120,13 +120,13 @@ extension EventStore {
             var sealed: [Int64] = []  // not in event_rows: in a block (see removeSealed)
             for event in events {
                 if event.isClick {
-                    try matched.bind(1, event.seq)
+                    try matched.bind(":seq", event.seq)
                     if try matched.firstInt64() != nil {
                         kept.append(event.seq)
                         continue
                     }
                 }
-                try delete.bind(1, event.seq)
+                try delete.bind(":seq", event.seq)
                 try delete.run()
                 if db.changesCount == 1 { deleted += 1 } else { sealed.append(event.seq) }
             }

@@ -119,7 +119,7 @@ public final class EventStore: Sendable {
     /// The id of the event stored under `seq`; nil for seq 0 or none.
     func eventId(at seq: Int64) throws -> String? {
         guard seq > 0 else { return nil }
-        return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: [seq]) }
+        return try pool.read { db in try String.fetchOne(db, sql: queries.eventIdAtSeq, arguments: ["seq": seq]) }
     }
 
     /// Why a derived file's state (its owner database id, watermark and the id of the event

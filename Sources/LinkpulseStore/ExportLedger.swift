@@ -49,7 +49,7 @@ public final class ExportLedger: ExportRecords {
     public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
         let sql = queries.jobLastPeriod
         return try await pool.read { db in
-            try Row.fetchOne(db, sql: sql, arguments: [job]).map { ($0[0], $0[1]) }
+            try Row.fetchOne(db, sql: sql, arguments: ["job": job]).map { ($0["last_period_start_ms"], $0["last_period_end_ms"]) }
         }
     }
 
@@ -57,7 +57,7 @@ public final class ExportLedger: ExportRecords {
     /// finished), UTC ms; nil if it never finished one. Synchronous, for the retention job.
     public func nextExportPeriodStart(job: String) throws -> Int64? {
         let sql = queries.jobLastPeriod
-        return try pool.read { db in try Row.fetchOne(db, sql: sql, arguments: [job]).map { $0[1] } }
+        return try pool.read { db in try Row.fetchOne(db, sql: sql, arguments: ["job": job]).map { $0["last_period_end_ms"] } }
     }
 
     /// Records, in one transaction, that `file` is in place and its period is done.
@@ -65,9 +65,12 @@ public final class ExportLedger: ExportRecords {
         let statements = queries
         try await pool.writeDeferred { db in
             try db.execute(sql: statements.insertFile, arguments: [
-                file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, file.rows, file.bytes, file.createdAtMs,
+                "name": file.name, "job": file.job, "period_start_ms": file.periodStartMs, "period_end_ms": file.periodEndMs,
+                "period_label": file.periodLabel, "rows": file.rows, "bytes": file.bytes, "created_at_ms": file.createdAtMs,
             ])
-            try db.execute(sql: statements.recordJobPeriod, arguments: [file.job, file.periodStartMs, file.periodEndMs, file.createdAtMs])
+            try db.execute(sql: statements.recordJobPeriod, arguments: [
+                "job": file.job, "period_start_ms": file.periodStartMs, "period_end_ms": file.periodEndMs, "now_ms": file.createdAtMs,
+            ])
         }
     }
 
@@ -77,8 +80,8 @@ public final class ExportLedger: ExportRecords {
         return try await pool.read { db in
             try Row.fetchAll(db, sql: sql).map {
                 ExportFileRecord(
-                    name: $0[0], job: $0[1], periodStartMs: $0[2], periodEndMs: $0[3], periodLabel: $0[4],
-                    rows: $0[5], bytes: $0[6], createdAtMs: $0[7])
+                    name: $0["name"], job: $0["job"], periodStartMs: $0["period_start_ms"], periodEndMs: $0["period_end_ms"],
+                    periodLabel: $0["period_label"], rows: $0["rows"], bytes: $0["bytes"], createdAtMs: $0["created_at_ms"])
             }
         }
     }
@@ -86,6 +89,6 @@ public final class ExportLedger: ExportRecords {
     /// Forgets a file retention removed.
     public func forgetExportFile(name: String) async throws {
         let sql = queries.deleteFile
-        try await pool.writeDeferred { db in try db.execute(sql: sql, arguments: [name]) }
+        try await pool.writeDeferred { db in try db.execute(sql: sql, arguments: ["name": name]) }
     }
 }

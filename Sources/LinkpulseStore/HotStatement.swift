@@ -49,15 +49,43 @@ struct HotStatement {
         #if DEBUG
         let count = Int(sqlite3_bind_parameter_count(handle))
         let wanted: UInt64 = count >= 64 ? .max : (1 << UInt64(count)) - 1
-        assert(bound.mask & wanted == wanted, "a parameter of this statement is never bound: \(sqlite3_sql(handle).map { String(cString: $0) } ?? "?")")
+        assert(bound.mask & wanted == wanted, "a parameter of this statement is never bound: \(sql)")
         #endif
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+    /// Binds a value to the parameter named `name` (`":seq"`, as the statement writes it);
+    /// throws when the statement has no such parameter or SQLite refuses the value. For
+    /// statements bound once per run; a hot loop binding a row at a time names its parameters
+    /// with a `StatementParameter` enum instead (no lookup).
+    func bind(_ name: StaticString, _ value: String?) throws { try bind(at: index(of: name), value) }
+    func bind(_ name: StaticString, _ value: Int64?) throws { try bind(at: index(of: name), value) }
+    func bind(_ name: StaticString, _ value: Bool?) throws { try bind(at: index(of: name), value) }
+    func bind(_ name: StaticString, _ value: [UInt8]?) throws { try bind(at: index(of: name), value) }
+
+    /// Binds a value to `parameter` (a hot loop's named position, checked against the statement
+    /// by `StatementParametersTests`).
+    @inline(__always) func bind(_ parameter: some StatementParameter, _ value: String?) throws { try bind(at: parameter.rawValue, value) }
+    @inline(__always) func bind(_ parameter: some StatementParameter, _ value: Int64?) throws { try bind(at: parameter.rawValue, value) }
+    @inline(__always) func bind(_ parameter: some StatementParameter, _ value: Bool?) throws { try bind(at: parameter.rawValue, value) }
+    @inline(__always) func bind(_ parameter: some StatementParameter, _ value: [UInt8]?) throws { try bind(at: parameter.rawValue, value) }
+
+    /// The position of the parameter named `name` (a string literal, which the compiler ends
+    /// with the NUL SQLite reads up to).
+    func index(of name: StaticString) throws -> Int32 {
+        let index = name.withUTF8Buffer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_parameter_index(handle, $0.baseAddress) }
+        }
+        guard index > 0 else { throw DatabaseError(resultCode: .SQLITE_RANGE, message: "no parameter \(name) in \(sql)") }
+        return index
+    }
+
+    private var sql: String { sqlite3_sql(handle).map { String(cString: $0) } ?? "?" }
+
     /// Binds a value to parameter `index` (1-based); throws when SQLite refuses it (an index
-    /// out of range, a value too big), so a mistake in a statement's parameter order fails loudly.
-    func bind(_ index: Int32, _ value: String?) throws {
+    /// out of range, a value too big).
+    private func bind(at index: Int32, _ value: String?) throws {
         noteBound(index)
         guard var value else { return try check(sqlite3_bind_null(handle, index)) }
         try value.withUTF8 { bytes in
@@ -65,17 +93,17 @@ struct HotStatement {
         }
     }
 
-    func bind(_ index: Int32, _ value: Int64?) throws {
+    private func bind(at index: Int32, _ value: Int64?) throws {
         noteBound(index)
         guard let value else { return try check(sqlite3_bind_null(handle, index)) }
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    func bind(_ index: Int32, _ value: Bool?) throws {
-        try bind(index, value.map { $0 ? Int64(1) : 0 })
+    private func bind(at index: Int32, _ value: Bool?) throws {
+        try bind(at: index, value.map { $0 ? Int64(1) : 0 })
     }
 
-    func bind(_ index: Int32, _ value: [UInt8]?) throws {
+    private func bind(at index: Int32, _ value: [UInt8]?) throws {
         noteBound(index)
         guard let value else { return try check(sqlite3_bind_null(handle, index)) }
         try value.withUnsafeBytes { bytes in
@@ -173,11 +201,12 @@ struct HotStatement {
         guard code == SQLITE_DONE else { throw error(code) }
     }
 
-    /// `run()` with `bytes` bound to parameter `index` in place, not copied (`SQLITE_STATIC`):
+    /// `run()` with `bytes` bound to the parameter named `name` in place, not copied (`SQLITE_STATIC`):
     /// SQLite reads them while the statement runs, and the parameter is bound to NULL before
     /// they can go. For blobs of megabytes (cube parts and blocks), where the copy a bind makes
     /// was the third copy of a merge's output in the heap at once.
-    func run(binding bytes: [UInt8], at index: Int32) throws {
+    func run(binding bytes: [UInt8], at name: StaticString) throws {
+        let index = try index(of: name)
         noteBound(index)
         try bytes.withUnsafeBytes { raw in
             defer { sqlite3_bind_null(handle, index) }

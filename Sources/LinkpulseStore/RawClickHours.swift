@@ -57,8 +57,8 @@ final class RawClickHours {
         if let held = hours[hour] { return held }
         var byFingerprint: [Fingerprint: [Click]] = [:]
         var count = 0
-        try read.bind(1, hour * TimeGrain.hourMs)
-        try read.bind(2, (hour + 1) * TimeGrain.hourMs)
+        try read.bind(":from_ms", hour * TimeGrain.hourMs)
+        try read.bind(":to_ms", (hour + 1) * TimeGrain.hourMs)
         while try read.step() {
             typealias C = RawClickColumn
             guard let fingerprint = read.storedFingerprint(hash: C.ipHash, platform: C.platform) else { continue }

@@ -169,12 +169,12 @@ extension StatsReader: RawEventSource {
             var cursor = cursor
             if !cursor.inTail {
                 let s = HotStatement(try db.cachedStatement(sql: statements.eventsInTime), in: db)
-                try s.bind(1, max(query.fromMs, cursor.afterMs ?? query.fromMs))
-                try s.bind(2, query.toMs)
-                try s.bind(3, cursor.snapshotSeq)
-                try s.bind(4, cursor.afterMs == nil ? -1 : cursor.afterSeq)
-                try Self.bindFilters(s, query, from: 5)
-                try s.bind(11, Int64(limit))
+                try s.bind(":after_ms", max(query.fromMs, cursor.afterMs ?? query.fromMs))
+                try s.bind(":to_ms", query.toMs)
+                try s.bind(":snapshot_seq", cursor.snapshotSeq)
+                try s.bind(":after_seq", cursor.afterMs == nil ? -1 : cursor.afterSeq)
+                try Self.bindFilters(s, query)
+                try s.bind(":limit", Int64(limit))
                 while try s.step() {
                     page.append(s)
                     cursor.afterMs = s.int64(RawEventColumn.occurredAt.rawValue)
@@ -185,12 +185,12 @@ extension StatsReader: RawEventSource {
                 cursor.afterSeq = -1
             }
             let s = HotStatement(try db.cachedStatement(sql: statements.eventsTail), in: db)
-            try s.bind(1, query.fromMs)
-            try s.bind(2, query.toMs)
-            try s.bind(3, cursor.snapshotSeq)
-            try s.bind(4, cursor.afterSeq)
-            try Self.bindFilters(s, query, from: 5)
-            try s.bind(11, Int64(limit - page.count))
+            try s.bind(":from_ms", query.fromMs)
+            try s.bind(":to_ms", query.toMs)
+            try s.bind(":snapshot_seq", cursor.snapshotSeq)
+            try s.bind(":after_seq", cursor.afterSeq)
+            try Self.bindFilters(s, query)
+            try s.bind(":limit", Int64(limit - page.count))
             while try s.step() {
                 page.append(s)
                 cursor.afterSeq = s.int64(RawEventColumn.seq.rawValue)
@@ -199,13 +199,13 @@ extension StatsReader: RawEventSource {
         }
     }
 
-    static func bindFilters(_ s: HotStatement, _ query: RawEventQuery, from first: Int32) throws {
+    static func bindFilters(_ s: HotStatement, _ query: RawEventQuery) throws {
         let f = query.filters
-        try s.bind(first, f.ref)
-        try s.bind(first + 1, f.campaign)
-        try s.bind(first + 2, f.source)
-        try s.bind(first + 3, f.medium)
-        try s.bind(first + 4, f.platform.map { Int64($0.code) })
-        try s.bind(first + 5, query.includeBots)
+        try s.bind(":ref", f.ref)
+        try s.bind(":campaign", f.campaign)
+        try s.bind(":source", f.source)
+        try s.bind(":medium", f.medium)
+        try s.bind(":platform", f.platform.map { Int64($0.code) })
+        try s.bind(":include_bots", query.includeBots)
     }
 }

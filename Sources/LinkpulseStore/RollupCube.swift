@@ -158,7 +158,7 @@ final class LinkTuples: Sendable {
     func current(_ db: Database, sql: String) throws -> Known {
         let after = known.withLock { Int64($0.count - 1) }
         let read = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        try read.bind(1, after)
+        try read.bind(":after_id", after)
         var added: [(Int64, LinkDimensions)] = []
         while try read.step() {
             typealias C = LinkTupleColumn

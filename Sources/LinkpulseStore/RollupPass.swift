@@ -102,10 +102,10 @@ struct RollupCount {
     /// event, once the pass holds `maxCells` 15-minute cells: the rest is the next pass's.
     mutating func count(after watermark: Int64, through attributed: Int64, limit: Int, maxCells: Int = .max) throws -> (lastSeq: Int64, count: Int)? {
         let read = eventsAfter
-        try read.bind(1, watermark)
-        try read.bind(2, attributed)
+        try read.bind(":after_seq", watermark)
+        try read.bind(":through_seq", attributed)
         // A pass's cells count in 32 bits (`PassCounts`): never more events than fit.
-        try read.bind(3, Int64(min(limit, Self.maxEvents)))
+        try read.bind(":limit", Int64(min(limit, Self.maxEvents)))
         var attributions = AttributionsInOrder(attributionsAfter)
         try attributions.start(after: watermark, through: attributed)
         defer { attributions.finish() }
@@ -256,7 +256,7 @@ struct RollupCount {
         let at = Int(seq - firstSeq)
         if at >= 0 && at < passClicks.count && passClicks[at] != UInt32.max { return (passClicks[at], passClickAudiences[at]) }
         if let known = earlierClicks[seq] { return known }
-        try clickRow.bind(1, seq)
+        try clickRow.bind(":seq", seq)
         guard try clickRow.step() else { return nil }
         defer { clickRow.finish() }
         typealias L = RollupClickColumn
@@ -410,11 +410,11 @@ struct RollupWriter {
     func write(_ pass: PreparedPass, mergedThroughDay: Int64, visitorsInParts: Bool) throws -> Int64 {
         let firstNew = pass.tuplesBefore.count
         for (i, t) in pass.newTuples.enumerated() {
-            try insertTuple.bind(1, Int64(firstNew + i))
-            try insertTuple.bind(2, t.ref ?? "")
-            try insertTuple.bind(3, t.campaign ?? "")
-            try insertTuple.bind(4, t.source ?? "")
-            try insertTuple.bind(5, t.medium ?? "")
+            try insertTuple.bind(":id", Int64(firstNew + i))
+            try insertTuple.bind(":ref", t.ref ?? "")
+            try insertTuple.bind(":campaign", t.campaign ?? "")
+            try insertTuple.bind(":source", t.source ?? "")
+            try insertTuple.bind(":medium", t.medium ?? "")
             try insertTuple.run()
         }
         for (grain, byPlatform, cells) in [
@@ -460,14 +460,15 @@ struct RollupWriter {
             for (grain, rows) in [(RollupCells.Grain.day, days), (.month, months)] {
                 let visitors = rows.visitors()
                 for (i, row) in rows.keys.enumerated() {
-                    try upsertAudience.bind(1, Int64(dimension.rawValue))
-                    try upsertAudience.bind(2, Int64(grain.rawValue))
-                    try upsertAudience.bind(3, row.bucket)
-                    try upsertAudience.bind(4, values[Int(row.value)])
-                    try upsertAudience.bind(5, row.isBot)
+                    typealias P = UpsertAudienceRollupParameter
+                    try upsertAudience.bind(P.dimension, Int64(dimension.rawValue))
+                    try upsertAudience.bind(P.grain, Int64(grain.rawValue))
+                    try upsertAudience.bind(P.bucket, row.bucket)
+                    try upsertAudience.bind(P.value, values[Int(row.value)])
+                    try upsertAudience.bind(P.bot, row.isBot)
                     let counts = rows.counts[i]
-                    for lane in 0..<15 { try upsertAudience.bind(6 + Int32(lane), Int64(counts[lane])) }
-                    try upsertAudience.bind(21, visitors.sketch(i))
+                    for lane in 0..<CountedEvent.laneCount { try upsertAudience.bind(P.lane(lane), Int64(counts[lane])) }
+                    try upsertAudience.bind(P.clickVisitors, visitors.sketch(i))
                     try upsertAudience.run()
                 }
             }
@@ -561,16 +562,12 @@ struct RollupWriter {
     /// pass's part of it.
     func upsertDay(dimension: String, value: String, day: Int64, isBot: Bool, sketch: [UInt8]?, inPartOf partPass: Int64? = nil) throws {
         let statement = partPass == nil ? upsertDay : insertDayPart
-        try statement.bind(1, dimension)
-        try statement.bind(2, value)
-        try statement.bind(3, day)
-        try statement.bind(4, isBot)
-        if let partPass {
-            try statement.bind(5, partPass)
-            try statement.bind(6, sketch)
-        } else {
-            try statement.bind(5, sketch)
-        }
+        try statement.bind(":dim", dimension)
+        try statement.bind(":value", value)
+        try statement.bind(":day", day)
+        try statement.bind(":bot", isBot)
+        if let partPass { try statement.bind(":pass", partPass) }
+        try statement.bind(":click_visitors", sketch)
         try statement.run()
     }
 
@@ -579,9 +576,9 @@ struct RollupWriter {
     /// from them. Large parts are never read here, so a pass's memory stays bounded however
     /// many cells a hot bucket gathers.
     func writePart(grain: RollupGrain, bucket: Int64, entries new: [UInt8]) throws {
-        try countParts.bind(1, grain.rawValue)
-        try countParts.bind(2, bucket)
-        try countParts.bind(3, Int64(CubePart.mergeBytes))
+        try countParts.bind(":grain", grain.rawValue)
+        try countParts.bind(":bucket", bucket)
+        try countParts.bind(":max_bytes", Int64(CubePart.mergeBytes))
         let parts = try countParts.step() ? countParts.int64(HotStatement.onlyColumn) : 0
         countParts.finish()
         var entries = new
@@ -590,9 +587,9 @@ struct RollupWriter {
             // a merge reads them side by side, and a blob is only valid until the next step.
             var ranges = [0..<new.count]
             var ids: [Int64] = []
-            try partsOfBucket.bind(1, grain.rawValue)
-            try partsOfBucket.bind(2, bucket)
-            try partsOfBucket.bind(3, Int64(CubePart.mergeBytes))
+            try partsOfBucket.bind(":grain", grain.rawValue)
+            try partsOfBucket.bind(":bucket", bucket)
+            try partsOfBucket.bind(":max_bytes", Int64(CubePart.mergeBytes))
             while try partsOfBucket.step() {
                 ids.append(partsOfBucket.int64(CubePartOfBucketColumn.id))
                 if let bytes = partsOfBucket.blob(CubePartOfBucketColumn.entries) {
@@ -601,30 +598,29 @@ struct RollupWriter {
                 }
             }
             for id in ids {
-                try deletePart.bind(1, id)
+                try deletePart.bind(":id", id)
                 try deletePart.run()
             }
             entries = entries.withUnsafeBytes { all in CubePart.merge(ranges.map { UnsafeRawBufferPointer(rebasing: all[$0]) }) }
         }
-        try insertPart.bind(1, grain.rawValue)
-        try insertPart.bind(2, bucket)
-        try insertPart.run(binding: entries, at: 3)
+        try insertPart.bind(":grain", grain.rawValue)
+        try insertPart.bind(":bucket", bucket)
+        try insertPart.run(binding: entries, at: ":entries")
     }
 
     /// Adds deltas to rows of `rollups` of a grain by platform only, one upsert per row.
     func upsertRows(grain: RollupGrain, _ rows: PassCells<PlatformBucket>) throws {
         let visitors = rows.visitors()
         for (i, key) in rows.keys.enumerated() {
-            try upsert.bind(1, grain.rawValue)
-            try upsert.bind(2, key.bucket)
-            try upsert.bind(3, Platform.fromCode(key.platformCode).rawValue)
-            try upsert.bind(4, key.isBot)
-            for column in Int32(5)...8 { try upsert.bind(column, "") }
+            typealias P = UpsertRollupParameter
+            try upsert.bind(P.grain, grain.rawValue)
+            try upsert.bind(P.bucket, key.bucket)
+            try upsert.bind(P.platform, Platform.fromCode(key.platformCode).rawValue)
+            try upsert.bind(P.bot, key.isBot)
+            for column in [P.ref, .campaign, .source, .medium] { try upsert.bind(column, "") }
             let counts = rows.counts[i]
-            for lane in 0..<9 { try upsert.bind(9 + Int32(lane), Int64(counts[lane])) }
-            try upsert.bind(18, visitors.sketch(i))
-            try upsert.bind(19, Int64(counts[9]))
-            for lane in CountedEvent.openMatchLanes { try upsert.bind(10 + Int32(lane), Int64(counts[lane])) }
+            for lane in 0..<CountedEvent.laneCount { try upsert.bind(P.lane(lane), Int64(counts[lane])) }
+            try upsert.bind(P.clickVisitors, visitors.sketch(i))
             try upsert.run()
         }
     }
@@ -650,9 +646,9 @@ struct RollupWriter {
         }
         let merged = max(mergedThroughDay, newestDay - DayBlocks.horizonDays)
         if merged > mergedThroughDay {
-            try dayParts.bind(1, RollupGrain.day.rawValue)
-            try dayParts.bind(2, mergedThroughDay * TimeGrain.dayMs)
-            try dayParts.bind(3, merged * TimeGrain.dayMs)
+            try dayParts.bind(":grain", RollupGrain.day.rawValue)
+            try dayParts.bind(":from_ms", mergedThroughDay * TimeGrain.dayMs)
+            try dayParts.bind(":to_ms", merged * TimeGrain.dayMs)
             while try dayParts.step() {
                 guard let bytes = dayParts.blob(CubePartColumn.entries) else { continue }
                 let day = dayParts.int64(CubePartColumn.bucket) / TimeGrain.dayMs
@@ -675,8 +671,8 @@ struct RollupWriter {
         let cells = deltas.keys
         try Self.forEachGroup(cells, group: { $0.block }, key: { $0.key }) { block, run in
             var stored: [(key: CubeKey, counts: CountsVector)] = []
-            try readBlock.bind(1, Int64(level))
-            try readBlock.bind(2, block)
+            try readBlock.bind(":level", Int64(level))
+            try readBlock.bind(":block", block)
             if try readBlock.step() {
                 if let bytes = readBlock.blob(HotStatement.onlyColumn) { CubePart.forEach(in: bytes) { key, counts, _ in stored.append((key, counts)) } }
                 readBlock.finish()
@@ -703,9 +699,9 @@ struct RollupWriter {
                     s += 1
                 }
             }
-            try upsertBlock.bind(1, Int64(level))
-            try upsertBlock.bind(2, block)
-            try upsertBlock.run(binding: CubePart.serialize(sortedKeys: keys, vectors: vectors), at: 3)
+            try upsertBlock.bind(":level", Int64(level))
+            try upsertBlock.bind(":block", block)
+            try upsertBlock.run(binding: CubePart.serialize(sortedKeys: keys, vectors: vectors), at: ":entries")
         }
     }
 }
@@ -730,8 +726,8 @@ struct AttributionsInOrder {
     /// Starts reading the rows of the events after `watermark` through `attributed`.
     mutating func start(after watermark: Int64, through attributed: Int64) throws {
         rows.finish()
-        try rows.bind(1, watermark)
-        try rows.bind(2, attributed)
+        try rows.bind(":after_seq", watermark)
+        try rows.bind(":through_seq", attributed)
         try advance()
     }
 

@@ -225,7 +225,7 @@ public final class RollupStore: Sendable {
         let lastTuple = try Int64.fetchOne(db, sql: queries.rollup.lastTuple) ?? 0
         guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.count - 1) else { return false }
         let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay, visitorsInParts: visitorsInParts)
-        try db.execute(sql: queries.rollup.advanceWatermark, arguments: [pass.lastSeq, merged])
+        try db.execute(sql: queries.rollup.advanceWatermark, arguments: ["seq": pass.lastSeq, "merged_through_day": merged])
         if visitorsInParts { try db.cachedStatement(sql: queries.rollup.countDimensionPartPass).execute() }
         return true
     }
@@ -259,7 +259,7 @@ public final class RollupStore: Sendable {
         let merged = try mergeVisitorParts(db, through: through)
         try db.inTransaction(.deferred) {
             try db.execute(sql: queries.rollup.lock)
-            try db.execute(sql: queries.rollup.deleteDimensionDayParts, arguments: [through])
+            try db.execute(sql: queries.rollup.deleteDimensionDayParts, arguments: ["pass": through])
             return .commit
         }
         logger.debug("folded click visitor parts", metadata: [
@@ -280,11 +280,11 @@ public final class RollupStore: Sendable {
             try db.inTransaction(.deferred) {
                 try db.execute(sql: queries.rollup.lock)
                 let read = HotStatement(try db.cachedStatement(sql: queries.rollup.dimensionDayPartsAfter), in: db)
-                try read.bind(1, after.dim)
-                try read.bind(2, after.value)
-                try read.bind(3, after.day)
-                try read.bind(4, after.bot)
-                try read.bind(5, through)
+                try read.bind(":dim", after.dim)
+                try read.bind(":value", after.value)
+                try read.bind(":day", after.day)
+                try read.bind(":bot", after.bot)
+                try read.bind(":pass", through)
                 let writer = try RollupWriter(db: db, queries: queries)
                 var key: Key?
                 var sketch = VisitorSketch()
@@ -438,7 +438,7 @@ public final class RollupStore: Sendable {
             logger.warning(
                 "the rollups of deleted raw events stay as counted by earlier rules; what is counted from now on follows this version's",
                 metadata: ["changes": "\(CountingRules.changes)"])
-            try queue.inDatabase { db in try db.execute(sql: queries.rollup.adoptCountingRules, arguments: [CountingRules.version]) }
+            try queue.inDatabase { db in try db.execute(sql: queries.rollup.adoptCountingRules, arguments: ["counting_rules": CountingRules.version]) }
         }
         let watermark: Int64 = state[RollupStateColumn.rolledThroughSeq]
         if watermark > (try attribution.attributedThroughSeq()) {

@@ -203,6 +203,8 @@ enum StatementColumnsCatalog {
         /// A reader of the events database (the rollup file attached as `agg`, the
         /// attribution file as `attr`).
         case eventsReader
+        /// The id index's merges (the id index file).
+        case idIndex
     }
 
     /// One named statement: its file under `queries/`, its SQL, where it runs, and the names of

@@ -119,14 +119,7 @@ public final class StatsReader: Sendable {
     ) async throws -> [StatsGroupKey: CountsByAudience] {
         let query = plan.query
         let rows = Self.audienceRows(plan)
-        let pieces = rows?.pieces ?? [.raw(from: query.fromMs, to: query.toMs)]
-        if let horizon = rawHorizon.ms {
-            for case .raw(let from, _) in pieces where from < horizon {
-                throw rows == nil
-                    ? ParameterError.countedFromRawEvents(horizonMs: horizon, what: "A question by two dimensions at once")
-                    : ParameterError.finerThanKeptByDay(from == query.fromMs ? "from" : "to", horizonMs: horizon)
-            }
-        }
+        if let horizon = rawHorizon.ms { try RollupRows.refuseRawReads(rows, of: query, before: horizon) }
         let keysJSON = try onlyKeys.map { String(decoding: try JSONEncoder().encode($0.map { $0 ?? "" }), as: UTF8.self) }
         let (reads, dropsNetted) = rows?.reads(withVisitors: withVisitors, asksKeys: onlyKeys != nil, visitorsOnly: visitorsOnly)
             ?? ([.raw(from: query.fromMs, to: query.toMs)], false)
@@ -153,14 +146,14 @@ public final class StatsReader: Sendable {
         visitors: Bool, keysJSON: String?, into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        try s.bind(1, Int64(rows.dimension.rawValue))
-        try s.bind(2, Int64(grain.rawValue))
-        try s.bind(3, from)
-        try s.bind(4, to)
-        try s.bind(5, rows.value)
-        try s.bind(6, rows.key)
-        try s.bind(7, keysJSON)
-        try s.bind(8, visitors ? 1 : 0)
+        try s.bind(":dimension", Int64(rows.dimension.rawValue))
+        try s.bind(":grain", Int64(grain.rawValue))
+        try s.bind(":from_ms", from)
+        try s.bind(":to_ms", to)
+        try s.bind(":value", rows.value)
+        try s.bind(":key", rows.key)
+        try s.bind(":keys", keysJSON)
+        try s.bind(":visitors", visitors)
         typealias C = StatsRollupColumn
         while try s.step() {
             let isBot = s.int64(C.bot) != 0
@@ -180,16 +173,16 @@ public final class StatsReader: Sendable {
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
         let f = plan.query.filters
-        try s.bind(1, grain.rawValue)
-        try s.bind(2, from)
-        try s.bind(3, to)
-        try s.bind(4, plan.sqlKey)
-        try s.bind(5, f.campaign)
-        try s.bind(6, f.ref)
-        try s.bind(7, f.source)
-        try s.bind(8, f.medium)
-        try s.bind(9, f.platform?.rawValue)
-        try s.bind(10, keysJSON)
+        try s.bind(":grain", grain.rawValue)
+        try s.bind(":from_ms", from)
+        try s.bind(":to_ms", to)
+        try s.bind(":key", plan.sqlKey)
+        try s.bind(":campaign", f.campaign)
+        try s.bind(":ref", f.ref)
+        try s.bind(":source", f.source)
+        try s.bind(":medium", f.medium)
+        try s.bind(":platform", f.platform?.rawValue)
+        try s.bind(":keys", keysJSON)
         typealias C = StatsRollupColumn
         while try s.step() {
             let isBot = s.int64(C.bot) != 0
@@ -208,10 +201,10 @@ public final class StatsReader: Sendable {
         guard !values.isEmpty else { return }
         let keys = String(decoding: try JSONEncoder().encode(values.map { $0 ?? "" }), as: UTF8.self)
         let v = HotStatement(try db.cachedStatement(sql: statements.dimensionVisitors), in: db)
-        try v.bind(1, dimension.rawValue)
-        try v.bind(2, fromDay)
-        try v.bind(3, toDay)
-        try v.bind(4, keys)
+        try v.bind(":dim", dimension.rawValue)
+        try v.bind(":from_day", fromDay)
+        try v.bind(":to_day", toDay)
+        try v.bind(":values", keys)
         while try v.step() {
             typealias C = DimensionVisitorsColumn
             guard let blob = v.blob(C.clickVisitors) else { continue }
@@ -228,8 +221,8 @@ public final class StatsReader: Sendable {
         into groups: inout [StatsGroupKey: CountsByAudience]
     ) throws {
         let s = HotStatement(try db.cachedStatement(sql: queries.stats.rawEvents), in: db)
-        try s.bind(1, from)
-        try s.bind(2, to)
+        try s.bind(":from_ms", from)
+        try s.bind(":to_ms", to)
         // The audience only for a question by audience.
         var audiences = plan.asksAudience ? try StoredAudiences(db, sql: queries.rollup.audienceText) : nil
         let wanted = onlyKeys.map(Set.init)
@@ -381,9 +374,9 @@ struct CubeReader {
     /// click visitors with `visitors`).
     mutating func add(_ db: Database, sql: String, grain: RollupGrain, from: Int64, to: Int64, visitors: Bool) throws {
         let s = HotStatement(try db.cachedStatement(sql: sql), in: db)
-        try s.bind(1, grain.rawValue)
-        try s.bind(2, from)
-        try s.bind(3, to)
+        try s.bind(":grain", grain.rawValue)
+        try s.bind(":from_ms", from)
+        try s.bind(":to_ms", to)
         while try s.step() {
             guard let bytes = s.blob(CubePartColumn.entries) else { continue }
             add(bytes, bucket: s.int64(CubePartColumn.bucket), visitors: visitors)
@@ -410,9 +403,9 @@ struct CubeReader {
         let part = HotStatement(try db.cachedStatement(sql: statements.cubePartEntries), in: db)
         enum Member { case block(level: Int, index: Int64), part(id: Int64) }
         func dayParts(_ day: Int64) throws -> [(tag: Int64, member: Member)] {
-            try partTags.bind(1, RollupGrain.day.rawValue)
-            try partTags.bind(2, day * TimeGrain.dayMs)
-            try partTags.bind(3, (day + 1) * TimeGrain.dayMs)
+            try partTags.bind(":grain", RollupGrain.day.rawValue)
+            try partTags.bind(":from_ms", day * TimeGrain.dayMs)
+            try partTags.bind(":to_ms", (day + 1) * TimeGrain.dayMs)
             var parts: [(tag: Int64, member: Member)] = []
             while try partTags.step() { parts.append((partTags.int64(CubePartTagColumn.tag), .part(id: partTags.int64(CubePartTagColumn.id)))) }
             return parts
@@ -420,19 +413,19 @@ struct CubeReader {
         func sums(_ tag: Int64, _ member: Member) throws -> CubeSums {
             switch member {
             case .block(let level, let index):
-                try block.bind(1, Int64(level))
-                try block.bind(2, index)
+                try block.bind(":level", Int64(level))
+                try block.bind(":block", index)
                 return try cache.sums(tag: tag, orReading: block)
             case .part(let id):
-                try part.bind(1, id)
+                try part.bind(":id", id)
                 return try cache.sums(tag: tag, orReading: part)
             }
         }
         var stable: [(tag: Int64, member: Member)] = []
         for (level, index) in DayBlocks.cover(from: fromDay, to: split) {
             if level == 0 { stable += try dayParts(index); continue }
-            try blockTag.bind(1, Int64(level))
-            try blockTag.bind(2, index)
+            try blockTag.bind(":level", Int64(level))
+            try blockTag.bind(":block", index)
             guard try blockTag.step() else { continue }
             stable.append((blockTag.int64(HotStatement.onlyColumn), .block(level: level, index: index)))
             blockTag.finish()

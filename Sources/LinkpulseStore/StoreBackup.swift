@@ -94,7 +94,7 @@ public enum StoreBackup {
                     try db.execute(sql: queries.attach, arguments: ["path": directory.appending(path: derived.fileName).path, "schema": derived.schema])
                 }
                 let hold = try Int64.fetchOne(db, sql: queries.derivedWatermark) ?? 0
-                try db.execute(sql: queries.holdRetention, arguments: [hold, nowMs + retentionHoldMs])
+                try db.execute(sql: queries.holdRetention, arguments: ["seq": hold, "until_ms": nowMs + retentionHoldMs])
             }
             defer { _ = try? source.inDatabase { db in try db.execute(sql: queries.releaseRetention) } }
             for derived in derivedFiles {
@@ -103,11 +103,11 @@ public enum StoreBackup {
                 try? FileManager.default.removeItem(at: side)
                 sidecars.append((derived.suffix, side, final))
                 let sql = queries.copySchemaInto.replacingOccurrences(of: "SCHEMA", with: derived.schema)
-                try source.inDatabase { db in try db.execute(sql: sql, arguments: [side.path]) }
+                try source.inDatabase { db in try db.execute(sql: sql, arguments: ["path": side.path]) }
             }
-            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: [partial.path]) }
+            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: ["path": partial.path]) }
         } else {
-            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: [partial.path]) }
+            try source.inDatabase { db in try db.execute(sql: queries.copyInto, arguments: ["path": partial.path]) }
         }
 
         let copy = try DatabaseQueue(path: partial.path)
@@ -122,7 +122,7 @@ public enum StoreBackup {
                     ("quarantined", "\(summary.quarantined)"), ("max_seq", "\(summary.maxSeq)"),
                     ("secrets", String(decoding: secrets, as: UTF8.self)),
                 ] + (carriesDerived ? [("derived", sidecars.map(\.suffix).joined(separator: ","))] : [])
-                for (name, value) in facts { try db.execute(sql: queries.insertManifest, arguments: [name, value]) }
+                for (name, value) in facts { try db.execute(sql: queries.insertManifest, arguments: ["name": name, "value": value]) }
                 return .commit
             }
             try checkIntegrity(db, queries, path: partial.path)

@@ -19,7 +19,7 @@ struct StoredAudiences {
     /// column, not part of the text).
     mutating func audience(_ id: Int64) throws -> CountedAudience {
         if let audience = known[id] { return audience }
-        try textById.bind(1, id)
+        try textById.bind(":id", id)
         let text = try textById.step() ? textById.text(HotStatement.onlyColumn) : nil
         textById.finish()
         let audience = CountedAudience(stored: text, referrer: nil)

@@ -133,6 +133,28 @@ import Testing
         #expect(rows(StatsFilters(platform: .ios), .dimension(.browser)) == nil)
     }
 
+    /// Both stores refuse an answer that would count raw events retention has deleted: an edge
+    /// finer than the rows they keep (an hour on PostgreSQL, a day on SQLite) names the parameter
+    /// to move; a question no rows answer names its start.
+    @Test func bothStoresRefuseAnAnswerCountedFromDeletedRawEvents() throws {
+        let from = Self.ms("2026-11-02T06:00:00Z"), to = Self.ms("2026-11-29T06:00:00Z")
+        let query = StatsQuery(fromMs: from, toMs: to)
+        let plan = StatsPlan(query: query, grouping: .dimension(.country))
+        let byDay = try #require(RollupRows(plan: plan, hourRows: false))
+        let byHour = try #require(RollupRows(plan: plan))
+        let (before, after) = (Self.ms("2026-11-03T00:00:00Z"), Self.ms("2026-11-02T00:00:00Z"))
+        #expect(throws: ParameterError.finerThanKeptByDay("from", horizonMs: before)) { try RollupRows.refuseRawReads(byDay, of: query, before: before) }
+        try RollupRows.refuseRawReads(byHour, of: query, before: before)
+        try RollupRows.refuseRawReads(byDay, of: query, before: after)
+        #expect(throws: ParameterError.countedFromRawEvents(horizonMs: before, what: "A question filtered by two dimensions, or grouped by one and filtered by another,")) {
+            try RollupRows.refuseRawReads(nil, of: query, before: before)
+        }
+        try RollupRows.refuseRawReads(nil, of: query, before: from)
+        let quarter = StatsQuery(fromMs: from + 60_000, toMs: to)
+        let finerThanAQuarter = try #require(RollupRows(plan: StatsPlan(query: quarter, grouping: .dimension(.country))))
+        #expect(throws: ParameterError.finerThanKept("from", horizonMs: before)) { try RollupRows.refuseRawReads(finerThanAQuarter, of: quarter, before: before) }
+    }
+
     /// Most of a month reads the month's row less its other days (then drops what netted to
     /// nothing), and its visitors from its own days; a breakdown's second pass reads only the
     /// visitors of its page; the edges finer than the rows kept read raw events.

@@ -656,13 +656,15 @@ import Testing
         store.database = try AppDatabase(directory: store.directory, durability: .normal, logger: store.logger)
     }
 
+    /// A parameter the statement does not have is refused, by name or by a hot loop's enum.
     @Test func aRefusedBindThrows() async throws {
         let store = try TemporaryStore()
         try await store.database.events.pool.read { db in
             // Cached, as every HotStatement's statement is (it does not keep the statement alive).
-            let s = HotStatement(try db.cachedStatement(sql: "SELECT ?"), in: db)
-            try s.bind(1, Int64(1))
-            #expect(throws: DatabaseError.self) { try s.bind(2, Int64(1)) }
+            let s = HotStatement(try db.cachedStatement(sql: "SELECT :seq"), in: db)
+            try s.bind(":seq", Int64(1))
+            #expect(throws: DatabaseError.self) { try s.bind(":ref", Int64(1)) }
+            #expect(throws: DatabaseError.self) { try s.bind(InsertRefClickParameter.seq, Int64(1)) }
         }
     }
 

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 @testable import LinkpulseStore
 import Testing
 
@@ -12,13 +13,18 @@ import Testing
         return (words.first.map(String.init) ?? "") + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
-    static func columns(of entry: StatementColumnsCatalog.Entry, in database: AppDatabase) throws -> [String] {
-        let reader: any DatabaseReader = switch entry.connection {
+    /// The connection of `database` a statement of `connection` runs on.
+    static func reader(_ connection: StatementColumnsCatalog.Connection, in database: AppDatabase) -> any DatabaseReader {
+        switch connection {
         case .attribution: database.attribution.queue
         case .rollups: database.rollups.queue
         case .eventsReader: database.events.pool
+        case .idIndex: database.events.idIndex
         }
-        return try reader.read { db in try db.makeStatement(sql: entry.sql).columnNames }
+    }
+
+    static func columns(of entry: StatementColumnsCatalog.Entry, in database: AppDatabase) throws -> [String] {
+        try reader(entry.connection, in: database).read { db in try db.makeStatement(sql: entry.sql).columnNames }
     }
 
     @Test func eachNamedStatementHasTheColumnsItsSwiftSideReadsInOrder() throws {
@@ -56,8 +62,8 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let queue = try DatabaseQueue()
             try queue.inDatabase { db in
-                let s = HotStatement(try db.cachedStatement(sql: "SELECT ?1 + ?2"), in: db)
-                try s.bind(1, Int64(1))
+                let s = HotStatement(try db.cachedStatement(sql: "SELECT :a + :b"), in: db)
+                try s.bind(":a", Int64(1))
                 _ = try s.step()
             }
         }
@@ -66,13 +72,59 @@ import Testing
     @Test func aStatementWithEveryParameterBoundRuns() throws {
         let queue = try DatabaseQueue()
         let sum = try queue.inDatabase { db -> Int64 in
-            let s = HotStatement(try db.cachedStatement(sql: "SELECT ?1 + ?2"), in: db)
-            try s.bind(1, Int64(1))
-            try s.bind(2, Int64(2))
+            let s = HotStatement(try db.cachedStatement(sql: "SELECT :a + :b + :a"), in: db)
+            try s.bind(":a", Int64(1))
+            try s.bind(":b", Int64(2))
             guard try s.step() else { return -1 }
             defer { s.finish() }
             return s.int64(HotStatement.onlyColumn)
         }
-        #expect(sum == 3)
+        #expect(sum == 4)
+    }
+}
+
+/// Every statement of `queries/` names its parameters; the hot loops' enums name them as the
+/// statements do, in the order SQLite numbers them.
+@Suite struct StatementParametersTests {
+    /// The parameters SQLite sees in `entry`'s statement, prepared where it runs, in camel case.
+    static func parameters(of entry: StatementParametersCatalog.Entry, in database: AppDatabase) throws -> [String] {
+        try StatementColumnsTests.reader(entry.connection, in: database).read { db in
+            let statement = try db.makeStatement(sql: entry.sql)
+            return withExtendedLifetime(statement) {
+                let handle = statement.sqliteStatement
+                return (1...max(1, sqlite3_bind_parameter_count(handle))).compactMap { i in
+                    sqlite3_bind_parameter_name(handle, i).map { String(cString: $0) }
+                }.map { name in StatementColumnsTests.camelCase(String(name.dropFirst())) }
+            }
+        }
+    }
+
+    @Test func eachHotLoopsEnumNamesItsStatementsParametersInOrder() throws {
+        let store = try TemporaryStore()
+        let entries = StatementParametersCatalog.entries(store.database.queries)
+        #expect(entries.count == 10)
+        for entry in entries {
+            #expect(try Self.parameters(of: entry, in: store.database) == entry.parameters, "\(entry.file)")
+        }
+    }
+
+    /// `?`, `?NNN`, `@name` and `$name` (SQLite's other forms) outside comments and string
+    /// literals, in the SQLite statements of `queries/` (PostgreSQL's are under `postgres/`).
+    static func unnamedParameters(_ sql: String) -> [String] {
+        sql.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
+            let code = line.components(separatedBy: "--")[0]
+            return code.split(separator: "'", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 0 }
+                .flatMap { $0.element.matches(of: /[?@$][0-9A-Za-z_]*/).map { String($0.output) } }
+        }
+    }
+
+    @Test func noStatementTakesAParameterByPosition() {
+        let files = EmbeddedText.files.filter { $0.key.hasSuffix(".sql") && !$0.key.hasPrefix("postgres/") }
+        #expect(files.count > 150)
+        for (file, sql) in files.sorted(by: { $0.key < $1.key }) {
+            #expect(Self.unnamedParameters(sql).isEmpty, "\(file): \(Self.unnamedParameters(sql))")
+        }
+        #expect(Self.unnamedParameters("SELECT ?1, '?', :a -- ?\nWHERE x = ?") == ["?1", "?"])
     }
 }

@@ -9,7 +9,7 @@
 -- candidates, 13-19 the click's event id, occurred_at_ms, url, properties, ref, campaign,
 -- source and medium (through the events view), 21 the first seq of the device's resolves
 -- (device key as in attribution/events_after.sql). No row when no event has this seq.
--- Parameters (positional): seq. Idempotent: yes (read-only).
+-- Parameters: :seq. Idempotent: yes (read-only).
 -- The event and its click may be sealed (event_archive): each is read from event_rows and from
 -- event_archive, and the one that has it answers (a row is in one of them; the click's event id
 -- is in its stored form, see migrations/0004).
@@ -23,9 +23,9 @@ SELECT r.type, r.bot, r.resolve, r.ref, r.campaign, r.source, r.medium, r.url, r
        (SELECT first_seq FROM resolve_devices WHERE device =
             CASE WHEN r.device_id IS NOT NULL THEN 'd' || typeof(r.device_id) || hex(r.device_id)
                  ELSE 'v' || typeof(r.visitor) || hex(r.visitor) END) AS first_resolve_seq
-FROM (SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_rows WHERE seq = ?1
+FROM (SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_rows WHERE seq = :seq
       UNION ALL
-      SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_archive WHERE seq = ?1) r
+      SELECT seq, type, bot, resolve, ref, campaign, source, medium, url, properties, device_id, visitor FROM event_archive WHERE seq = :seq) r
 LEFT JOIN attribution a ON a.seq = r.seq
 LEFT JOIN event_rows c ON c.seq = a.matched_click_seq
 LEFT JOIN event_archive ca ON ca.seq = a.matched_click_seq

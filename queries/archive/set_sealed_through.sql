@@ -1,2 +1,2 @@
 -- set_sealed_through: records how far sealing has looked. Parameter: seq. Idempotent: yes.
-UPDATE archive_state SET sealed_through_seq = max(sealed_through_seq, ?1)
+UPDATE archive_state SET sealed_through_seq = max(sealed_through_seq, :seq)

@@ -1,3 +1,3 @@
 -- insert_ref_click: puts a non-bot click before the memory horizon on disk by ref.
--- Parameters (positional): ref, occurred_at_ms, seq. Idempotent: yes (OR IGNORE).
-INSERT OR IGNORE INTO ref_clicks (ref, occurred_at_ms, seq) VALUES (?, ?, ?)
+-- Parameters: ref, occurred_at_ms, seq. Idempotent: yes (OR IGNORE).
+INSERT OR IGNORE INTO ref_clicks (ref, occurred_at_ms, seq) VALUES (:ref, :occurred_at_ms, :seq)

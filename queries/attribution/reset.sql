@@ -1,5 +1,5 @@
 -- reset: forgets every attribution and click index, so the follower replays the events from
--- the first. Parameters (named): :database_id, :window_ms. Idempotent: yes.
+-- the first. Parameters: :database_id, :window_ms. Idempotent: yes.
 DELETE FROM attribution;
 DELETE FROM ref_clicks;
 DELETE FROM fingerprint_clicks;

@@ -1,3 +1,3 @@
 -- delete_export_file: forgets a file that retention removed.
--- Parameters (positional): name. Idempotent: yes.
-DELETE FROM export_files WHERE name = ?
+-- Parameters: name. Idempotent: yes.
+DELETE FROM export_files WHERE name = :name

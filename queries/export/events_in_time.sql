@@ -4,7 +4,7 @@
 -- matched_click_id is the event id of the click the event was attributed to, for the match
 -- types whose answers name a click (click_id 1, fingerprint 3, install_referrer 4: MatchType.code),
 -- read as /v1/resolve reads it (the click may be sealed).
--- Parameters (positional): after_ms, to_ms, snapshot_seq (the newest seq when the export
+-- Parameters: after_ms, to_ms, snapshot_seq (the newest seq when the export
 --   began), after_seq (the keyset cursor: the page starts after (after_ms, after_seq); from_ms
 --   and -1 at the start), ref, campaign, source, medium, platform code (NULL = any; compared with the
 --   values as stored), include_bots (0/1), page size.
@@ -29,11 +29,11 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_rows e INDEXED BY events_by_time
 LEFT JOIN attr.attribution a ON a.seq = e.seq
-WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
-  AND (e.occurred_at_ms > ?1 OR e.seq > ?4)
-  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
-  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
-  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+WHERE e.occurred_at_ms >= :after_ms AND e.occurred_at_ms < :to_ms AND e.seq <= :snapshot_seq
+  AND (e.occurred_at_ms > :after_ms OR e.seq > :after_seq)
+  AND (:ref IS NULL OR e.ref = :ref) AND (:campaign IS NULL OR e.campaign = :campaign)
+  AND (:source IS NULL OR e.source = :source) AND (:medium IS NULL OR e.medium = :medium)
+  AND (:platform IS NULL OR e.platform = :platform) AND (:include_bots OR e.bot = 0)
 UNION ALL
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
@@ -45,10 +45,10 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
-WHERE e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2 AND e.seq <= ?3
-  AND (e.occurred_at_ms > ?1 OR e.seq > ?4)
-  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
-  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
-  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+WHERE e.occurred_at_ms >= :after_ms AND e.occurred_at_ms < :to_ms AND e.seq <= :snapshot_seq
+  AND (e.occurred_at_ms > :after_ms OR e.seq > :after_seq)
+  AND (:ref IS NULL OR e.ref = :ref) AND (:campaign IS NULL OR e.campaign = :campaign)
+  AND (:source IS NULL OR e.source = :source) AND (:medium IS NULL OR e.medium = :medium)
+  AND (:platform IS NULL OR e.platform = :platform) AND (:include_bots OR e.bot = 0)
 ORDER BY 4, 1
-LIMIT ?11
+LIMIT :limit

@@ -1,6 +1,6 @@
 -- events_tail: one page of the raw-event export, the events stored after the export began
 -- (after its snapshot), in seq order, so an export running beside ingest neither repeats nor
--- misses an event. Parameters (positional): from_ms, to_ms, snapshot_seq, after_seq, ref,
+-- misses an event. Parameters: from_ms, to_ms, snapshot_seq, after_seq, ref,
 --   campaign, source, medium, platform, include_bots (0/1), page size.
 -- Idempotent: yes (read-only).
 -- match_type is stored as a code (MatchType.code: 1 is click_id), which the reader names, and
@@ -21,10 +21,10 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_rows e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
-WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
-  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
-  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
-  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+WHERE e.seq > max(:snapshot_seq, :after_seq) AND e.occurred_at_ms >= :from_ms AND e.occurred_at_ms < :to_ms
+  AND (:ref IS NULL OR e.ref = :ref) AND (:campaign IS NULL OR e.campaign = :campaign)
+  AND (:source IS NULL OR e.source = :source) AND (:medium IS NULL OR e.medium = :medium)
+  AND (:platform IS NULL OR e.platform = :platform) AND (:include_bots OR e.bot = 0)
 UNION ALL
 SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_delta, e.occurred_at_ms + e.received_delta,
        e.ref, e.campaign, e.source, e.medium, e.platform, e.device_id, e.click_id, e.deferred,
@@ -36,9 +36,9 @@ SELECT e.seq, e.event_id, e.type, e.occurred_at_ms, e.occurred_at_ms + e.sent_de
        (SELECT value FROM event_texts WHERE id = e.audience)
 FROM event_archive e
 LEFT JOIN attr.attribution a ON a.seq = e.seq
-WHERE e.seq > max(?3, ?4) AND e.occurred_at_ms >= ?1 AND e.occurred_at_ms < ?2
-  AND (?5 IS NULL OR e.ref = ?5) AND (?6 IS NULL OR e.campaign = ?6)
-  AND (?7 IS NULL OR e.source = ?7) AND (?8 IS NULL OR e.medium = ?8)
-  AND (?9 IS NULL OR e.platform = ?9) AND (?10 OR e.bot = 0)
+WHERE e.seq > max(:snapshot_seq, :after_seq) AND e.occurred_at_ms >= :from_ms AND e.occurred_at_ms < :to_ms
+  AND (:ref IS NULL OR e.ref = :ref) AND (:campaign IS NULL OR e.campaign = :campaign)
+  AND (:source IS NULL OR e.source = :source) AND (:medium IS NULL OR e.medium = :medium)
+  AND (:platform IS NULL OR e.platform = :platform) AND (:include_bots OR e.bot = 0)
 ORDER BY 1
-LIMIT ?11
+LIMIT :limit

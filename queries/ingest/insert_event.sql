@@ -1,6 +1,6 @@
 -- insert_event: stores one validated event in its compact form (see migrations/0004) and
 -- yields its seq (lastInsertedRowID).
--- Parameters (positional): event_id, type code, platform code, bot, occurred_at_ms,
+-- Parameters: event_id, type code, platform code, bot, occurred_at_ms,
 --   received_at_ms - occurred_at_ms, sent_at_ms - occurred_at_ms, ref, campaign, source,
 --   medium, deferred, visitor, ip_hash, device_id, click_id, url, referrer, and the
 --   event_texts ids of user_agent, os_version, app_version, bot_reason; then properties,
@@ -11,4 +11,8 @@ INSERT INTO event_rows (
     event_id, type, platform, bot, occurred_at_ms, received_delta, sent_delta, ref, campaign, source,
     medium, deferred, visitor, ip_hash, device_id, click_id, url, referrer, user_agent, os_version,
     app_version, bot_reason, properties, click_id_source, resolve, install_referrer, audience
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+) VALUES (
+    :event_id, :type, :platform, :bot, :occurred_at_ms, :received_delta, :sent_delta, :ref, :campaign, :source,
+    :medium, :deferred, :visitor, :ip_hash, :device_id, :click_id, :url, :referrer, :user_agent, :os_version,
+    :app_version, :bot_reason, :properties, :click_id_source, :resolve, :install_referrer, :audience
+)

@@ -1,7 +1,7 @@
 -- insert_quarantine: keeps one rejected event (or rejected body) for operators.
--- Parameters (positional): received_at_ms, event_index, code, field, message, raw_text,
+-- Parameters: received_at_ms, event_index, code, field, message, raw_text,
 --   raw_truncated, user_agent.
 -- Idempotent: no; a client that resends a bad event is quarantined again (that is information).
 INSERT INTO quarantine (
     received_at_ms, event_index, code, field, message, raw_text, raw_truncated, user_agent
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+) VALUES (:received_at_ms, :event_index, :code, :field, :message, :raw_text, :raw_truncated, :user_agent)

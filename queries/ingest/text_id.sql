@@ -1,3 +1,3 @@
 -- text_id: the id of a text in the events' dictionary (event_texts), if it is there.
--- Parameters (positional): value. Idempotent: yes (read-only).
-SELECT id FROM event_texts WHERE value = ?
+-- Parameters: value. Idempotent: yes (read-only).
+SELECT id FROM event_texts WHERE value = :value

@@ -1,5 +1,5 @@
 -- page: links that are not deleted, newest first.
--- Parameters (named): :limit, :offset. Idempotent: yes (read-only).
+-- Parameters: :limit, :offset. Idempotent: yes (read-only).
 SELECT ref, app, url, campaign, source, medium, deep_link, ios_url, android_url, desktop_url, ios_preview,
        social_title, social_description, social_image, expires_at_ms, created_at_ms, updated_at_ms, deleted_at_ms
 FROM links

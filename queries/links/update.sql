@@ -1,6 +1,6 @@
 -- update: writes every field of a link that is not deleted (no row changes otherwise); its
 -- ref and creation time stay.
--- Parameters (named): every column but created_at_ms and deleted_at_ms. Idempotent: yes.
+-- Parameters: every column but created_at_ms and deleted_at_ms. Idempotent: yes.
 UPDATE links SET
     app = :app, url = :url, campaign = :campaign, source = :source, medium = :medium, deep_link = :deep_link,
     ios_url = :ios_url, android_url = :android_url, desktop_url = :desktop_url, ios_preview = :ios_preview,

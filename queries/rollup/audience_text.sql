@@ -1,4 +1,4 @@
 -- audience_text: the stored audience text (AudienceDimensions.stored) under an event_texts id,
 -- for the rows by audience a pass writes and the raw events a stats answer counts.
--- Parameters (positional): id. Idempotent: yes (read-only).
-SELECT value FROM event_texts WHERE id = ?1
+-- Parameters: id. Idempotent: yes (read-only).
+SELECT value FROM event_texts WHERE id = :id

@@ -1,3 +1,3 @@
 -- delete_cube_part: removes one cube part (merged into a new one in the same transaction).
--- Parameters (positional): id. Idempotent: yes.
-DELETE FROM cube_parts WHERE id = ?1
+-- Parameters: id. Idempotent: yes.
+DELETE FROM cube_parts WHERE id = :id

@@ -1,6 +1,6 @@
 -- reset_rollups: forgets every rollup, so the next passes recompute them from the raw events
 -- and their stored attribution. The link tuples stay: their ids never change.
--- Parameters (named): :database_id, :window_ms, :counting_rules (CountingRules.version).
+-- Parameters: :database_id, :window_ms, :counting_rules (CountingRules.version).
 -- Idempotent: yes.
 DELETE FROM rollups;
 DELETE FROM cube_parts;

@@ -1,15 +1,19 @@
 -- upsert_audience_rollup: adds one delta to a row by audience (audience_rollups), creating it
--- when missing; sketches are merged with lp_sketch_union. Parameters (positional): dimension,
--- grain, bucket, value, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
--- installs_fingerprint, installs_organic, opens, deferred_opens, installs_install_referrer,
--- opens_install_referrer, opens_click_id, opens_ref, opens_fingerprint, opens_organic,
--- click_visitors.
+-- when missing; sketches are merged with lp_sketch_union. Parameters: the row's
+-- key, its counts in the order of CountedEvent's lanes (bound as a run, `UpsertAudienceRollupParameter`),
+-- then the click visitors.
 -- Idempotent: no (it adds); the watermark advanced in the same transaction prevents reruns.
-INSERT INTO audience_rollups (dimension, grain, bucket, value, bot, events, clicks, fallbacks,
-    installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens, deferred_opens,
-    installs_install_referrer, opens_install_referrer, opens_click_id, opens_ref, opens_fingerprint, opens_organic,
-    click_visitors)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO audience_rollups (
+    dimension, grain, bucket, value, bot, events, clicks, fallbacks, installs_click_id, installs_ref,
+    installs_fingerprint, installs_organic, opens, deferred_opens, installs_install_referrer,
+    opens_install_referrer, opens_click_id, opens_ref, opens_fingerprint, opens_organic,
+    click_visitors
+) VALUES (
+    :dimension, :grain, :bucket, :value, :bot, :events, :clicks, :fallbacks, :installs_click_id,
+    :installs_ref, :installs_fingerprint, :installs_organic, :opens, :deferred_opens,
+    :installs_install_referrer, :opens_install_referrer, :opens_click_id, :opens_ref,
+    :opens_fingerprint, :opens_organic, :click_visitors
+)
 ON CONFLICT (dimension, grain, bucket, value, bot) DO UPDATE SET
     events = events + excluded.events,
     clicks = clicks + excluded.clicks,

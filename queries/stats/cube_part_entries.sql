@@ -1,4 +1,4 @@
 -- cube_part_entries: the entries of one cube part (no row: merged away since its tag was
 -- read, which a reader's snapshot rules out). Run on a reader connection (rollup file
--- attached as agg). Parameters (positional): id. Idempotent: yes (read-only).
-SELECT entries FROM cube_parts WHERE id = ?1
+-- attached as agg). Parameters: id. Idempotent: yes (read-only).
+SELECT entries FROM cube_parts WHERE id = :id

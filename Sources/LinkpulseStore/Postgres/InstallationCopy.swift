@@ -113,7 +113,7 @@ public enum InstallationCopy {
     }
 
     static func readEvents(_ db: Database, sql: String, after: Int64, limit: Int) throws -> [(seq: Int64, event: IngestEvent)] {
-        try Row.fetchAll(db, sql: sql, arguments: [after, limit]).map { r in
+        try Row.fetchAll(db, sql: sql, arguments: ["after_seq": after, "limit": limit]).map { r in
             var event = IngestEvent(
                 id: r["event_id"], kind: EventKind(rawValue: r["type"]) ?? .open, occurredAtMs: r["occurred_at_ms"],
                 receivedAtMs: r["received_at_ms"], sentAtMs: r["sent_at_ms"], ref: r["ref"], campaign: r["campaign"],
@@ -131,7 +131,7 @@ public enum InstallationCopy {
     }
 
     static func readQuarantine(_ db: Database, sql: String, after: Int64, limit: Int) throws -> [(id: Int64, event: QuarantinedEvent)] {
-        try Row.fetchAll(db, sql: sql, arguments: [after, limit]).map { r in
+        try Row.fetchAll(db, sql: sql, arguments: ["after_id": after, "limit": limit]).map { r in
             (r["id"], QuarantinedEvent(
                 receivedAtMs: r["received_at_ms"], index: r["event_index"],
                 error: EventError(code: r["code"], field: r["field"], message: r["message"]),

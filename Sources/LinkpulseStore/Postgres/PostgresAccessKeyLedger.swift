@@ -10,11 +10,11 @@ public struct PostgresAccessKeyLedger: AccessKeyRecords {
     let logger: Logger
 
     public func accessKeys() async throws -> [AccessKeyRecord] {
-        try await records(client.query(PostgresQuery(unsafeSQL: queries.keys.list), logger: logger))
+        try await records(client.query(queries.keys.list.query(), logger: logger))
     }
 
     public func accessKeysVersion() async throws -> Int64 {
-        for try await version in try await client.query(PostgresQuery(unsafeSQL: queries.keys.version), logger: logger).decode(Int64.self) {
+        for try await version in try await client.query(queries.keys.version.query(), logger: logger).decode(Int64.self) {
             return version
         }
         return 0
@@ -22,18 +22,18 @@ public struct PostgresAccessKeyLedger: AccessKeyRecords {
 
     public func insertAccessKey(_ key: AccessKeyRecord) async throws -> Bool {
         let rows = try await client.query(
-            PostgresStore.query(queries.keys.insert, key.id, key.name, key.kind.rawValue, key.digest, key.createdAtMs), logger: logger)
+            queries.keys.insert.query(["id": key.id, "name": key.name, "kind": key.kind.rawValue, "digest": key.digest, "created_at_ms": key.createdAtMs]), logger: logger)
         for try await _ in rows.decode(String.self) { return true }
         return false
     }
 
     public func revokeAccessKey(id: String, atMs: Int64) async throws -> AccessKeyRecord? {
-        try await records(client.query(PostgresStore.query(queries.keys.revoke, id, atMs), logger: logger)).first
+        try await records(client.query(queries.keys.revoke.query(["id": id, "revoked_at_ms": atMs]), logger: logger)).first
     }
 
     public func recordAccessKeyUses(_ uses: [String: Int64]) async throws {
         for (id, at) in uses.sorted(by: { $0.key < $1.key }) {
-            try await client.query(PostgresStore.query(queries.keys.recordUse, id, at), logger: logger)
+            try await client.query(queries.keys.recordUse.query(["id": id, "used_at_ms": at]), logger: logger)
         }
     }
 

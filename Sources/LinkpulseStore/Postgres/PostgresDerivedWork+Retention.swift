@@ -30,7 +30,7 @@ extension PostgresDerivedWork {
         let q = queries.retention
         var outcome = PostgresRetentionOutcome(horizonMs: horizonMs)
         var months: [String] = []
-        for try await c in try await connection.query(PostgresStore.query(q.expiredMonths, horizonMs), logger: logger).byName() {
+        for try await c in try await connection.query(q.expiredMonths.query(["horizon_ms": horizonMs]), logger: logger).byName() {
             months.append(try c.decode(PostgresEventMonthColumn.month))
         }
         for name in months {
@@ -38,8 +38,8 @@ extension PostgresDerivedWork {
             guard name.utf8.count == "lp_events_2026_11".utf8.count, name.hasPrefix("lp_events_"),
                   name.dropFirst(10).allSatisfy({ $0.isNumber || $0 == "_" }) else { continue }
             let done = try await deleteBatch(
-                gone: PostgresQuery(unsafeSQL: q.goneMonth.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
-                delete: PostgresQuery(unsafeSQL: q.dropMonth.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
+                gone: PostgresQuery(unsafeSQL: q.goneMonth.sql.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
+                delete: PostgresQuery(unsafeSQL: q.dropMonth.sql.replacingOccurrences(of: "%I", with: "\"\(name)\"")),
                 evenIfEmpty: true, horizonMs: horizonMs, on: connection)
             guard done != nil else {
                 outcome.waitsForRollups = true
@@ -49,7 +49,7 @@ extension PostgresDerivedWork {
         }
         while true {
             guard let deleted = try await deleteBatch(
-                gone: PostgresStore.query(q.goneDefault, horizonMs, Int64(batch)), delete: PostgresQuery(unsafeSQL: q.deleteDefault),
+                gone: q.goneDefault.query(["before_ms": horizonMs, "batch": Int64(batch)]), delete: q.deleteDefault.query(),
                 evenIfEmpty: false, horizonMs: horizonMs, on: connection)
             else {
                 outcome.waitsForRollups = true
@@ -71,15 +71,15 @@ extension PostgresDerivedWork {
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.query(gone, logger: logger)
             var (size, uncounted): (Int64, Int64) = (0, 0)
-            for try await c in try await connection.query(PostgresQuery(unsafeSQL: q.uncounted), logger: logger).byName() {
+            for try await c in try await connection.query(q.uncounted.query(), logger: logger).byName() {
                 (size, uncounted) = (try c.decode(PostgresGoneColumn.gone), try c.decode(PostgresGoneColumn.uncounted))
             }
             guard uncounted == 0 else { return nil }
             guard size > 0 || evenIfEmpty else { return 0 }
-            try await connection.query(PostgresStore.query(q.recordHorizon, String(horizonMs)), logger: logger)
-            try await connection.query(PostgresStore.query(q.dropClickIndexes, horizonMs), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: q.keepClicks), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: q.forget), logger: logger)
+            try await connection.query(q.recordHorizon.query(["horizon_ms": String(horizonMs)]), logger: logger)
+            try await connection.query(q.dropClickIndexes.query(["before_ms": horizonMs]), logger: logger)
+            try await connection.query(q.keepClicks.query(), logger: logger)
+            try await connection.query(q.forget.query(), logger: logger)
             try await connection.query(delete, logger: logger)
             return Int(size)
         }

@@ -221,7 +221,7 @@ public final class PostgresDerivedWork: Sendable {
     }
 
     func tryLead(_ connection: PostgresConnection) async throws -> Bool {
-        for try await held in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.tryLead), logger: logger).decode(Bool.self) {
+        for try await held in try await connection.query(queries.attribution.tryLead.query(), logger: logger).decode(Bool.self) {
             return held
         }
         return false
@@ -232,9 +232,9 @@ public final class PostgresDerivedWork: Sendable {
     /// through which every event is attributed.
     func attributeRound(on connection: PostgresConnection) async throws -> (count: Int, through: Int64) {
         try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.roundCommitMode), logger: logger)
+            try await connection.query(queries.attribution.roundCommitMode.query(), logger: logger)
             var through: Int64 = 0
-            for try await seq in try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.state), logger: logger).decode(Int64.self) {
+            for try await seq in try await connection.query(queries.attribution.state.query(), logger: logger).decode(Int64.self) {
                 through = seq
             }
             let events = try await PostgresEventStore.events(
@@ -244,8 +244,8 @@ public final class PostgresDerivedWork: Sendable {
             let earlier = try await earlierClicks(round.queries(windowMs: attributor.windowMs), on: connection)
             let decisions = try round.decide(earlier, attributor: attributor)
             try await write(decisions, on: connection)
-            try await connection.query(PostgresStore.query(queries.attribution.advance, last), logger: logger)
-            try await connection.query(PostgresStore.query(queries.attribution.notify, String(last)), logger: logger)
+            try await connection.query(queries.attribution.advance.query(["seq": last]), logger: logger)
+            try await connection.query(queries.attribution.notify.query(["payload": String(last)]), logger: logger)
             return (events.count, last)
         }
     }
@@ -256,16 +256,16 @@ public final class PostgresDerivedWork: Sendable {
     func rollupRound(on connection: PostgresConnection) async throws -> (count: Int, through: Int64) {
         let q = queries.rollups
         return try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: queries.attribution.roundCommitMode), logger: logger)
+            try await connection.query(queries.attribution.roundCommitMode.query(), logger: logger)
             var (through, attributed): (Int64, Int64) = (0, 0)
-            for try await c in try await connection.query(PostgresQuery(unsafeSQL: q.state), logger: logger).byName() {
+            for try await c in try await connection.query(q.state.query(), logger: logger).byName() {
                 (through, attributed) = (try c.decode(PostgresRollupStateColumn.countedThroughSeq), try c.decode(PostgresRollupStateColumn.attributedThroughSeq))
             }
             guard attributed > through else { return (0, through) }
             var cells = RollupCells()
             var count = 0
             var last = through
-            for try await row in try await connection.query(PostgresStore.query(q.events, through, attributed, Int64(roundSize)), logger: logger) {
+            for try await row in try await connection.query(q.events.query(["after_seq": through, "through_seq": attributed, "limit": Int64(roundSize)]), logger: logger) {
                 let c = row.makeRandomAccess()
                 let (event, occurredAtMs) = try PostgresStatsReader.countedEvent(c)
                 cells.add(event, occurredAtMs: occurredAtMs)
@@ -274,14 +274,11 @@ public final class PostgresDerivedWork: Sendable {
             }
             guard count > 0 else { return (0, through) }
             let keys = Array(cells.counts.keys)
-            var selection = PostgresBindings(capacity: 6)
-            selection.append(keys.map(\.dimension))
-            selection.append(keys.map(\.grain))
-            selection.append(keys.map(\.bucketMs))
-            selection.append(keys.map(\.value))
-            selection.append(keys.map(\.platform))
-            selection.append(keys.map(\.bot))
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: q.cells, binds: selection), logger: logger) {
+            let selection = try q.cells.query([
+                "dimensions": keys.map(\.dimension), "grains": keys.map(\.grain), "buckets": keys.map(\.bucketMs),
+                "values": keys.map(\.value), "platforms": keys.map(\.platform), "bots": keys.map(\.bot),
+            ])
+            for try await row in try await connection.query(selection, logger: logger) {
                 let c = row.makeRandomAccess()
                 typealias R = PostgresRollupCellColumn
                 let key = RollupCells.Key(
@@ -293,28 +290,25 @@ public final class PostgresDerivedWork: Sendable {
                 if sketch.readableBytes > 0 { sketch.withUnsafeReadableBytes { stored.clickVisitors.merge(serialized: $0) } }
                 cells.merge(stored: stored, into: key)
             }
-            try await connection.query(PostgresQuery(unsafeSQL: q.upsert, binds: Self.rows(cells)), logger: logger)
-            try await connection.query(PostgresStore.query(q.advance, last), logger: logger)
-            try await connection.query(PostgresStore.query(queries.attribution.notify, Self.countedNotice + String(last)), logger: logger)
+            try await connection.query(q.upsert.query(binding: Self.rows(cells)), logger: logger)
+            try await connection.query(q.advance.query(["seq": last]), logger: logger)
+            try await connection.query(queries.attribution.notify.query(["payload": Self.countedNotice + String(last)]), logger: logger)
             return (count, last)
         }
     }
 
-    /// The cells as the twenty-two arrays of `rollups/upsert.sql`.
-    static func rows(_ cells: RollupCells) -> PostgresBindings {
+    /// The cells as the twenty-two arrays of `rollups/upsert.sql`, by name.
+    static func rows(_ cells: RollupCells) -> [(name: String, value: PostgresStatement.Value)] {
         let entries = Array(cells.counts)
-        var b = PostgresBindings(capacity: 22)
-        b.append(entries.map(\.key.dimension))
-        b.append(entries.map(\.key.grain))
-        b.append(entries.map(\.key.bucketMs))
-        b.append(entries.map(\.key.value))
-        b.append(entries.map(\.key.platform))
-        b.append(entries.map(\.key.bot))
+        var values: [(name: String, value: PostgresStatement.Value)] = [
+            ("dimensions", entries.map(\.key.dimension)), ("grains", entries.map(\.key.grain)), ("buckets", entries.map(\.key.bucketMs)),
+            ("values", entries.map(\.key.value)), ("platforms", entries.map(\.key.platform)), ("bots", entries.map(\.key.bot)),
+        ]
         let counts = entries.map(\.value)
         let rows = counts.map(\.row)
-        for column in 0..<ConversionCounts.rowColumnCount { b.append(rows.map { $0[column] }) }
-        b.append(counts.map { $0.clicks == 0 ? ByteBuffer() : ByteBuffer(bytes: $0.clickVisitors.serialized) })
-        return b
+        for (column, name) in ConversionCounts.rowColumns.enumerated() { values.append((name, rows.map { $0[column] })) }
+        values.append(("visitors", counts.map { $0.clicks == 0 ? ByteBuffer() : ByteBuffer(bytes: $0.clickVisitors.serialized) }))
+        return values
     }
 
     /// The clicks of earlier rounds a round asks for, in three queries.
@@ -322,7 +316,7 @@ public final class PostgresDerivedWork: Sendable {
         var earlier = ReplayRound.EarlierClicks()
         let q = queries.attribution
         if !wanted.ids.isEmpty {
-            let rows = try await connection.query(PostgresStore.query(q.clicksById, Array(wanted.ids)), logger: logger)
+            let rows = try await connection.query(q.clicksById.query(["ids": Array(wanted.ids)]), logger: logger)
             typealias C = PostgresClickByIdColumn
             for try await c in rows.byName() {
                 earlier.byId[try c.decode(C.eventId)] = KnownClick(
@@ -334,7 +328,7 @@ public final class PostgresDerivedWork: Sendable {
         }
         if !wanted.newestByRef.isEmpty {
             let pairs = Array(wanted.newestByRef)
-            let rows = try await connection.query(PostgresStore.query(q.newestRefClicks, pairs.map(\.ref), pairs.map(\.atMs)), logger: logger)
+            let rows = try await connection.query(q.newestRefClicks.query(["refs": pairs.map(\.ref), "at_ms": pairs.map(\.atMs)]), logger: logger)
             typealias C = PostgresRefClickColumn
             for try await c in rows.byName() {
                 earlier.byRef.append(KnownClick(
@@ -347,9 +341,10 @@ public final class PostgresDerivedWork: Sendable {
         if !wanted.windows.isEmpty {
             let windows = Array(wanted.windows)
             let rows = try await connection.query(
-                PostgresStore.query(
-                    q.fingerprintClicks, windows.map(\.fingerprint.ipKey), windows.map { Int16($0.fingerprint.platform.code) },
-                    windows.map(\.fromMs), windows.map(\.throughMs)),
+                q.fingerprintClicks.query([
+                    "ip_keys": windows.map(\.fingerprint.ipKey), "platforms": windows.map { Int16($0.fingerprint.platform.code) },
+                    "from_ms": windows.map(\.fromMs), "through_ms": windows.map(\.throughMs),
+                ]),
                 logger: logger)
             for try await row in rows {
                 let c = row.makeRandomAccess()
@@ -385,7 +380,7 @@ public final class PostgresDerivedWork: Sendable {
                 out.member("medium", a.dimensions.medium)
                 out.close()
             }
-            try await connection.query(PostgresStore.query(q.insertAttributions, out.text), logger: logger)
+            try await connection.query(q.insertAttributions.query(["rows": out.text]), logger: logger)
         }
         if !decisions.firstResolves.isEmpty {
             var out = JSONObjects(capacity: decisions.firstResolves.count * 64)
@@ -395,7 +390,7 @@ public final class PostgresDerivedWork: Sendable {
                 out.member("first_seq", seq)
                 out.close()
             }
-            try await connection.query(PostgresStore.query(q.insertResolveDevices, out.text), logger: logger)
+            try await connection.query(q.insertResolveDevices.query(["rows": out.text]), logger: logger)
         }
         if !decisions.refClicks.isEmpty {
             var out = JSONObjects(capacity: decisions.refClicks.count * 96)
@@ -409,7 +404,7 @@ public final class PostgresDerivedWork: Sendable {
                 out.member("medium", click.dimensions.medium)
                 out.close()
             }
-            try await connection.query(PostgresStore.query(q.insertRefClicks, out.text), logger: logger)
+            try await connection.query(q.insertRefClicks.query(["rows": out.text]), logger: logger)
         }
         if !decisions.fingerprintClicks.isEmpty {
             var out = JSONObjects(capacity: decisions.fingerprintClicks.count * 128)
@@ -426,7 +421,7 @@ public final class PostgresDerivedWork: Sendable {
                 out.member("medium", click.dimensions.medium)
                 out.close()
             }
-            try await connection.query(PostgresStore.query(q.insertFingerprintClicks, out.text), logger: logger)
+            try await connection.query(q.insertFingerprintClicks.query(["rows": out.text]), logger: logger)
         }
     }
 }

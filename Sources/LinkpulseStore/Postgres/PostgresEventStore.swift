@@ -25,24 +25,24 @@ public struct PostgresEventStore: Sendable {
             var stored: Set<Int64> = []
             var firstSeq: Int64 = 0
             if !commit.unique.isEmpty {
-                for try await next in try await connection.query(PostgresQuery(unsafeSQL: queries.ingest.lockSeq), logger: logger).decode(Int64.self) {
+                for try await next in try await connection.query(queries.ingest.lockSeq.query(), logger: logger).decode(Int64.self) {
                     firstSeq = next
                 }
                 let rows = try await connection.query(
-                    PostgresStore.query(queries.ingest.insertEvents, commit.eventsJSON(), firstSeq), logger: logger)
+                    queries.ingest.insertEvents.query(["events": commit.eventsJSON(), "first_seq": firstSeq]), logger: logger)
                 for try await seq in rows.decode(Int64.self) { stored.insert(seq - firstSeq) }
                 try await connection.query(
-                    PostgresStore.query(queries.ingest.advanceSeq, firstSeq + Int64(commit.unique.count)), logger: logger)
+                    queries.ingest.advanceSeq.query(["next_seq": firstSeq + Int64(commit.unique.count)]), logger: logger)
                 if commit.unique.contains(where: \.isResolve) {
                     // An app waits for the answer: the daemon doing attribution hears it at commit.
-                    try await connection.query(PostgresStore.query(queries.attribution.notify, PostgresDerivedWork.resolveNotice), logger: logger)
+                    try await connection.query(queries.attribution.notify.query(["payload": PostgresDerivedWork.resolveNotice]), logger: logger)
                 }
             }
             if commit.hasQuarantine {
-                try await connection.query(PostgresStore.query(queries.ingest.insertQuarantine, commit.quarantineJSON()), logger: logger)
+                try await connection.query(queries.ingest.insertQuarantine.query(["rows": commit.quarantineJSON()]), logger: logger)
             }
             if let progress {
-                try await connection.query(PostgresStore.query(queries.schema.setInstallationValue, progress.key, progress.value), logger: logger)
+                try await connection.query(queries.schema.setInstallationValue.query(["key": progress.key, "value": progress.value]), logger: logger)
             }
             return (firstSeq, stored)
         }
@@ -51,7 +51,7 @@ public struct PostgresEventStore: Sendable {
 
     /// The seq of the event stored under exactly this id, or nil.
     public func storedSeq(ofEventId id: String) async throws -> Int64? {
-        for try await seq in try await client.query(PostgresStore.query(queries.ingest.storedSeq, id), logger: logger).decode(Int64.self) {
+        for try await seq in try await client.query(queries.ingest.storedSeq.query(["event_id": id]), logger: logger).decode(Int64.self) {
             return seq
         }
         return nil
@@ -67,9 +67,9 @@ public struct PostgresEventStore: Sendable {
 
     /// `events(afterSeq:limit:)` on `connection` (inside its transaction, when it has one).
     static func events(
-        after afterSeq: Int64, limit: Int, sql: String, on connection: PostgresConnection, logger: Logger
+        after afterSeq: Int64, limit: Int, sql: PostgresStatement, on connection: PostgresConnection, logger: Logger
     ) async throws -> [(seq: Int64, event: IngestEvent)] {
-        let rows = try await connection.query(PostgresStore.query(sql, afterSeq, Int64(limit)), logger: logger)
+        let rows = try await connection.query(sql.query(["after_seq": afterSeq, "limit": Int64(limit)]), logger: logger)
         var events: [(seq: Int64, event: IngestEvent)] = []
         for try await row in rows {
             let c = row.makeRandomAccess()
@@ -102,7 +102,7 @@ public struct PostgresEventStore: Sendable {
         var deleted = 0
         while true {
             var count = 0
-            let rows = try await client.query(PostgresStore.query(queries.ingest.deleteOldQuarantine, beforeMs, Int64(batch)), logger: logger)
+            let rows = try await client.query(queries.ingest.deleteOldQuarantine.query(["before_ms": beforeMs, "batch": Int64(batch)]), logger: logger)
             for try await n in rows.decode(Int64.self) { count = Int(n) }
             deleted += count
             if count < batch { return deleted }
@@ -111,7 +111,7 @@ public struct PostgresEventStore: Sendable {
 
     /// The newest quarantined events, newest first (for operators).
     public func recentQuarantine(limit: Int) async throws -> [QuarantineRecord] {
-        let rows = try await client.query(PostgresStore.query(queries.ingest.recentQuarantine, Int64(limit)), logger: logger)
+        let rows = try await client.query(queries.ingest.recentQuarantine.query(["limit": Int64(limit)]), logger: logger)
         var records: [QuarantineRecord] = []
         for try await row in rows {
             let c = row.makeRandomAccess()

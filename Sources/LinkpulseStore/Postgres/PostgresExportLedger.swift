@@ -11,7 +11,7 @@ public struct PostgresExportLedger: ExportRecords {
     let logger: Logger
 
     public func lastExportedPeriod(job: String) async throws -> (startMs: Int64, endMs: Int64)? {
-        for try await c in try await client.query(PostgresStore.query(queries.export.jobLastPeriod, job), logger: logger).byName() {
+        for try await c in try await client.query(queries.export.jobLastPeriod.query(["job": job]), logger: logger).byName() {
             return (try c.decode(PostgresJobPeriodColumn.lastPeriodStartMs), try c.decode(PostgresJobPeriodColumn.lastPeriodEndMs))
         }
         return nil
@@ -23,7 +23,7 @@ public struct PostgresExportLedger: ExportRecords {
 
     public func exportFiles() async throws -> [ExportFileRecord] {
         var files: [ExportFileRecord] = []
-        let rows = try await client.query(PostgresQuery(unsafeSQL: queries.export.files), logger: logger)
+        let rows = try await client.query(queries.export.files.query(), logger: logger)
         typealias C = PostgresExportFileColumn
         for try await c in rows.byName() {
             files.append(ExportFileRecord(
@@ -41,18 +41,19 @@ public struct PostgresExportLedger: ExportRecords {
         try await client.withTransaction(logger: logger) { connection in
             for file in files {
                 try await connection.query(
-                    PostgresStore.query(
-                        q.insertFile, file.name, file.job, file.periodStartMs, file.periodEndMs, file.periodLabel, Int64(file.rows), file.bytes,
-                        file.createdAtMs),
+                    q.insertFile.query([
+                        "name": file.name, "job": file.job, "period_start_ms": file.periodStartMs, "period_end_ms": file.periodEndMs,
+                        "period_label": file.periodLabel, "rows": Int64(file.rows), "bytes": file.bytes, "created_at_ms": file.createdAtMs,
+                    ]),
                     logger: logger)
             }
             for job in jobs {
-                try await connection.query(PostgresStore.query(q.recordJobPeriod, job.name, job.startMs, job.endMs), logger: logger)
+                try await connection.query(q.recordJobPeriod.query(["job": job.name, "period_start_ms": job.startMs, "period_end_ms": job.endMs]), logger: logger)
             }
         }
     }
 
     public func forgetExportFile(name: String) async throws {
-        try await client.query(PostgresStore.query(queries.export.deleteFile, name), logger: logger)
+        try await client.query(queries.export.deleteFile.query(["name": name]), logger: logger)
     }
 }

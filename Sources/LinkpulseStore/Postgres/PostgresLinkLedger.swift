@@ -6,26 +6,42 @@ import PostgresNIO
 /// `LinkLedger`, shared by every daemon on the database.
 public struct PostgresLinkLedger: LinkRecords {
     let client: PostgresClient
-    let queries: LinkQueries
+    let queries: Statements
     let logger: Logger
 
+    /// `queries/postgres/links/`, their parameters named.
+    struct Statements: Sendable {
+        let byRef, page, count, insert, update, delete: PostgresStatement
+
+        init(_ links: LinkQueries) {
+            (byRef, page, count) = (PostgresStatement(named: links.byRef), PostgresStatement(named: links.page), PostgresStatement(named: links.count))
+            (insert, update, delete) = (PostgresStatement(named: links.insert), PostgresStatement(named: links.update), PostgresStatement(named: links.delete))
+        }
+    }
+
+    init(client: PostgresClient, queries: LinkQueries, logger: Logger) {
+        self.client = client
+        self.queries = Statements(queries)
+        self.logger = logger
+    }
+
     public func link(ref: String) async throws -> StoredLink? {
-        try await stored(client.query(PostgresStore.query(queries.byRef, ref), logger: logger)).first
+        try await stored(client.query(queries.byRef.query(["ref": ref]), logger: logger)).first
     }
 
     public func links(limit: Int, offset: Int) async throws -> [HostedLink] {
-        try await stored(client.query(PostgresStore.query(queries.page, Int64(limit), Int64(offset)), logger: logger)).map(\.link)
+        try await stored(client.query(queries.page.query(["limit": Int64(limit), "offset": Int64(offset)]), logger: logger)).map(\.link)
     }
 
     public func linkCount() async throws -> Int {
-        for try await count in try await client.query(PostgresQuery(unsafeSQL: queries.count), logger: logger).decode(Int64.self) {
+        for try await count in try await client.query(queries.count.query(), logger: logger).decode(Int64.self) {
             return Int(count)
         }
         return 0
     }
 
     public func insertLink(_ link: HostedLink) async throws -> Bool {
-        try await answersRef(PostgresQuery(unsafeSQL: queries.insert, binds: Self.bindings(link, then: [link.createdAtMs, link.updatedAtMs])))
+        try await answersRef(queries.insert.query(binding: Self.fields(link) + [("created_at_ms", link.createdAtMs), ("updated_at_ms", link.updatedAtMs)]))
     }
 
     public func insertLinks(_ links: [HostedLink]) async throws -> [String] {
@@ -33,7 +49,7 @@ public struct PostgresLinkLedger: LinkRecords {
         return try await client.withTransaction(logger: logger) { connection in
             var skipped: [String] = []
             for link in links {
-                let query = PostgresQuery(unsafeSQL: sql, binds: try Self.bindings(link, then: [link.createdAtMs, link.updatedAtMs]))
+                let query = try sql.query(binding: Self.fields(link) + [("created_at_ms", link.createdAtMs), ("updated_at_ms", link.updatedAtMs)])
                 var inserted = false
                 for try await _ in try await connection.query(query, logger: logger).decode(String.self) { inserted = true }
                 if !inserted { skipped.append(link.ref) }
@@ -43,11 +59,11 @@ public struct PostgresLinkLedger: LinkRecords {
     }
 
     public func updateLink(_ link: HostedLink) async throws -> Bool {
-        try await answersRef(PostgresQuery(unsafeSQL: queries.update, binds: Self.bindings(link, then: [link.updatedAtMs])))
+        try await answersRef(queries.update.query(binding: Self.fields(link) + [("updated_at_ms", link.updatedAtMs)]))
     }
 
     public func deleteLink(ref: String, atMs: Int64) async throws -> Bool {
-        try await answersRef(PostgresStore.query(queries.delete, ref, atMs))
+        try await answersRef(queries.delete.query(["ref": ref, "deleted_at_ms": atMs]))
     }
 
     /// Whether `query` (a write with `RETURNING ref`) changed a row.
@@ -56,21 +72,15 @@ public struct PostgresLinkLedger: LinkRecords {
         return false
     }
 
-    /// `$1`…`$15` of `links/insert.sql` and `links/update.sql` (the link's fields, absent
-    /// ones as NULL), then `times`.
-    static func bindings(_ link: HostedLink, then times: [Int64]) throws -> PostgresBindings {
-        var binds = PostgresBindings(capacity: 15 + times.count)
-        try binds.append(link.ref)
-        try binds.append(link.app)
-        try binds.append(link.url)
-        for text in [link.campaign, link.source, link.medium, link.deepLink.storedJSON, link.iosURL, link.androidURL, link.desktopURL] {
-            try binds.append(text)
-        }
-        try binds.append(link.iosPreview)
-        for text in [link.social.title, link.social.description, link.social.image] { try binds.append(text) }
-        try binds.append(link.expiresAtMs)
-        for time in times { try binds.append(time) }
-        return binds
+    /// The link's fields as `links/insert.sql` and `links/update.sql` name them (absent ones
+    /// NULL); the times are the caller's.
+    static func fields(_ link: HostedLink) -> [(name: String, value: PostgresStatement.Value)] {
+        [
+            ("ref", link.ref), ("app", link.app), ("url", link.url), ("campaign", link.campaign), ("source", link.source),
+            ("medium", link.medium), ("deep_link", link.deepLink.storedJSON), ("ios_url", link.iosURL), ("android_url", link.androidURL),
+            ("desktop_url", link.desktopURL), ("ios_preview", link.iosPreview), ("social_title", link.social.title),
+            ("social_description", link.social.description), ("social_image", link.social.image), ("expires_at_ms", link.expiresAtMs),
+        ]
     }
 
     /// The rows of `links/by_ref.sql` or `links/page.sql`, read by column name.

@@ -25,10 +25,10 @@ public struct PostgresStatsReader: StatsSource {
         let (reads, dropsNetted) = rows?.reads(withVisitors: withVisitors, asksKeys: onlyKeys != nil, visitorsOnly: visitorsOnly)
             ?? ([.raw(from: query.fromMs, to: query.toMs)], false)
         return try await client.withConnection { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.snapshot), logger: self.logger)
+            try await connection.query(self.queries.stats.snapshot.query(), logger: self.logger)
             do {
-                if let horizon = try await self.horizon(on: connection) { try Self.refuseRaw(rows, query: query, before: horizon) }
-                if rows != nil { try await connection.query(PostgresQuery(unsafeSQL: self.queries.stats.workMemory), logger: self.logger) }
+                if let horizon = try await self.horizon(on: connection) { try RollupRows.refuseRawReads(rows, of: query, before: horizon) }
+                if rows != nil { try await connection.query(self.queries.stats.workMemory.query(), logger: self.logger) }
                 var groups: [StatsGroupKey: CountsByAudience] = [:]
                 for read in reads {
                     switch read {
@@ -51,25 +51,10 @@ public struct PostgresStatsReader: StatsSource {
 
     /// The raw-event horizon (retention has deleted raw events before it), or nil.
     func horizon(on connection: PostgresConnection) async throws -> Int64? {
-        for try await ms in try await connection.query(PostgresQuery(unsafeSQL: queries.retention.horizon), logger: logger).decode(Int64.self) {
+        for try await ms in try await connection.query(queries.retention.horizon.query(), logger: logger).decode(Int64.self) {
             return ms
         }
         return nil
-    }
-
-    /// Throws when the answer would read raw events before `horizonMs`, naming the parameter:
-    /// never counted from what is left.
-    static func refuseRaw(_ rows: RollupRows?, query: StatsQuery, before horizonMs: Int64) throws {
-        guard let rows else {
-            guard query.fromMs >= horizonMs else {
-                throw ParameterError.countedFromRawEvents(
-                    horizonMs: horizonMs, what: "A query filtered by two dimensions, or grouped by one and filtered by another,")
-            }
-            return
-        }
-        for case .raw(let from, _) in rows.pieces where from < horizonMs {
-            throw ParameterError.finerThanKept(from == query.fromMs ? "from" : "to", horizonMs: horizonMs)
-        }
     }
 
     /// The counted raw events of [from, to).
@@ -77,7 +62,7 @@ public struct PostgresStatsReader: StatsSource {
         from: Int64, to: Int64, plan: StatsPlan, wanted: Set<String?>?, on connection: PostgresConnection,
         into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
-        let rows = try await connection.query(PostgresStore.query(queries.stats.rawEvents, from, to), logger: logger)
+        let rows = try await connection.query(queries.stats.rawEvents.query(["from_ms": from, "to_ms": to]), logger: logger)
         for try await row in rows {
             let (event, occurredAtMs) = try Self.countedEvent(row.makeRandomAccess())
             plan.addRaw(event, occurredAtMs: occurredAtMs, wanted: wanted, into: &groups)
@@ -91,22 +76,18 @@ public struct PostgresStatsReader: StatsSource {
         _ rows: RollupRows, _ grain: RollupCells.Grain, from: Int64, to: Int64, _ counting: RollupRowCounting, visitors: Bool, of keys: [String?]?,
         on connection: PostgresConnection, into groups: inout [StatsGroupKey: CountsByAudience]
     ) async throws {
-        /// `sql` with the rows' selection bound as $1–$7 (and `keys` as $8).
-        func selecting(_ sql: String, keys: [String]?? = .none) -> PostgresQuery {
-            var bindings = PostgresBindings(capacity: 8)
-            bindings.append(rows.dimension.rawValue)
-            bindings.append(grain.rawValue)
-            bindings.append(from)
-            bindings.append(to)
-            bindings.append(rows.value)
-            bindings.append(rows.platform)
-            bindings.append(rows.key)
-            if case .some(let keys) = keys { bindings.append(keys) }
-            return PostgresQuery(unsafeSQL: sql, binds: bindings)
+        /// `statement` with the rows' selection bound (and `keys`, when given).
+        func selecting(_ statement: PostgresStatement, keys: [String]?? = .none) throws -> PostgresQuery {
+            var values: [(name: String, value: PostgresStatement.Value)] = [
+                ("dimension", rows.dimension.rawValue), ("grain", grain.rawValue), ("from_ms", from), ("to_ms", to),
+                ("value", rows.value), ("platform", rows.platform), ("key", rows.key),
+            ]
+            if case .some(let keys) = keys { values.append(("keys", keys)) }
+            return try statement.query(binding: values)
         }
         if counting != .none {
             let sign = counting == .subtract ? -1 : 1
-            for try await row in try await connection.query(selecting(queries.stats.rollupCounts), logger: logger) {
+            for try await row in try await connection.query(try selecting(queries.stats.rollupCounts), logger: logger) {
                 let c = row.makeRandomAccess()
                 typealias R = PostgresRollupCountsColumn
                 let n = ConversionCounts(row: try R.counts.map { try c[$0].decode(Int64.self) }, sign: sign)
@@ -115,7 +96,7 @@ public struct PostgresStatsReader: StatsSource {
         }
         guard visitors else { return }
         let values: [String]? = rows.key == "value" ? keys.map { $0.map { $0 ?? "" } } : nil
-        let sketches = try await connection.query(selecting(queries.stats.rollupVisitors, keys: .some(values)), logger: logger)
+        let sketches = try await connection.query(try selecting(queries.stats.rollupVisitors, keys: .some(values)), logger: logger)
         typealias V = PostgresRollupVisitorsColumn
         for try await c in sketches.byName() {
             let (key, bot, sketch) = (try c.decode(V.key, as: String.self), try c.decode(V.bot, as: Bool.self), try c.decode(V.visitors, as: ByteBuffer.self))
@@ -155,7 +136,7 @@ extension PostgresStatsReader: RawEventSource {
     public func rawEventCursor(for query: RawEventQuery) async throws -> RawEventCursor {
         let horizon = try await client.withConnection { try await self.horizon(on: $0) }
         if let horizon, query.fromMs < horizon { throw ParameterError.rawEventsExpired("from", horizonMs: horizon) }
-        for try await seq in try await client.query(PostgresQuery(unsafeSQL: queries.export.newestSeq), logger: logger).decode(Int64.self) {
+        for try await seq in try await client.query(queries.export.newestSeq.query(), logger: logger).decode(Int64.self) {
             return RawEventCursor(snapshotSeq: seq)
         }
         return RawEventCursor(snapshotSeq: 0)
@@ -167,20 +148,20 @@ extension PostgresStatsReader: RawEventSource {
         var page = RawEventPage(capacity: limit)
         var cursor = cursor
         let f = query.filters
-        /// `sql` with four bounds, the filters and the page size bound.
-        func filtered(_ sql: String, _ bounds: [Int64], size: Int) -> PostgresQuery {
-            var bindings = PostgresBindings(capacity: 11)
-            for value in bounds { bindings.append(value) }
-            for text in [f.ref, f.campaign, f.source, f.medium] { bindings.append(text) }
-            bindings.append(f.platform.map { Int16($0.code) })
-            bindings.append(query.includeBots)
-            bindings.append(Int64(size))
-            return PostgresQuery(unsafeSQL: sql, binds: bindings)
+        /// `statement` with its four bounds, the filters and the page size bound.
+        func filtered(_ statement: PostgresStatement, _ bounds: KeyValuePairs<String, Int64>, size: Int) throws -> PostgresQuery {
+            try statement.query(binding: bounds.map { ($0.key, $0.value) } + [
+                ("ref", f.ref), ("campaign", f.campaign), ("source", f.source), ("medium", f.medium),
+                ("platform", f.platform.map { Int16($0.code) }), ("include_bots", query.includeBots), ("limit", Int64(size)),
+            ])
         }
         if !cursor.inTail {
-            let q = filtered(
+            let q = try filtered(
                 queries.export.eventsInTime,
-                [max(query.fromMs, cursor.afterMs ?? query.fromMs), query.toMs, cursor.snapshotSeq, cursor.afterMs == nil ? -1 : cursor.afterSeq],
+                [
+                    "after_ms": max(query.fromMs, cursor.afterMs ?? query.fromMs), "to_ms": query.toMs, "snapshot_seq": cursor.snapshotSeq,
+                    "after_seq": cursor.afterMs == nil ? -1 : cursor.afterSeq,
+                ],
                 size: limit)
             for try await row in try await client.query(q, logger: logger) {
                 let (seq, ms) = try Self.append(row, to: &page)
@@ -191,7 +172,10 @@ extension PostgresStatsReader: RawEventSource {
             cursor.inTail = true
             cursor.afterSeq = -1
         }
-        let q = filtered(queries.export.eventsTail, [query.fromMs, query.toMs, cursor.snapshotSeq, cursor.afterSeq], size: limit - page.count)
+        let q = try filtered(
+            queries.export.eventsTail,
+            ["from_ms": query.fromMs, "to_ms": query.toMs, "snapshot_seq": cursor.snapshotSeq, "after_seq": cursor.afterSeq],
+            size: limit - page.count)
         for try await row in try await client.query(q, logger: logger) {
             cursor.afterSeq = try Self.append(row, to: &page).seq
         }

@@ -144,7 +144,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
 
     /// How far attribution and the rollups have come, for `/metrics`, `/readyz` and the admin API.
     public func derivedProgress() async throws -> PostgresDerivedProgress {
-        let rows = try await client.query(PostgresQuery(unsafeSQL: queries.attribution.progress), logger: logger)
+        let rows = try await client.query(queries.attribution.progress.query(), logger: logger)
         for try await (attributed, counted, stored, waiting, oldest, uncounted, oldestUncounted) in rows.decode(
             (Int64, Int64, Int64, Int64, Int64?, Int64, Int64?).self) {
             return PostgresDerivedProgress(
@@ -163,7 +163,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public func countStored(timeout: Duration) async throws -> Int64 {
         let start = try await derivedProgress()
         guard start.rollups.waitingEvents > 0 else { return 0 }
-        try await client.query(Self.query(queries.attribution.notify, PostgresDerivedWork.wakeNotice), logger: logger)
+        try await client.query(queries.attribution.notify.query(["payload": PostgresDerivedWork.wakeNotice]), logger: logger)
         derived.counted.advance(to: start.rollups.throughSeq)
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -178,7 +178,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
 
     /// Up to `limit` stored answers of attribution with a seq above `afterSeq`, in seq order.
     public func attributions(afterSeq: Int64, limit: Int) async throws -> [PostgresAttributionRecord] {
-        let rows = try await client.query(Self.query(queries.attribution.attributionsAfter, afterSeq, Int64(limit)), logger: logger)
+        let rows = try await client.query(queries.attribution.attributionsAfter.query(["after_seq": afterSeq, "limit": Int64(limit)]), logger: logger)
         var records: [PostgresAttributionRecord] = []
         typealias C = PostgresAttributionColumn
         for try await c in rows.byName() {
@@ -203,10 +203,10 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     /// others wait for it and find nothing left to do.
     public func migrate() async throws -> [String] {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: queries.schema.lock), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: queries.schema.createMigrations), logger: logger)
+            try await connection.query(queries.schema.lock.query(), logger: logger)
+            try await connection.query(queries.schema.createMigrations.query(), logger: logger)
             var applied: Set<String> = []
-            for try await name in try await connection.query(PostgresQuery(unsafeSQL: queries.schema.applied), logger: logger).decode(String.self) {
+            for try await name in try await connection.query(queries.schema.applied.query(), logger: logger).decode(String.self) {
                 applied.insert(name)
             }
             var names: [String] = []
@@ -214,7 +214,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query(Self.query(queries.schema.record, migration.name), logger: logger)
+                try await connection.query(queries.schema.record.query(["name": migration.name]), logger: logger)
                 logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
                 names.append(migration.name)
             }
@@ -229,7 +229,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public func ensureEventMonths(aroundMs: Int64) async throws -> Int {
         let dayMs: Int64 = 86_400_000
         let rows = try await client.query(
-            Self.query(queries.schema.ensureEventMonths, aroundMs - 31 * dayMs, aroundMs + 62 * dayMs), logger: logger)
+            queries.schema.ensureEventMonths.query(["from_ms": aroundMs - 31 * dayMs, "to_ms": aroundMs + 62 * dayMs]), logger: logger)
         var created = 0
         for try await count in rows.decode(Int32.self) { created = Int(count) }
         return created
@@ -237,7 +237,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
 
     /// The id this database was given when it was created.
     public func databaseId() async throws -> String? {
-        for try await id in try await client.query(PostgresQuery(unsafeSQL: queries.schema.databaseId), logger: logger).decode(String.self) {
+        for try await id in try await client.query(queries.schema.databaseId.query(), logger: logger).decode(String.self) {
             return id
         }
         return nil
@@ -249,7 +249,7 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     /// so all daemons on one database end up with the same keys and visitor ids.
     public func installationValues(proposing proposed: [String: String]) async throws -> [String: String] {
         for (key, value) in proposed.sorted(by: { $0.key < $1.key }) {
-            try await client.query(Self.query(queries.schema.keepInstallationValue, key, value), logger: logger)
+            try await client.query(queries.schema.keepInstallationValue.query(["key": key, "value": value]), logger: logger)
         }
         return try await installationValues(matching: Set(proposed.keys))
     }
@@ -258,14 +258,14 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     /// kept in clear, once they are stored as keyed hashes).
     public func forgetInstallationValues(_ keys: [String]) async throws {
         for key in keys {
-            try await client.query(Self.query(queries.schema.forgetInstallationValue, key), logger: logger)
+            try await client.query(queries.schema.forgetInstallationValue.query(["key": key]), logger: logger)
         }
     }
 
     /// The stored installation values under `keys` (those that have one).
     public func installationValues(matching keys: Set<String>) async throws -> [String: String] {
         var stored: [String: String] = [:]
-        for try await c in try await client.query(PostgresQuery(unsafeSQL: queries.schema.installationValues), logger: logger).byName() {
+        for try await c in try await client.query(queries.schema.installationValues.query(), logger: logger).byName() {
             let key: String = try c.decode(PostgresInstallationValueColumn.key)
             if keys.contains(key) { stored[key] = try c.decode(PostgresInstallationValueColumn.value) }
         }
@@ -276,19 +276,12 @@ public final class PostgresStore: IngestStore, AttributionAnswers {
     public func isHealthy() async -> Bool {
         do {
             _ = try await Self.withTimeout(.seconds(5), what: "a health check") {
-                try await self.client.query(PostgresQuery(unsafeSQL: self.queries.schema.ping), logger: self.logger)
+                try await self.client.query(self.queries.schema.ping.query(), logger: self.logger)
             }
             return true
         } catch {
             return false
         }
-    }
-
-    /// `sql` with `values` bound as $1, $2, … in order.
-    static func query(_ sql: String, _ values: any PostgresDynamicTypeEncodable...) -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: values.count)
-        for value in values { bindings.append(value) }
-        return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 
     /// Runs `body`, failing with `PostgresStoreError.timedOut` when it takes longer than
@@ -348,13 +341,13 @@ private final class TimeoutRace<T: Sendable>: Sendable {
 struct AttributedEventStatement: PostgresPreparedStatement {
     typealias Row = PostgresRow
     static let name = "linkpulse_attributed_event"
-    static let sql = (try? SQLQueries.text("postgres/answer/attributed_event.sql")) ?? "SELECT 'answer/attributed_event.sql is missing'"
+    static let statement = PostgresStatement(
+        named: (try? SQLQueries.text("postgres/answer/attributed_event.sql")) ?? "SELECT 'answer/attributed_event.sql is missing'")
+    static let sql = statement.sql
     let seq: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
-        bindings.append(seq)
-        return bindings
+        try Self.statement.query(["seq": seq]).binds
     }
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
@@ -390,6 +383,9 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
     case notMigrated
     /// The daemon doing the derived work did not count what was stored in time.
     case notCounted(after: Duration)
+    /// A statement was given values for names it lacks, or none for names it has (or a name
+    /// twice): a mistake in the code that runs it.
+    case parameters(missing: [String], unknown: [String], statement: String)
 
     public var description: String {
         switch self {
@@ -399,6 +395,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible {
             "the daemon doing the derived work did not count the stored events within \(after.components.seconds) s: is one running (every daemon on the database takes its turn), or is it far behind (GET /v1/admin/rollup)?"
         case .notMigrated:
             "the database lacks Linkpulse's tables: run linkpulse migrate --database …"
+        case .parameters(let missing, let unknown, let statement):
+            "a statement was bound wrongly (missing: \(missing), unknown or repeated: \(unknown)): \(statement)"
         }
     }
 }

@@ -3,7 +3,13 @@ import LinkpulseDomain
 extension ConversionCounts {
     /// How many counts a row of `lp_rollups` holds (`row`): the layout of `RollupCells` on
     /// PostgreSQL.
-    static let rowColumnCount = 15
+    static let rowColumnCount = rowColumns.count
+    /// The names of `row`'s columns, in its order (those of `lp_rollups`).
+    static let rowColumns = [
+        "events", "clicks", "fallbacks", "installs_click_id", "installs_ref", "installs_fingerprint", "installs_organic", "opens",
+        "deferred_opens", "installs_install_referrer", "opens_install_referrer", "opens_click_id", "opens_ref", "opens_fingerprint",
+        "opens_organic",
+    ]
 
     /// The counts as a row of `lp_rollups` holds them, in its column order (`events` …
     /// `installs_install_referrer`, then the five opens by match type): what

@@ -3,7 +3,7 @@
 -- attribution watermark; its match type, matched click seq and candidates; the matched click's
 -- event id, time, url, properties, ref, campaign, source and medium (from lp_kept_clicks when
 -- retention deleted the click's row); the first seq of the device's resolves. Read by column
--- name (PostgresAttributedEventColumn). No row: no event $1 (or retention deleted it).
+-- name (PostgresAttributedEventColumn). No row: no event :seq (or retention deleted it).
 SELECT e.type, e.bot, e.resolve, e.ref, e.campaign, e.source, e.medium, e.url, e.properties,
        (SELECT through_seq FROM lp_derived_state WHERE job = 'attribution') AS attributed_through_seq,
        a.match_type, a.matched_click_seq, a.candidates,
@@ -17,4 +17,4 @@ FROM lp_events e
 LEFT JOIN lp_attributions a ON a.seq = e.seq
 LEFT JOIN lp_events c ON c.seq = a.matched_click_seq
 LEFT JOIN lp_kept_clicks k ON k.seq = a.matched_click_seq AND c.seq IS NULL
-WHERE e.seq = $1
+WHERE e.seq = :seq

@@ -1,2 +1,2 @@
--- attributions_after: up to $2 stored answers with a seq above $1, in seq order.
-SELECT seq, match_type, matched_click_seq, candidates FROM lp_attributions WHERE seq > $1 ORDER BY seq LIMIT $2
+-- attributions_after: up to :limit stored answers with a seq above :after_seq, in seq order.
+SELECT seq, match_type, matched_click_seq, candidates FROM lp_attributions WHERE seq > :after_seq ORDER BY seq LIMIT :limit

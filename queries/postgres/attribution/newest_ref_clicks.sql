@@ -1,8 +1,8 @@
--- newest_ref_clicks: for each (ref, time) pair of $1 (text[]) and $2 (bigint[]), the newest
+-- newest_ref_clicks: for each (ref, time) pair of :refs (text[]) and :at_ms (bigint[]), the newest
 -- attributed-through non-bot click of that ref at or before that time (of clicks at the same
 -- instant, the one stored last): ref, time, seq, campaign, source, medium.
 SELECT c.ref, c.occurred_at_ms, c.seq, c.campaign, c.source, c.medium
-FROM unnest($1::text[], $2::bigint[]) AS q(ref, at_ms)
+FROM unnest(:refs::text[], :at_ms::bigint[]) AS q(ref, at_ms)
 CROSS JOIN LATERAL (
     SELECT r.ref, r.occurred_at_ms, r.seq, r.campaign, r.source, r.medium FROM lp_ref_clicks r
     WHERE r.ref = q.ref AND r.occurred_at_ms <= q.at_ms

@@ -1,13 +1,13 @@
 -- insert_events: stores the events of one commit that are not stored yet, in one statement.
--- $1: the events as a JSON array of objects whose members are the columns named below
+-- :events: the events as a JSON array of objects whose members are the columns named below
 --     (absent or null for NULL), "ordinal" numbering them from 0 with no repeated event_id;
--- $2: the first seq of this commit (lock_seq). An event gets seq $2 + ordinal, so seqs have
+-- :first_seq: the first seq of this commit (lock_seq). An event gets seq :first_seq + ordinal, so seqs have
 --     gaps where an event was a duplicate.
 -- Yields the seqs stored. An id stored before, by any daemon, is skipped (ON CONFLICT): when
 -- another transaction is storing the same id, this one waits for it to end and then skips the
 -- id if it committed.
 WITH batch AS (
-    SELECT * FROM json_to_recordset($1::json) AS b(
+    SELECT * FROM json_to_recordset(:events::json) AS b(
         ordinal bigint, event_id text, type smallint, platform smallint, bot boolean,
         occurred_at_ms bigint, received_at_ms bigint, sent_at_ms bigint,
         ref text, campaign text, source text, medium text, deferred boolean,
@@ -16,7 +16,7 @@ WITH batch AS (
         app_version text, bot_reason text, properties text, install_referrer text, audience text)
 ), fresh AS (
     INSERT INTO lp_event_ids (event_id, seq)
-    SELECT event_id, $2::bigint + ordinal FROM batch ORDER BY ordinal
+    SELECT event_id, :first_seq::bigint + ordinal FROM batch ORDER BY ordinal
     ON CONFLICT (event_id) DO NOTHING
     RETURNING event_id, seq
 ), stored AS (

@@ -1,3 +1,3 @@
--- recent_quarantine: the newest $1 quarantined events, newest first (for operators).
+-- recent_quarantine: the newest :limit quarantined events, newest first (for operators).
 SELECT id, received_at_ms, event_index, code, field, message, raw_text, raw_truncated, user_agent
-FROM lp_quarantine ORDER BY id DESC LIMIT $1
+FROM lp_quarantine ORDER BY id DESC LIMIT :limit

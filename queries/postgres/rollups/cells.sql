@@ -4,6 +4,6 @@ SELECT r.dimension, r.grain, r.bucket_ms, r.value, r.platform, r.bot,
        r.events, r.clicks, r.fallbacks, r.installs_click_id, r.installs_ref, r.installs_fingerprint,
        r.installs_organic, r.opens, r.deferred_opens, r.installs_install_referrer,
        r.opens_install_referrer, r.opens_click_id, r.opens_ref, r.opens_fingerprint, r.opens_organic, r.visitors
-FROM unnest($1::smallint[], $2::smallint[], $3::bigint[], $4::text[], $5::smallint[], $6::boolean[])
+FROM unnest(:dimensions::smallint[], :grains::smallint[], :buckets::bigint[], :values::text[], :platforms::smallint[], :bots::boolean[])
      AS k(dimension, grain, bucket_ms, value, platform, bot)
 JOIN lp_rollups r USING (dimension, grain, bucket_ms, value, platform, bot)

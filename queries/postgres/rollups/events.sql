@@ -1,4 +1,4 @@
--- events: up to $3 attributed events after seq $1 through seq $2, in seq order, with what the
+-- events: up to :limit attributed events after seq :after_seq through seq :through_seq, in seq order, with what the
 -- rollups count them under: the columns of stats/raw_events.sql, then the seq.
 SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
        e.ref, e.campaign, e.source, e.medium, a.match_type,
@@ -8,6 +8,6 @@ SELECT e.occurred_at_ms, e.type, e.platform, e.bot, e.deferred, e.visitor_id,
 FROM lp_events e
 LEFT JOIN lp_attributions a ON a.seq = e.seq
 LEFT JOIN lp_events c ON c.seq = a.matched_click_seq
-WHERE e.seq > $1 AND e.seq <= $2
+WHERE e.seq > :after_seq AND e.seq <= :through_seq
 ORDER BY e.seq
-LIMIT $3
+LIMIT :limit

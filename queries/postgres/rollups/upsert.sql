@@ -4,10 +4,10 @@ INSERT INTO lp_rollups (dimension, grain, bucket_ms, value, platform, bot, event
                         installs_click_id, installs_ref, installs_fingerprint, installs_organic, opens,
                         deferred_opens, installs_install_referrer, opens_install_referrer, opens_click_id, opens_ref,
                         opens_fingerprint, opens_organic, visitors)
-SELECT * FROM unnest($1::smallint[], $2::smallint[], $3::bigint[], $4::text[], $5::smallint[], $6::boolean[],
-                     $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
-                     $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[],
-                     $19::bigint[], $20::bigint[], $21::bigint[], $22::bytea[])
+SELECT * FROM unnest(:dimensions::smallint[], :grains::smallint[], :buckets::bigint[], :values::text[], :platforms::smallint[], :bots::boolean[],
+                     :events::bigint[], :clicks::bigint[], :fallbacks::bigint[], :installs_click_id::bigint[], :installs_ref::bigint[], :installs_fingerprint::bigint[],
+                     :installs_organic::bigint[], :opens::bigint[], :deferred_opens::bigint[], :installs_install_referrer::bigint[], :opens_install_referrer::bigint[], :opens_click_id::bigint[],
+                     :opens_ref::bigint[], :opens_fingerprint::bigint[], :opens_organic::bigint[], :visitors::bytea[])
 ON CONFLICT (dimension, grain, bucket_ms, value, platform, bot) DO UPDATE SET
     events = excluded.events, clicks = excluded.clicks, fallbacks = excluded.fallbacks,
     installs_click_id = excluded.installs_click_id, installs_ref = excluded.installs_ref,

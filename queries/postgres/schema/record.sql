@@ -1,2 +1,2 @@
--- record: marks migration $1 applied (in the transaction that applied it).
-INSERT INTO lp_migrations (name) VALUES ($1)
+-- record: marks migration :name applied (in the transaction that applied it).
+INSERT INTO lp_migrations (name) VALUES (:name)

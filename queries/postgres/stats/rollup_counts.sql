@@ -1,9 +1,9 @@
--- rollup_counts: the summed counts of the rollup rows of one dimension ($1) and grain ($2) in
--- [$3, $4), of the value $5 and platform $6 when given, grouped by $7: 'value', 'platform',
+-- rollup_counts: the summed counts of the rollup rows of one dimension (:dimension) and grain (:grain) in
+-- [:from_ms, :to_ms), of the value :value and platform :platform when given, grouped by :key: 'value', 'platform',
 -- 'bucket' (the row's bucket start) or 'all'; people and bots apart. Columns: the group key as
 -- text, bot, then the fifteen counts in ConversionCounts.row order (sums of bigint are
 -- numeric: cast).
-SELECT CASE $7::text WHEN 'value' THEN r.value WHEN 'platform' THEN r.platform::text
+SELECT CASE :key::text WHEN 'value' THEN r.value WHEN 'platform' THEN r.platform::text
                      WHEN 'bucket' THEN r.bucket_ms::text ELSE '' END AS key,
        r.bot, sum(r.events)::bigint AS events, sum(r.clicks)::bigint AS clicks, sum(r.fallbacks)::bigint AS fallbacks,
        sum(r.installs_click_id)::bigint AS installs_click_id, sum(r.installs_ref)::bigint AS installs_ref,
@@ -14,6 +14,6 @@ SELECT CASE $7::text WHEN 'value' THEN r.value WHEN 'platform' THEN r.platform::
        sum(r.opens_ref)::bigint AS opens_ref, sum(r.opens_fingerprint)::bigint AS opens_fingerprint,
        sum(r.opens_organic)::bigint AS opens_organic
 FROM lp_rollups r
-WHERE r.dimension = $1 AND r.grain = $2 AND r.bucket_ms >= $3 AND r.bucket_ms < $4
-  AND ($5::text IS NULL OR r.value = $5) AND ($6::smallint IS NULL OR r.platform = $6)
+WHERE r.dimension = :dimension AND r.grain = :grain AND r.bucket_ms >= :from_ms AND r.bucket_ms < :to_ms
+  AND (:value::text IS NULL OR r.value = :value) AND (:platform::smallint IS NULL OR r.platform = :platform)
 GROUP BY 1, 2
