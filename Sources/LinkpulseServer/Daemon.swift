@@ -111,7 +111,7 @@ public func buildApplication(
         let scheduler = exportScheduler(backend: backend, settings: settings)
         ExportFiles.removeStalePartials(in: settings.exportDirectory)
         for job in settings.exportJobs {
-            services.append(timers.every(settings.exportCheckInterval, ScheduledExportJob(job: job.name, scheduler: scheduler)))
+            services.append(timers.every(settings.exportCheckInterval, AsyncTickJob.scheduledExport(job.name, scheduler: scheduler)))
         }
     }
     return Application(

@@ -114,22 +114,10 @@ public struct ExportScheduler: Sendable {
     }
 }
 
-/// One scheduled export job on its timer: each tick starts what is due (see `ExportScheduler`),
-/// unless the previous tick's run is still going.
-public struct ScheduledExportJob: TimerJob {
-    public var name: String { ticking.name }
-    private let ticking: AsyncTickJob
-
-    public init(job: String, scheduler: ExportScheduler) {
-        ticking = AsyncTickJob(name: "export-\(job)") { _ = await scheduler.runDue(only: job) }
-    }
-
-    /// Only triggers: the run is a task of its own, awaited by `finish()` at shutdown.
-    public func run() throws {
-        try ticking.run()
-    }
-
-    public func finish() async {
-        await ticking.finish()
+extension AsyncTickJob {
+    /// One scheduled export job on its timer: each tick starts what is due (see
+    /// `ExportScheduler`), unless the previous tick's run is still going.
+    static func scheduledExport(_ job: String, scheduler: ExportScheduler) -> AsyncTickJob {
+        AsyncTickJob(name: "export-\(job)") { _ = await scheduler.runDue(only: job) }
     }
 }

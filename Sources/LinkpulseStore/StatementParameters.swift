@@ -56,26 +56,31 @@ enum InsertEventIdParameter: Int32, StatementParameter {
     case idKey = 1, seq
 }
 
+/// The parameters of a statement that takes a row's counts as a run, from `events` on, in
+/// `CountedEvent`'s lane order (the rollup upserts).
+protocol CountLaneParameters: StatementParameter {
+    static var events: Self { get }
+}
+
+extension CountLaneParameters {
+    /// The count of `CountedEvent`'s lane `lane`.
+    static func lane(_ lane: Int) -> Self { Self(rawValue: events.rawValue + Int32(lane))! }
+}
+
 /// `rollup/upsert_rollup.sql`: one row of `rollups` by platform, in a rollup pass.
-enum UpsertRollupParameter: Int32, StatementParameter {
+enum UpsertRollupParameter: Int32, CountLaneParameters {
     case grain = 1, bucket, platform, bot, ref, campaign, source, medium
     case events, clicks, fallbacks, installsClickId, installsRef, installsFingerprint, installsOrganic, opens, deferredOpens
     case installsInstallReferrer, opensInstallReferrer, opensClickId, opensRef, opensFingerprint, opensOrganic
     case clickVisitors
-
-    /// The count of `CountedEvent`'s lane `lane`: the counts are a run of parameters in lane order.
-    static func lane(_ lane: Int) -> Self { Self(rawValue: events.rawValue + Int32(lane))! }
 }
 
 /// `rollup/upsert_audience_rollup.sql`: one row by audience, in a rollup pass.
-enum UpsertAudienceRollupParameter: Int32, StatementParameter {
+enum UpsertAudienceRollupParameter: Int32, CountLaneParameters {
     case dimension = 1, grain, bucket, value, bot
     case events, clicks, fallbacks, installsClickId, installsRef, installsFingerprint, installsOrganic, opens, deferredOpens
     case installsInstallReferrer, opensInstallReferrer, opensClickId, opensRef, opensFingerprint, opensOrganic
     case clickVisitors
-
-    /// The count of `CountedEvent`'s lane `lane`: the counts are a run of parameters in lane order.
-    static func lane(_ lane: Int) -> Self { Self(rawValue: events.rawValue + Int32(lane))! }
 }
 
 /// Which statement each parameter enum belongs to, for `StatementParametersTests`.

@@ -93,7 +93,7 @@ public struct SQLiteBackend: DaemonBackend {
             timers.every(settings.sealInterval, SealJob(database: database, age: settings.sealAge, now: deps.parts.now, logger: logger)),
         ]
         if let pacer {
-            services.append(timers.every(IngestPacingJob.interval, IngestPacingJob(rollups: database.rollups, pacer: pacer, now: deps.parts.now, logger: logger)))
+            services.append(timers.every(AsyncTickJob.ingestPacingInterval, AsyncTickJob.ingestPacing(rollups: database.rollups, pacer: pacer, now: deps.parts.now, logger: logger)))
         }
         return services
     }

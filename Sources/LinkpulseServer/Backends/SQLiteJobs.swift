@@ -295,35 +295,25 @@ public struct RollupJob: TimerJob {
     }
 }
 
-/// Every quarter of a second: reads how far the stats are behind and feeds it to the pacer,
-/// logging when pacing begins (at most once a minute) so an operator sees why ingest slowed. The
-/// timer only triggers: the reading is one indexed query on GRDB's reader queue, awaited.
-public struct IngestPacingJob: TimerJob {
-    public let name = "ingest-pacing"
-    /// How often the job reads the lag.
-    public static let interval: Duration = .milliseconds(250)
-    private let ticking: AsyncTickJob
+extension AsyncTickJob {
+    /// How often `ingestPacing` reads the lag.
+    static let ingestPacingInterval: Duration = .milliseconds(250)
 
-    public init(rollups: RollupStore, pacer: IngestPacer, now: @escaping @Sendable () -> Int64, logger: Logger) {
+    /// Every quarter of a second: reads how far the stats are behind (one indexed query on
+    /// GRDB's reader queue) and feeds it to the pacer, logging when pacing begins (at most once a
+    /// minute) so an operator sees why ingest slowed.
+    static func ingestPacing(rollups: RollupStore, pacer: IngestPacer, now: @escaping @Sendable () -> Int64, logger: Logger) -> AsyncTickJob {
         let lastNotice = MutexBox<Int64?>(nil)
-        ticking = AsyncTickJob(name: "ingest-pacing") {
+        return AsyncTickJob(name: "ingest-pacing") {
             do {
-                try await Self.reading(rollups: rollups, pacer: pacer, at: now(), lastNotice: lastNotice, logger: logger)
+                try await pacingReading(rollups: rollups, pacer: pacer, at: now(), lastNotice: lastNotice, logger: logger)
             } catch {
                 logger.error("could not read how far the stats are behind; the next tick tries again", metadata: ["error": "\(error)"])
             }
         }
     }
 
-    public func run() throws {
-        try ticking.run()
-    }
-
-    public func finish() async {
-        await ticking.finish()
-    }
-
-    private static func reading(
+    private static func pacingReading(
         rollups: RollupStore, pacer: IngestPacer, at: Int64, lastNotice: MutexBox<Int64?>, logger: Logger
     ) async throws {
         let progress = try await rollups.rollupProgress()
