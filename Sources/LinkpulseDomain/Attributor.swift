@@ -4,7 +4,9 @@ public struct KnownClick: Sendable, Equatable {
     public var seq: Int64
     /// When the click happened, UTC ms.
     public var occurredAtMs: Int64
-    /// The link the click was on.
+    /// The link the click was on. Decisions never depend on it: a lookup whose caller records
+    /// only the click's seq may leave it empty (the SQLite store's click indexes do), and the
+    /// `Attribution`'s dimensions then hold the event's own only.
     public var dimensions: LinkDimensions
     /// The clicking device's OS version as major.minor (see `osMajorMinor`), when known.
     public var osVersion: String?

@@ -110,10 +110,10 @@ public final class AppDatabase: IngestStore {
         try Self.migrate(idIndex, with: queries.idIndexMigrations)
         Self.compactIfLargelyFree(idIndex, connection, logger: logger)
 
-        // The attribution file next: the rollup job and every events connection attach it.
+        // The attribution file next, alone on its connection (its rounds read the events
+        // through the event store): the rollup job and every events connection attach it.
         let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: tuning.pageCaches.attributionKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath)], connection,
-            checkpointsElsewhere: true, archive: queries.archive.table)
+            cacheKiB: tuning.pageCaches.attributionKiB, attachedKiB: nil, attaching: [], connection, checkpointsElsewhere: true)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
         Self.compactIfLargelyFree(attributionQueue, connection, logger: logger)
@@ -125,7 +125,7 @@ public final class AppDatabase: IngestStore {
         // left unfinished is started over first.
         try Self.discardUnfinishedRebuild(in: directory, logger: logger)
         let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: tuning.pageCaches.rollupKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("ids", idIndexPath), ("attr", attributionPath)], connection, sketches: true,
+            cacheKiB: tuning.pageCaches.rollupKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("attr", attributionPath)], connection, sketches: true,
             archive: queries.archive.table)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
@@ -162,10 +162,8 @@ public final class AppDatabase: IngestStore {
         }
         let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
-        // The derived files' connections attached the events database before its migrations ran.
-        for derived in [attributionQueue, rollupQueue] {
-            _ = try derived.inDatabase { db in try Int.fetchOne(db, sql: connection.reloadEventsSchema) }
-        }
+        // The rollup connection attached the events database before its migrations ran.
+        _ = try rollupQueue.inDatabase { db in try Int.fetchOne(db, sql: connection.reloadEventsSchema) }
         try pool.write { db in try queries.prepareEventStatements(db) }
 
         events = EventStore(
@@ -422,9 +420,7 @@ public final class AppDatabase: IngestStore {
     /// for the next start), leaving no large WAL behind (a command such as `generate` writes
     /// gigabytes into them). The object must not be used afterwards.
     public func close() throws {
-        // Every part is told first, and every WAL gate opened: a pass or round waiting at one
-        // would otherwise hold up the threads' stop, and a run would start a new pass meanwhile.
-        events.walGate.restartPrepared()
+        // Every part is told first: a run would otherwise start a new pass meanwhile.
         attribution.beginClosing()
         rollups.beginClosing()
         attribution.stopThreads()

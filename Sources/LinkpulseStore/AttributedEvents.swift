@@ -219,21 +219,22 @@ extension AttributionStore {
         }
     }
 
-    /// The answers of the waiters a round through `seq` can serve, read by the round inside its
-    /// transaction on the attribution connection (`db`), before it commits: by the seq, each
-    /// event attributed through `seq` whose row is there. The round hands them over only once
-    /// it has committed.
-    func answersAwaited(through seq: Int64, in db: Database) -> [Int64: AttributedEvent] {
+    /// The answers of the waiters a round through `seq` can serve, read by the round once it
+    /// has committed, in one transaction of an events reader: by the seq, each event
+    /// attributed through `seq` whose row is there.
+    func answersAwaited(through seq: Int64) -> [Int64: AttributedEvent] {
         let awaited = progress.awaitedSeqs(through: seq)
         guard !awaited.isEmpty else { return [:] }
         do {
-            var answers: [Int64: AttributedEvent] = [:]
-            for wanted in awaited {
-                if let (event, through) = try attributedEventRow(db, seq: wanted), through >= wanted {
-                    answers[wanted] = event
+            return try events.pool.read { db in
+                var answers: [Int64: AttributedEvent] = [:]
+                for wanted in awaited {
+                    if let (event, through) = try attributedEventRow(db, seq: wanted), through >= wanted {
+                        answers[wanted] = event
+                    }
                 }
+                return answers
             }
-            return answers
         } catch {
             return [:]  // the waiters read their answers themselves
         }
@@ -244,8 +245,8 @@ extension AttributionStore {
         try await events.pool.read { db in try self.attributedEventRow(db, seq: seq) }
     }
 
-    /// `answer/attributed_event.sql` for `seq`, on an events reader or on the attribution
-    /// connection: the event and the attribution watermark.
+    /// `answer/attributed_event.sql` for `seq`, on an events reader: the event and the
+    /// attribution watermark.
     func attributedEventRow(_ db: Database, seq: Int64) throws -> (AttributedEvent, through: Int64)? {
         let s = HotStatement(try db.cachedStatement(sql: self.queries.attributedEvent), in: db)
         try s.bind(":seq", seq)

@@ -10,13 +10,13 @@ import Synchronization
 /// it owns after each ingest commit, are the file's only writer; the rollup job and the
 /// answers to apps read what it decided.
 public final class AttributionStore: Sendable {
-    /// The follower's connection: the attribution file as main, the events database ("ev")
-    /// and the id index ("ids") attached.
+    /// The follower's connection: the attribution file alone. A round reads its events through
+    /// the event store (`EventStore.attributionPage`), in a transaction of the events' own.
     let queue: DatabaseQueue
     /// A connection used only to checkpoint the file's WAL, so a checkpoint never waits for
     /// a round (its commits never checkpoint, see `checkpoint(_:)`).
     let checkpointer: DatabaseQueue
-    /// The events it attributes, and where it reads the answers from.
+    /// The events it attributes (a page a round), and where it reads the answers from.
     let events: EventStore
     let queries: SQLQueries
     let logger: Logger
@@ -55,7 +55,8 @@ public final class AttributionStore: Sendable {
     /// by a move of clicks to disk that waits for room; the derived-work loop (the file's only
     /// writer, and its only long reader with the rollup passes it runs between its rounds)
     /// checkpoints to the end between two turns (`restartAttributionWALIfWanted`), and its next
-    /// commit starts the WAL over. No reader waits for it, unlike the events WAL (`WALGate`).
+    /// commit starts the WAL over. No reader waits for it, as for the events WAL
+    /// (`EventStore.walRestartWanted`).
     let walRestartWanted = Atomic<Bool>(false)
     /// The derived-work loop: the follower's rounds, and the rollup passes between them.
     let derived = DerivedWork()
@@ -102,15 +103,16 @@ public final class AttributionStore: Sendable {
     /// Attributes every event stored so far, in rounds of at most `batch` events; returns how
     /// many events it went through (clicks included). Synchronous; the urgent thread, commands
     /// and tests call it (the derived-work loop goes a round a turn, see `derivedTurn`).
-    /// With `yielding`, each round first steps aside while the events WAL is being started over
-    /// (see `WALGate`), as the loop's rounds do. With `urgent` (the thread for commits an app
-    /// waits on), rounds leave moves of clicks to disk to the follower.
+    /// With `background` (rounds no one waits on, as the loop's), each round first starts the
+    /// attribution file's WAL over if wanted, and reads no answers for waiters. With `urgent`
+    /// (the thread for commits an app waits on), rounds leave moves of clicks to disk to the
+    /// follower.
     @discardableResult
-    public func attributeAll(batch: Int = 20_000, yielding: Bool = false, urgent: Bool = false) throws -> Int {
+    public func attributeAll(batch: Int = 20_000, background: Bool = false, urgent: Bool = false) throws -> Int {
         var total = 0
         while true {
-            if yielding { try stepAsideForWALs() }
-            let processed = try attributeRound(maxEvents: batch, answering: !yielding, movesClicks: !urgent)
+            if background { try restartAttributionWALIfWanted() }
+            let processed = try attributeRound(maxEvents: batch, answering: !background, movesClicks: !urgent)
             total += processed
             if closing.withLock({ $0 }) { return total }
             if urgent ? processed < batch : !followerGoesOn(afterRoundOf: processed, batch: batch) { return total }
@@ -139,13 +141,6 @@ public final class AttributionStore: Sendable {
             return true
         }
         return moveInProgress
-    }
-
-    /// Before a round or pass of the derived work: waits while the events WAL is being started
-    /// over (`WALGate`), and starts the attribution file's over if wanted.
-    func stepAsideForWALs() throws {
-        events.walGate.waitWhileClosed(atMost: tuning.walWaitsAtMost)
-        try restartAttributionWALIfWanted()
     }
 
     /// Between two turns of the derived-work loop, while a restart of the WAL is wanted: a
@@ -191,7 +186,7 @@ public final class AttributionStore: Sendable {
     /// rounds go through the one attribution connection, one at a time). It never waits for
     /// the WAL: an app is waiting.
     func followCommitsUrgently() {
-        urgentRequests.request(once: { [self] in attributeAllLogged(yielding: false, urgent: true) })
+        urgentRequests.request(once: { [self] in attributeAllLogged(urgent: true) })
     }
 
     /// Lists the memory half of the click indexes, at normal priority in the background, unless
@@ -218,8 +213,8 @@ public final class AttributionStore: Sendable {
             try db.inTransaction(.deferred) {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
-                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
-                listed = try recentClicks(db, through: state?[AttributionStateColumn.attributedThroughSeq] ?? 0, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
+                let disk = try DiskClicks(db: db, queries: queries.attribution, events: events, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
+                listed = try recentClicks(through: state?[AttributionStateColumn.attributedThroughSeq] ?? 0, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
                 return .commit
             }
             if let listed { keep(listed) }
@@ -238,9 +233,9 @@ public final class AttributionStore: Sendable {
     public var hasListedRecentClicks: Bool { recentClicksListed.load(ordering: .relaxed) }
 
     /// `attributeAll` for the threads, which have no one to report to.
-    func attributeAllLogged(yielding: Bool, urgent: Bool = false) {
+    func attributeAllLogged(urgent: Bool) {
         do {
-            try attributeAll(yielding: yielding, urgent: urgent)
+            try attributeAll(urgent: urgent)
         } catch {
             logger.error("attribution round failed; the next commit or rollup pass retries it", metadata: ["error": "\(error)"])
         }
@@ -322,35 +317,34 @@ public final class AttributionStore: Sendable {
                 try db.cachedStatement(sql: queries.attribution.lock).execute()
                 let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
                 let watermark: Int64 = state?[AttributionStateColumn.attributedThroughSeq] ?? 0
-                let events = try readUnattributed(db, after: watermark, limit: maxEvents)
-                guard let last = events.last else {
+                // Read after the lock (a retention run that moved the horizon waits for this
+                // round), in a short transaction of the events' own: this one never holds a
+                // snapshot of them.
+                let page = try events.attributionPage(after: watermark, limit: maxEvents)
+                guard let last = page.events.last else {
                     // Perhaps another process attributed them: whoever waits is served.
                     upToDate = watermark
-                    if answering { answers = answersAwaited(through: watermark, in: db) }
                     return .commit
                 }
-                let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
-                let recent = try recentClicks(db, through: watermark, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
-                // Read after the lock: a retention run that moved the horizon waits for this round.
-                let rawHorizon = try Int64.fetchOne(db.cachedStatement(sql: queries.attribution.rawHorizon)) ?? Int64.min
+                let disk = try DiskClicks(db: db, queries: queries.attribution, events: events, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
+                let recent = try recentClicks(through: watermark, horizon: state?[AttributionStateColumn.recentFromMs] ?? Int64.min, disk: disk)
                 var round = try AttributionRound(
                     db: db, queries: queries.attribution,
                     clicks: StoredClicks(
-                        byId: try resolveClickIds(db, in: events),
-                        wanted: Set(events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
-                        recent: recent, disk: disk, keptFromMs: rawHorizon))
-                for event in events { try round.add(event, attributor: attributor) }
-                try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: ["seq": last.subject.seq])
-                // Read here, where the pages the round has just read are still cached.
-                if answering { answers = answersAwaited(through: last.subject.seq, in: db) }
+                        byId: page.clicksById,
+                        wanted: Set(page.events.lazy.compactMap { $0.subject.kind == .click ? nil : $0.subject.clickId.map(StoredIdKey.init) }),
+                        recent: recent, disk: disk, keptFromMs: page.rawHorizonMs))
+                for event in page.events { try round.add(event, attributor: attributor) }
+                try db.cachedStatement(sql: queries.attribution.advance).execute(arguments: ["seq": last.subject.seq, "event_id": page.lastEventId])
                 round.clicks.recent.throughSeq = last.subject.seq
                 kept = round.clicks.recent
-                processed = events.count
+                processed = page.events.count
                 return .commit
             }
             // The answers are committed: whoever waits for them is served before any slice of
             // a move of clicks to disk is written.
             if let through = kept?.throughSeq ?? upToDate {
+                if answering { answers = answersAwaited(through: through) }
                 answersHandedOver.add(answers.count, ordering: .relaxed)
                 progress.advance(to: through, answers: answers)
             }
@@ -414,7 +408,7 @@ public final class AttributionStore: Sendable {
     /// failure ignores the rows already there.
     func moveSlices(_ recent: inout RecentClicks, _ db: Database) throws -> Bool {
         // Slices write clicks from the memory horizon on: all within the fingerprint span.
-        let disk = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: .min)
+        let disk = try DiskClicks(db: db, queries: queries.attribution, events: events, fingerprintFromMs: .min)
         let deadline = ContinuousClock.now + tuning.moveSliceBudget
         while let move = recent.outgoing, move.slicesDone < move.slices {
             if movePutOff(recent) {
@@ -444,7 +438,7 @@ public final class AttributionStore: Sendable {
             let state = try Row.fetchOne(db.cachedStatement(sql: queries.attribution.state))
             guard state?[AttributionStateColumn.attributedThroughSeq] == recent.throughSeq, let left = recent.finishMove() else { return .commit }
             // Late rows before the fingerprint index's span are left to the raw events.
-            let finishing = try DiskClicks(db: db, queries: queries.attribution, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
+            let finishing = try DiskClicks(db: db, queries: queries.attribution, events: events, fingerprintFromMs: state?[AttributionStateColumn.fingerprintFromMs] ?? Int64.min)
             for row in left.late { try finishing.store(row) }
             try finishing.moveHorizon(to: left.horizonMs)
             // The fingerprint index's span follows the horizon; its rows before go between rounds.
@@ -615,106 +609,21 @@ public final class AttributionStore: Sendable {
     /// The memory half of the click indexes for a round starting at `watermark`: the one the
     /// last round of this process left, when it is exact for this watermark and horizon;
     /// otherwise (at start, after a failed round, after another process attributed) listed
-    /// again from the events. Taken out: a round that fails leaves none behind.
-    func recentClicks(_ db: Database, through watermark: Int64, horizon: Int64, disk: DiskClicks) throws -> RecentClicks {
+    /// again from the events (`EventStore.forEachRecentClick`). Taken out: a round that fails
+    /// leaves none behind.
+    func recentClicks(through watermark: Int64, horizon: Int64, disk: DiskClicks) throws -> RecentClicks {
         let left = recentClicksKept.withLock { kept in
             defer { kept = nil }
             return kept
         }
         if let left, left.throughSeq == watermark, left.horizonMs == horizon { return left }
         var recent = RecentClicks(horizonMs: horizon, throughSeq: watermark, capacity: tuning.recentClickEntries)
-        let s = HotStatement(try db.cachedStatement(sql: queries.attribution.recentClicks), in: db)
-        try s.bind(":horizon_ms", horizon)
-        try s.bind(":through_seq", watermark)
-        typealias C = RecentClickColumn
-        while try s.step() {
-            _ = recent.add(
-                seq: s.int64(C.seq), ms: s.int64(C.occurredAtMs), ref: s.text(C.ref),
-                fingerprint: s.storedFingerprint(hash: C.ipHash, platform: C.platform), osVersion: osMajorMinor(s.text(C.osVersion)))
+        try events.forEachRecentClick(from: horizon, through: watermark) { click in
+            _ = recent.add(seq: click.seq, ms: click.occurredAtMs, ref: click.ref, fingerprint: click.fingerprint, osVersion: click.osVersion)
             // In time order, so a new horizon is never after a click still to come.
             if let horizon = try recent.spill({ try disk.store($0) }) { try disk.moveHorizon(to: horizon) }
         }
         return recent
-    }
-
-    func readUnattributed(_ db: Database, after watermark: Int64, limit: Int) throws -> [AttributionSourceEvent] {
-        let read = HotStatement(try db.cachedStatement(sql: queries.attribution.eventsAfter), in: db)
-        try read.bind(":after_seq", watermark)
-        try read.bind(":limit", Int64(limit))
-        var events: [AttributionSourceEvent] = []
-        // An app's round reads a few events: room for 65,536 (about 13 MB, a block of its own)
-        // was mapped and unmapped by malloc in every round. The follower's long rounds grow
-        // the array.
-        events.reserveCapacity(min(limit, 256))
-        typealias C = AttributionEventColumn
-        while try read.step() {
-            let kind = CompactEvent.kind(code: read.int64(C.type))
-            // A click's own click_id plays no part; the text is made only for the events that use it.
-            let clickId = kind == .click ? nil : read.withStoredId(C.clickId) { String(decoding: $0, as: UTF8.self) }
-            events.append(AttributionSourceEvent(
-                eventKey: StoredIdKey(read, column: C.eventId) ?? .text(""),
-                subject: AttributionSubject(
-                    seq: read.int64(C.seq), kind: kind, occurredAtMs: read.int64(C.occurredAtMs),
-                    dimensions: LinkDimensions(ref: read.text(C.ref), campaign: read.text(C.campaign), source: read.text(C.source), medium: read.text(C.medium)),
-                    clickId: clickId, clickIdSource: read.isNull(C.clickIdSource) ? nil : ClickIdSource(code: Int(read.int64(C.clickIdSource))),
-                    fingerprint: read.storedFingerprint(hash: C.ipHash, platform: C.platform), osVersion: read.text(C.osVersion),
-                    isBot: read.int64(C.bot) != 0),
-                resolvingDevice: read.text(C.resolvingDevice)))
-        }
-        return events
-    }
-
-    /// The stored clicks named by the `click_id`s of a round's events, by id (clicks of the
-    /// round itself are found as the round goes).
-    ///
-    /// Candidates come from the writer's in-memory id tail, then the on-disk id index, then a
-    /// scan of any events neither knows yet (stored by another process, such as `linkpulse
-    /// generate` beside `serve`); each is confirmed by its id. The tail is read before the
-    /// index's first read in this transaction, so an id merged and forgotten meanwhile is
-    /// still found in the index.
-    func resolveClickIds(_ db: Database, in events: [AttributionSourceEvent]) throws -> [String: KnownClick] {
-        var wanted: [Int64: Set<String>] = [:]
-        for e in events where !e.subject.isBot && e.subject.kind != .click {
-            if let id = e.subject.clickId { wanted[EventIdKey.of(id), default: []].insert(id) }
-        }
-        guard !wanted.isEmpty, let firstSeq = events.first?.subject.seq else { return [:] }
-        var candidates: [Int64: Set<Int64>] = [:]
-        let known = self.events.tail.withLock { tail in
-            for key in wanted.keys { candidates[key, default: []].formUnion(tail.seqs(for: key)) }
-            return tail.newestSeq
-        }
-        let knownThrough = max(known, self.events.indexedThrough.withLock { $0 })
-        let indexed = HotStatement(try db.cachedStatement(sql: queries.indexedSeqsForKey), in: db)
-        try self.events.ensureIdFilter()
-        for key in wanted.keys where self.events.filter.withLock({ $0.mayContain(key) }) {
-            try indexed.bind(":id_key", key)
-            try indexed.forEachInt64 { candidates[key, default: []].insert($0) }
-        }
-        if knownThrough < firstSeq - 1 {
-            let scan = HotStatement(try db.cachedStatement(sql: queries.idKeysInRange), in: db)
-            try scan.bind(":after_seq", knownThrough)
-            try scan.bind(":through_seq", firstSeq - 1)
-            while try scan.step() {
-                let key = scan.withStoredId(IdInRangeColumn.eventId) { EventIdKey.of(utf8: $0) } ?? 0
-                if wanted[key] != nil { candidates[key, default: []].insert(scan.int64(IdInRangeColumn.seq)) }
-            }
-        }
-        var found: [String: KnownClick] = [:]
-        let click = HotStatement(try db.cachedStatement(sql: queries.attribution.clickBySeq), in: db)
-        for (key, seqs) in candidates {
-            for seq in seqs where seq < firstSeq {
-                try click.bind(":seq", seq)
-                guard try click.step() else { continue }
-                typealias C = ClickBySeqColumn
-                if let id = click.text(C.eventId), wanted[key]?.contains(id) == true {
-                    found[id] = KnownClick(
-                        seq: seq, occurredAtMs: click.int64(C.occurredAtMs),
-                        dimensions: LinkDimensions(ref: click.text(C.ref), campaign: click.text(C.campaign), source: click.text(C.source), medium: click.text(C.medium)))
-                }
-                click.finish()
-            }
-        }
-        return found
     }
 
     /// At open: ties the attribution file to this database, and starts it over when it belongs
@@ -818,26 +727,24 @@ struct AttributionSourceEvent {
     var resolvingDevice: String? = nil
 }
 
-/// The disk half of the click indexes: the clicks before the memory horizon, and the links of
-/// matched clicks, read from the events by seq.
+/// The disk half of the click indexes: the clicks before the memory horizon.
 struct DiskClicks {
-    let newestByRef, byFingerprint, insertRef, insertFingerprint, setHorizon, link: HotStatement
+    let newestByRef, byFingerprint, insertRef, insertFingerprint, setHorizon: HotStatement
     /// The clicks before the fingerprint index's span, read from the raw events an hour at a time.
     let rawHours: RawClickHours
     /// The start of the on-disk fingerprint index's span (see
     /// `SQLiteTuning.fingerprintClicksKeptMs`): before it, clicks are found in the raw events.
     let fingerprintFromMs: Int64
 
-    init(db: Database, queries: AttributionQueries, fingerprintFromMs: Int64) throws {
+    init(db: Database, queries: AttributionQueries, events: EventStore, fingerprintFromMs: Int64) throws {
         func statement(_ sql: String) throws -> HotStatement { HotStatement(try db.cachedStatement(sql: sql), in: db) }
         self.fingerprintFromMs = fingerprintFromMs
         newestByRef = try statement(queries.newestRefClick)
         byFingerprint = try statement(queries.fingerprintClicks)
-        rawHours = RawClickHours(read: try statement(queries.rawClicksOfHour))
+        rawHours = RawClickHours(readHour: events.rawClicks(ofHour:))
         insertRef = try statement(queries.insertRefClick)
         insertFingerprint = try statement(queries.insertFingerprintClick)
         setHorizon = try statement(queries.setHorizon)
-        link = try statement(queries.clickLink)
     }
 
     /// The newest click on disk of `ref` at or before `atMs`.
@@ -885,15 +792,6 @@ struct DiskClicks {
         return found
     }
 
-    /// The link a click was on.
-    func link(ofClick seq: Int64) throws -> LinkDimensions {
-        try link.bind(":seq", seq)
-        guard try link.step() else { return LinkDimensions() }
-        defer { link.finish() }
-        typealias C = ClickLinkColumn
-        return LinkDimensions(ref: link.text(C.ref), campaign: link.text(C.campaign), source: link.text(C.source), medium: link.text(C.medium))
-    }
-
     /// Puts a click on disk (one before the memory horizon).
     func store(seq: Int64, ms: Int64, ref: String?, fingerprint: Fingerprint?, osVersion: String?) throws {
         if let ref {
@@ -933,6 +831,10 @@ struct DiskClicks {
 /// round are indexed as they are read, so later events of the round see them. Clicks that
 /// happened before the raw-event horizon (`keptFromMs`) are never matched: retention deletes
 /// their rows.
+///
+/// Clicks found in the indexes carry no link (`KnownClick.dimensions` empty): this store's
+/// attribution record keeps the click's seq only, and whoever counts or answers reads the
+/// link from the click's row, so a round never reads the events for it.
 struct StoredClicks: ClickLookup {
     /// The clicks stored before the round that its events name by id.
     let byId: [String: KnownClick]
@@ -961,7 +863,7 @@ struct StoredClicks: ClickLookup {
         // Memory first: every click there is later than every click on disk.
         guard let entry = try recent.newest(ref: ref, atOrBefore: atMs) ?? disk.newest(ref: ref, atOrBefore: atMs),
               entry.ms >= keptFromMs else { return nil }
-        return KnownClick(seq: entry.seq, occurredAtMs: entry.ms, dimensions: try disk.link(ofClick: entry.seq))
+        return KnownClick(seq: entry.seq, occurredAtMs: entry.ms, dimensions: LinkDimensions())
     }
 
     func clicks(with fingerprint: Fingerprint, from fromMs: Int64, through throughMs: Int64) throws -> [KnownClick] {
@@ -971,9 +873,7 @@ struct StoredClicks: ClickLookup {
         if fromMs < recent.horizonMs {
             found += try disk.clicks(with: fingerprint, from: fromMs, through: min(throughMs, recent.horizonMs - 1), storedBefore: storedBefore)
         }
-        return try found.map {
-            KnownClick(seq: $0.seq, occurredAtMs: $0.ms, dimensions: try disk.link(ofClick: $0.seq), osVersion: $0.osVersion)
-        }
+        return found.map { KnownClick(seq: $0.seq, occurredAtMs: $0.ms, dimensions: LinkDimensions(), osVersion: $0.osVersion) }
     }
 }
 

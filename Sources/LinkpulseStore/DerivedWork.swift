@@ -206,7 +206,7 @@ extension AttributionStore {
     func derivedTurn() -> Bool {
         if closing.withLock({ $0 }) { return false }
         do {
-            try stepAsideForWALs()
+            try restartAttributionWALIfWanted()
             let count = try derived.dueCount(storedThroughSeq: { try events.maxSeq() })
             if let count, try countIsReady(count) {
                 countPass(count)

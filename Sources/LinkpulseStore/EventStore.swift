@@ -14,7 +14,8 @@ public final class EventStore: Sendable {
     public let directory: URL
     /// The events database: one writer (ingest, retention, the export ledger, the access keys) and readers.
     /// Its connections attach the id index ("ids"), the attribution ("attr") and the rollups
-    /// ("agg"), so that the readers of answers join them in one snapshot.
+    /// ("agg"), so that the readers of answers join them in one snapshot. Its readers also
+    /// serve the attribution rounds their pages of events (`attributionPage`).
     let pool: DatabasePool
     let idIndex: DatabaseQueue
     /// A connection used only to checkpoint the WAL, so the writer never stalls on it.
@@ -53,9 +54,9 @@ public final class EventStore: Sendable {
     /// leaves no idle CPU would otherwise grow it, and the writer's memory, without end.
     let idMergeUrgentThread = StoreThread(name: "linkpulse.ids.urgent")
     let idMergeUrgentRequests: CoalescedWork
-    /// Told by `checkpoint` when the WAL should start over; the ingest writer prepares that
-    /// between commits, and the derived readers wait for it (see `WALGate`).
-    let walGate = WALGate()
+    /// Set by `checkpoint` when the WAL is past its limit: the ingest writer then copies it to
+    /// the end between two commits (`resetWALIfWanted`), and its next commit starts it over.
+    let walRestartWanted = Atomic<Bool>(false)
     /// When the ingest writer last tried to finish a checkpoint for a WAL restart.
     let lastRestartAttempt = Mutex(ContinuousClock.now)
     let lastIngestFailed = Mutex(false)
@@ -136,29 +137,28 @@ public final class EventStore: Sendable {
     }
 
     /// Copies committed pages of the events WAL into the database file without blocking the
-    /// writer or readers (a passive checkpoint). SQLite only starts a WAL over when a
-    /// checkpoint has reached its end and no reader still reads an older snapshot, which beside
-    /// constant writes and back-to-back derived reads never happens by itself; so past
-    /// `restartPages` it tells the `WALGate`: the writer finishes the job between two commits
-    /// (see `resetWALIfWanted`), where only the last few frames are left to copy, and the
-    /// derived readers step aside while an old snapshot of theirs is in the way. Runs on the
+    /// writer or readers (a passive checkpoint). SQLite only starts a WAL over at a commit that
+    /// finds every frame copied and no reader on an older snapshot, which beside commits every
+    /// few milliseconds never happens by itself; so past `restartPages` it asks the writer to
+    /// finish the job between two commits (`resetWALIfWanted`), where only the last few frames
+    /// are left to copy. Readers hold the events' snapshot only briefly (the derived work reads
+    /// them a page at a time, `attributionPage`), so no one waits for the restart. Runs on the
     /// checkpointer's own GRDB queue. Returns the WAL's size in pages and how many were copied.
     @discardableResult
     func checkpoint(restartPages: Int) async throws -> (walPages: Int, checkpointed: Int) {
-        try await checkpointer.writeWithoutTransaction { [queries, walGate] db in
+        try await checkpointer.writeWithoutTransaction { [queries] db in
             let row = try Row.fetchOne(db, sql: queries.connection.checkpointPassive)
             let (pages, done): (Int, Int) = (row?[WALCheckpointColumn.log] ?? 0, row?[WALCheckpointColumn.checkpointed] ?? 0)
-            walGate.measured(pages: pages, checkpointed: done, limit: restartPages)
+            self.walRestartWanted.store(pages > restartPages, ordering: .relaxed)
             return (pages, done)
         }
     }
 
     /// On the writer's connection, between transactions, while a restart is wanted: a passive
-    /// checkpoint that no commit can overtake. Once it reaches the WAL's end the gate opens, and
-    /// the commit that follows starts the WAL over (the derived readers that step aside hold
-    /// no older snapshot; readers that begin now read the database file only).
+    /// checkpoint that no commit can overtake. Once it reaches the WAL's end, the commit that
+    /// follows starts the WAL over (readers that begin now read the database file only).
     func resetWALIfWanted(_ db: Database) {
-        guard walGate.restartWanted else { return }
+        guard walRestartWanted.load(ordering: .relaxed) else { return }
         // While an old snapshot keeps the copy short, every attempt copies (and flushes) what
         // it can on ingest's own time: at most one attempt every `SQLiteTuning.restartAttemptSpacing`.
         let now = ContinuousClock.now
@@ -168,7 +168,7 @@ public final class EventStore: Sendable {
             return true
         }), let row = try? Row.fetchOne(db, sql: queries.connection.checkpointPassive) else { return }
         let (pages, done): (Int, Int) = (row[WALCheckpointColumn.log] ?? 0, row[WALCheckpointColumn.checkpointed] ?? 0)
-        if done >= pages { walGate.restartPrepared() }
+        if done >= pages { walRestartWanted.store(false, ordering: .relaxed) }
     }
 
     /// Lets the merge steps asked for finish, then ends the merge threads (at shutdown).

@@ -7,8 +7,8 @@ public struct PageCaches: Sendable, Equatable {
     public let rollupKiB: Int
     /// The attribution file's connection, which writes the answers and moves clicks to disk.
     public let attributionKiB: Int
-    /// Every file attached to a connection beside its own (the events database as read by the
-    /// derived work, the id index, the derived files as the events writer reads them); nil
+    /// Every file attached to a connection beside its own (the events database as the rollup
+    /// passes read it, the id index, the derived files as the events writer reads them); nil
     /// keeps SQLite's default. Those reads stream through new rows or look up a few keys. The
     /// events readers keep SQLite's default: they answer stats and resolves from the rollup and
     /// attribution files.

@@ -26,11 +26,11 @@ final class RawClickHours {
     /// How many clicks the hours held have.
     private(set) var held = 0
     let maxClicks: Int
-    /// Reads one hour's clicks (`raw_clicks_of_hour.sql`).
-    private let read: HotStatement
+    /// Reads one hour's clicks by fingerprint, and how many (`EventStore.rawClicks(ofHour:)`).
+    private let readHour: (Int64) throws -> (byFingerprint: [Fingerprint: [Click]], count: Int)
 
-    init(read: HotStatement, maxClicks: Int = 500_000) {
-        self.read = read
+    init(readHour: @escaping (Int64) throws -> (byFingerprint: [Fingerprint: [Click]], count: Int), maxClicks: Int = 500_000) {
+        self.readHour = readHour
         self.maxClicks = maxClicks
     }
 
@@ -55,18 +55,7 @@ final class RawClickHours {
     /// One hour's clicks by fingerprint, read when not held.
     private func clicks(ofHour hour: Int64) throws -> [Fingerprint: [Click]] {
         if let held = hours[hour] { return held }
-        var byFingerprint: [Fingerprint: [Click]] = [:]
-        var count = 0
-        try read.bind(":from_ms", hour * TimeGrain.hourMs)
-        try read.bind(":to_ms", (hour + 1) * TimeGrain.hourMs)
-        while try read.step() {
-            typealias C = RawClickColumn
-            guard let fingerprint = read.storedFingerprint(hash: C.ipHash, platform: C.platform) else { continue }
-            // In the statement's order: newest first.
-            byFingerprint[fingerprint, default: []].append(
-                Click(ms: read.int64(C.occurredAtMs), seq: read.int64(C.seq), osVersion: osMajorMinor(read.text(C.osVersion))))
-            count += 1
-        }
+        let (byFingerprint, count) = try readHour(hour)
         while held + count > maxClicks, let oldest = readOrder.first {
             readOrder.removeFirst()
             held -= hours.removeValue(forKey: oldest)?.values.reduce(0) { $0 + $1.count } ?? 0

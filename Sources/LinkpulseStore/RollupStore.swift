@@ -8,8 +8,9 @@ import Synchronization
 /// counted from the attributed events in store order. Its passes, run by the derived-work loop
 /// (`DerivedWork`) or by a command, are the file's only writer; `StatsReader` reads it.
 public final class RollupStore: Sendable {
-    /// The rollup job's connection: the rollup file as main, the events database ("ev"), the
-    /// id index ("ids") and the attribution file ("attr") attached.
+    /// The rollup job's connection: the rollup file as main, the events database ("ev") and
+    /// the attribution file ("attr") attached: a pass counts in a read transaction of its own
+    /// and writes in another that reads nothing of them.
     let queue: DatabaseQueue
     /// The events it counts, and the attribution it counts them under.
     let events: EventStore
@@ -179,7 +180,7 @@ public final class RollupStore: Sendable {
             while true {
                 // Counted in a read transaction of its own, and written in another that reads
                 // nothing of the events: the events' snapshot is held only while counting, so the
-                // WAL's checkpoint can reach its end between passes (see `WALGate`).
+                // WAL's checkpoint can reach its end between passes (`EventStore.resetWALIfWanted`).
                 var pass: PreparedPass?
                 try db.inTransaction(.deferred) {
                     let watermark = try derivedWatermark(db, queries.rollup.state)

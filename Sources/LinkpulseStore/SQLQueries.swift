@@ -76,19 +76,17 @@ struct SQLQueries: Sendable {
                 lock: try text("attribution/lock.sql"),
                 advance: try text("attribution/advance.sql"),
                 setWindow: try text("attribution/set_window.sql"),
-                eventsAfter: try text("attribution/events_after.sql"),
                 insertAttribution: try text("attribution/insert_attribution.sql"),
                 insertResolveDevice: try text("attribution/insert_resolve_device.sql"),
                 insertRefClick: try text("attribution/insert_ref_click.sql"),
                 insertFingerprintClick: try text("attribution/insert_fingerprint_click.sql"),
                 newestRefClick: try text("attribution/newest_ref_click.sql"),
                 fingerprintClicks: try text("attribution/fingerprint_clicks.sql"),
-                clickBySeq: try text("attribution/click_by_seq.sql"),
-                clickLink: try text("attribution/click_link.sql"),
-                recentClicks: try text("attribution/recent_clicks.sql"),
                 setHorizon: try text("attribution/set_horizon.sql"),
-                rawHorizon: try text("attribution/raw_horizon.sql"),
                 setFingerprintFrom: try text("attribution/set_fingerprint_from.sql"),
+                eventsAfter: try text("attribution/events_after.sql"),
+                clickBySeq: try text("attribution/click_by_seq.sql"),
+                recentClicks: try text("attribution/recent_clicks.sql"),
                 rawClicksOfHour: try text("attribution/raw_clicks_of_hour.sql")),
             rollup: RollupQueries(
                 state: try text("rollup/rollup_state.sql"),
@@ -203,7 +201,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.audienceCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + keys.all + links.statements + installation.all + retention.ofEvents + [rollup.progress] {
+                    + export.all + keys.all + links.statements + installation.all + retention.ofEvents + attribution.ofEvents + [rollup.progress] {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -211,7 +209,7 @@ struct SQLQueries: Sendable {
     /// Compiles the attribution follower's statements on its connection (`reset` has several
     /// statements and runs rarely).
     func prepareAttributionStatements(_ db: Database) throws {
-        for sql in attribution.preparable + retention.ofAttribution + [indexedSeqsForKey, idKeysInRange, eventIdAtSeq, attributedEvent] {
+        for sql in attribution.preparable + retention.ofAttribution {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -224,19 +222,27 @@ struct SQLQueries: Sendable {
     }
 }
 
-/// The attribution follower's statements (run on its connection: the attribution file as
-/// main, the events database and the id index attached).
+/// The attribution follower's statements: most run on its connection (the attribution file
+/// alone), those of `ofEvents` on an events reader, where a round reads its page of events
+/// (`EventStore.attributionPage`) in a short transaction of its own.
 struct AttributionQueries: Sendable {
-    let state, reset, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick: String
-    let insertFingerprintClick, newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon: String
-    /// The on-disk fingerprint index's span (`0004_fingerprint_horizon.sql`): its start moved,
-    /// and the lookups before it, in the raw events.
-    let setFingerprintFrom, rawClicksOfHour: String
+    let state, reset, lock, advance, setWindow, insertAttribution, insertResolveDevice, insertRefClick: String
+    let insertFingerprintClick, newestRefClick, fingerprintClicks, setHorizon: String
+    /// The on-disk fingerprint index's span (`0004_fingerprint_horizon.sql`): its start moved.
+    let setFingerprintFrom: String
+    /// Read from the events database: the events after the watermark, the clicks their ids
+    /// name, the clicks listed into memory after a start, and the clicks of an hour before the
+    /// fingerprint index's span.
+    let eventsAfter, clickBySeq, recentClicks, rawClicksOfHour: String
 
+    /// The statements of the attribution file compiled at start-up.
     var preparable: [String] {
-        [state, lock, advance, setWindow, eventsAfter, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
-         newestRefClick, fingerprintClicks, clickBySeq, clickLink, recentClicks, setHorizon, rawHorizon, setFingerprintFrom, rawClicksOfHour]
+        [state, lock, advance, setWindow, insertAttribution, insertResolveDevice, insertRefClick, insertFingerprintClick,
+         newestRefClick, fingerprintClicks, setHorizon, setFingerprintFrom]
     }
+
+    /// The statements of the events database compiled at start-up.
+    var ofEvents: [String] { [eventsAfter, clickBySeq, recentClicks, rawClicksOfHour] }
 }
 
 /// Raw-event retention's statements: those of the events database (run by its writer and

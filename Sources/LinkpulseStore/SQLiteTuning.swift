@@ -38,14 +38,15 @@ public struct SQLiteTuning: Sendable, Equatable {
     /// about that much of it before a checkpoint.
     public var sliceBytes = 32 << 20
     /// A WAL past this size is started over: the checkpoint job then copies it to the end
-    /// between two commits (`WALGate`, `AttributionStore.walRestartWanted`).
+    /// between two commits (`EventStore.walRestartWanted`, `AttributionStore.walRestartWanted`).
     public var walRestartBytes = 16 << 20
     /// How long the store must be quiet (nothing stored, attributed or counted) before every
     /// WAL is truncated to zero, and how long the attribution file's WAL may grow without a
     /// checkpoint before its writer runs one itself.
     public var quietFor: Duration = .seconds(5)
-    /// The longest the derived work waits for a WAL to start over (at the events file's gate,
-    /// or copying its own file to the end) before it goes on anyway.
+    /// The longest the derived work copies the attribution file's WAL to its end (between the
+    /// slices of a move of clicks to disk), trying again while a reader's snapshot is in the
+    /// way, before it goes on anyway.
     public var walWaitsAtMost: Duration = .seconds(2)
     /// The longest the next slice of a move of clicks to disk waits for the attribution WAL to
     /// start over before it is written all the same: clicks keep arriving meanwhile, and memory

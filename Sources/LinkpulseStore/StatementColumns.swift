@@ -94,11 +94,6 @@ enum ClickBySeqColumn: Int, StatementColumn {
     case eventId, occurredAtMs, ref, campaign, source, medium
 }
 
-/// `attribution/click_link.sql`: the link a click was on.
-enum ClickLinkColumn: Int, StatementColumn {
-    case ref, campaign, source, medium
-}
-
 /// `rollup/click_dimensions.sql`: the link a click was on, its audience and its referrer.
 enum RollupClickColumn: Int, StatementColumn {
     case ref, campaign, source, medium, audience, referrer
@@ -232,17 +227,16 @@ enum StatementColumnsCatalog {
                 columns: WALCheckpointColumn.columnNames),
             Entry(file: "connection/page_counts.sql", sql: queries.connection.pageCounts, connection: .eventsReader, columns: PageCountsColumn.columnNames),
             Entry(file: "retention/watermarks.sql", sql: queries.retention.watermarks, connection: .eventsReader, columns: RetentionWatermarksColumn.columnNames),
-            Entry(file: "attribution/events_after.sql", sql: queries.attribution.eventsAfter, connection: .attribution, columns: AttributionEventColumn.columnNames),
-            Entry(file: "attribution/recent_clicks.sql", sql: queries.attribution.recentClicks, connection: .attribution, columns: RecentClickColumn.columnNames),
-            Entry(file: "attribution/raw_clicks_of_hour.sql", sql: queries.attribution.rawClicksOfHour, connection: .attribution, columns: RawClickColumn.columnNames),
-            Entry(file: "attribution/click_by_seq.sql", sql: queries.attribution.clickBySeq, connection: .attribution, columns: ClickBySeqColumn.columnNames),
-            Entry(file: "attribution/click_link.sql", sql: queries.attribution.clickLink, connection: .attribution, columns: ClickLinkColumn.columnNames),
+            Entry(file: "attribution/events_after.sql", sql: queries.attribution.eventsAfter, connection: .eventsReader, columns: AttributionEventColumn.columnNames),
+            Entry(file: "attribution/recent_clicks.sql", sql: queries.attribution.recentClicks, connection: .eventsReader, columns: RecentClickColumn.columnNames),
+            Entry(file: "attribution/raw_clicks_of_hour.sql", sql: queries.attribution.rawClicksOfHour, connection: .eventsReader, columns: RawClickColumn.columnNames),
+            Entry(file: "attribution/click_by_seq.sql", sql: queries.attribution.clickBySeq, connection: .eventsReader, columns: ClickBySeqColumn.columnNames),
             Entry(file: "rollup/click_dimensions.sql", sql: queries.rollup.clickDimensions, connection: .eventsReader, columns: RollupClickColumn.columnNames),
             Entry(file: "stats/audience_counts.sql", sql: queries.stats.audienceCounts, connection: .eventsReader, columns: StatsRollupColumn.columnNames),
             Entry(file: "attribution/newest_ref_click.sql", sql: queries.attribution.newestRefClick, connection: .attribution, columns: RefClickColumn.columnNames),
             Entry(file: "attribution/fingerprint_clicks.sql", sql: queries.attribution.fingerprintClicks, connection: .attribution, columns: FingerprintClickColumn.columnNames),
             Entry(file: "ingest/id_keys_in_range.sql", sql: queries.idKeysInRange, connection: .eventsReader, columns: IdInRangeColumn.columnNames),
-            Entry(file: "answer/attributed_event.sql", sql: queries.attributedEvent, connection: .attribution, columns: AttributedEventColumn.columnNames),
+            Entry(file: "answer/attributed_event.sql", sql: queries.attributedEvent, connection: .eventsReader, columns: AttributedEventColumn.columnNames),
             Entry(file: "rollup/events_after.sql", sql: queries.rollup.eventsAfter, connection: .eventsReader, columns: RollupEventColumn.columnNames),
             Entry(file: "rollup/attributions_after.sql", sql: queries.rollup.attributionsAfter, connection: .eventsReader, columns: RollupAttributionColumn.columnNames),
             Entry(file: "rollup/tuples_after.sql", sql: queries.rollup.tuplesAfter, connection: .rollups, columns: LinkTupleColumn.columnNames),

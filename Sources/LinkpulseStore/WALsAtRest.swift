@@ -45,7 +45,7 @@ extension AppDatabase {
     public func truncateWALs() async {
         let truncate = queries.truncateWAL
         for connection in [events.checkpointer, events.idIndex, attribution.checkpointer, rollups.queue] {
-            _ = try? await connection.writeWithoutTransaction { db in try Row.fetchOne(db, sql: truncate) }
+            try? await connection.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: truncate) }
         }
     }
 }

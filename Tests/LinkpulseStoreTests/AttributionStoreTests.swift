@@ -314,10 +314,10 @@ import Testing
         bot.botReason = "test"
         events.append(bot)
         _ = try await store.database.events.store([IngestWork(events: events, quarantine: [])])
-        let sql = store.database.attribution.queries.attribution.rawClicksOfHour
-        try store.database.attribution.queue.inDatabase { db in
-            let bounded = RawClickHours(read: HotStatement(try db.makeStatement(sql: sql), in: db), maxClicks: 20)
-            let everything = RawClickHours(read: HotStatement(try db.makeStatement(sql: sql), in: db), maxClicks: .max)
+        let eventStore = store.database.events
+        do {
+            let bounded = RawClickHours(readHour: eventStore.rawClicks(ofHour:), maxClicks: 20)
+            let everything = RawClickHours(readHour: eventStore.rawClicks(ofHour:), maxClicks: .max)
             var random = SystemRandomNumberGenerator()
             var lookups = 0
             for _ in 0..<200 {
@@ -356,7 +356,7 @@ import Testing
         // Ten clicks past a memory of eight, an app's round waiting: no move begins.
         try await clicks(1...10)
         attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
-        #expect(try attribution.attributeAll(yielding: true) == 10)
+        #expect(try attribution.attributeAll(background: true) == 10)
         #expect(!attribution.moveInProgress)
         #expect(try horizon() == horizonBefore, "nothing moved to disk")
         #expect(try attribution.attributedThroughSeq() == 10)
@@ -369,7 +369,7 @@ import Testing
 
         // An app's round waits again: the follower writes no slice, and returns.
         attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         #expect(slicesDone() == 1)
         #expect(attribution.moveInProgress)
         // None waits, but one just ended: still none.
@@ -385,7 +385,7 @@ import Testing
         // itself once apps have been quiet, with nothing else to wake it.
         attribution.urgentRoundEnded.withLock { $0 = .now }
         let asleep = ContinuousClock.now
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         #expect(!attribution.moveInProgress)
         #expect(ContinuousClock.now - asleep >= store.tuning.appsQuietFor)
 
@@ -394,13 +394,13 @@ import Testing
         _ = try attribution.attributeRound(maxEvents: 100)
         #expect(slicesDone() == 1)
         attribution.urgentRoundsWaiting.store(1, ordering: .relaxed)
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         #expect(slicesDone() == 1, "while a round waits, the follower returns: that round wakes it")
 
         // Memory past half as many entries again as its capacity: the move goes on, an app's
         // round waiting.
         try await clicks(18...22)
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         #expect(!attribution.moveInProgress)
         #expect(try horizon() > horizonBefore)
         attribution.urgentRoundsWaiting.store(0, ordering: .relaxed)
@@ -456,7 +456,7 @@ import Testing
         try reader.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED; SELECT count(*) FROM attribution_state") }
         try await store.storeClicksOfTheirOwnRefs(14...30)
         let asked = ContinuousClock.now
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         let took = ContinuousClock.now - asked
         #expect(!attribution.moveInProgress)
         #expect(took >= store.tuning.sliceWaitsAtMost && took < store.tuning.sliceWaitsAtMost * 3, "\(took)")
@@ -480,7 +480,7 @@ import Testing
         let before = try horizon()
         attribution.urgentRoundEnded.withLock { $0 = .now }
         let asked = ContinuousClock.now
-        try attribution.attributeAll(yielding: true)
+        try attribution.attributeAll(background: true)
         #expect(ContinuousClock.now - asked >= store.tuning.appsQuietFor, "it waited for apps to go quiet")
         #expect(!attribution.moveInProgress)
         #expect(try horizon() > before, "the clicks past the capacity moved to disk")

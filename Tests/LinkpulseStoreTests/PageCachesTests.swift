@@ -25,10 +25,14 @@ import Testing
         // SQLite's own default where none is asked for.
         let attached = -(caches.attachedKiB ?? 2000)
 
-        let rollups = try database.rollups.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "ids", "attr"]) }
-        #expect(rollups == ["main": -caches.rollupKiB, "ev": attached, "ids": attached, "attr": attached])
-        let attribution = try database.attribution.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "ids"]) }
-        #expect(attribution == ["main": -caches.attributionKiB, "ev": attached, "ids": attached])
+        let rollups = try database.rollups.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "attr"]) }
+        #expect(rollups == ["main": -caches.rollupKiB, "ev": attached, "attr": attached])
+        // The attribution connection attaches nothing: its rounds read the events through
+        // the event store.
+        let attribution = try database.attribution.queue.inDatabase { db in try Self.cacheSizes(db, ["main"]) }
+        #expect(attribution == ["main": -caches.attributionKiB])
+        let attributionSchemas = try database.attribution.queue.inDatabase { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_database_list") }
+        #expect(attributionSchemas.filter { $0 != "temp" } == ["main"])
         #expect(database.attribution.tuning.pageCaches.attributionKiB == caches.attributionKiB)
         // The events connections: the writer, and a reader, which answers stats and resolves
         // from the attached files and keeps SQLite's default.

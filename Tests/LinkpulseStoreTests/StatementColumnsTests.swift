@@ -30,7 +30,7 @@ import Testing
     @Test func eachNamedStatementHasTheColumnsItsSwiftSideReadsInOrder() throws {
         let store = try TemporaryStore()
         let entries = StatementColumnsCatalog.entries(store.database.queries)
-        #expect(entries.count == 31)
+        #expect(entries.count == 30)
         for entry in entries {
             let columns = try Self.columns(of: entry, in: store.database)
             #expect(columns.map(Self.camelCase) == entry.columns, "\(entry.file): \(columns)")

@@ -1,10 +1,7 @@
 -- attributed_event: one stored event with its attribution, for the answers to apps
--- (`POST /v1/resolve`) and API reads. Runs on two connections: an events reader (events
--- database as main, the attribution file attached) and the attribution connection, inside the
--- round that attributed the event (attribution file as main, the events database attached),
--- where the pages the round has just read are still cached. Its names are therefore
--- unqualified: each table and view is found in whichever file holds it (no two files share a
--- name). Columns: 0 type code, 1 bot, 2 resolve, 3-6 own ref, campaign, source, medium, 7 own
+-- (`POST /v1/resolve`) and API reads, and for the round that attributed it, once committed.
+-- Runs on an events reader (events database as main, the attribution file attached; no two
+-- files share a name, so names are unqualified). Columns: 0 type code, 1 bot, 2 resolve, 3-6 own ref, campaign, source, medium, 7 own
 -- url, 8 own properties, 9 attributed through seq, 10 match type, 11 matched click seq, 12
 -- candidates, 13-19 the click's event id, occurred_at_ms, url, properties, ref, campaign,
 -- source and medium (through the events view), 21 the first seq of the device's resolves
