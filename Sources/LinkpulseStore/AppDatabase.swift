@@ -112,21 +112,19 @@ public final class AppDatabase: IngestStore {
 
         // The attribution file next, alone on its connection (its rounds read the events
         // through the event store): the rollup job and every events connection attach it.
-        let attributionConfig = Self.derivedFileConfiguration(
-            cacheKiB: tuning.pageCaches.attributionKiB, attachedKiB: nil, attaching: [], connection, checkpointsElsewhere: true)
+        let attributionConfig = Self.derivedFileConfiguration(cacheKiB: tuning.pageCaches.attributionKiB, connection, checkpointsElsewhere: true)
         let attributionQueue = try DatabaseQueue(path: attributionPath, configuration: attributionConfig)
         try Self.migrate(attributionQueue, with: queries.attributionMigrations)
         Self.compactIfLargelyFree(attributionQueue, connection, logger: logger)
         let attributionCheckpointer = try DatabaseQueue(
             path: attributionPath,
-            configuration: Self.derivedFileConfiguration(cacheKiB: 256, attachedKiB: nil, attaching: [], connection, checkpointsElsewhere: true))
+            configuration: Self.derivedFileConfiguration(cacheKiB: 256, connection, checkpointsElsewhere: true))
 
-        // The rollup file next: every events connection attaches it too. One an unsynced rebuild
-        // left unfinished is started over first.
+        // The rollup file next, alone on its connection too (its passes count on an events
+        // reader): every events connection attaches it. One an unsynced rebuild left unfinished
+        // is started over first.
         try Self.discardUnfinishedRebuild(in: directory, logger: logger)
-        let rollupConfig = Self.derivedFileConfiguration(
-            cacheKiB: tuning.pageCaches.rollupKiB, attachedKiB: tuning.pageCaches.attachedKiB, attaching: [("ev", eventsPath), ("attr", attributionPath)], connection, sketches: true,
-            archive: queries.archive.table)
+        let rollupConfig = Self.derivedFileConfiguration(cacheKiB: tuning.pageCaches.rollupKiB, connection, sketches: true)
         let rollupQueue = try DatabaseQueue(path: rollupPath, configuration: rollupConfig)
         try Self.migrate(rollupQueue, with: queries.rollupMigrations)
 
@@ -162,8 +160,6 @@ public final class AppDatabase: IngestStore {
         }
         let checkpointer = try DatabaseQueue(path: eventsPath, configuration: checkpointConfig)
         try Self.migrate(pool, with: queries.migrations)
-        // The rollup connection attached the events database before its migrations ran.
-        _ = try rollupQueue.inDatabase { db in try Int.fetchOne(db, sql: connection.reloadEventsSchema) }
         try pool.write { db in try queries.prepareEventStatements(db) }
 
         events = EventStore(
@@ -291,15 +287,12 @@ public final class AppDatabase: IngestStore {
     /// The connection settings of a derived file (attribution, rollups), written by one thread
     /// of this process and maybe by a command beside it: WAL, `synchronous=NORMAL` (derived
     /// state is rebuilt after a power loss if need be), a WAL truncated back to 64 MiB after
-    /// checkpoints, a cache of `cacheKiB`, the other files attached under their schema names
-    /// (with caches of `attachedKiB` each; nil: SQLite's default).
-    /// Another process's pass (`linkpulse rollup` beside `serve`) may hold the lock a while.
-    /// With `checkpointsElsewhere`, its commits never checkpoint (see `AttributionStore.checkpoint(_:)`).
+    /// checkpoints, a cache of `cacheKiB`, nothing attached (the derived work reads the events
+    /// on an events reader). Another process's pass (`linkpulse rollup` beside `serve`) may
+    /// hold the lock a while. With `checkpointsElsewhere`, its commits never checkpoint (see
+    /// `AttributionStore.checkpoint(_:)`).
     static func derivedFileConfiguration(
-        cacheKiB: Int, attachedKiB: Int?, attaching files: [(schema: String, path: String)], _ connection: ConnectionQueries,
-        sketches: Bool = false,
-        checkpointsElsewhere: Bool = false,
-        archive: EventArchiveTable.Statements? = nil
+        cacheKiB: Int, _ connection: ConnectionQueries, sketches: Bool = false, checkpointsElsewhere: Bool = false
     ) -> Configuration {
         var config = Configuration()
         config.busyMode = .timeout(120)
@@ -309,9 +302,7 @@ public final class AppDatabase: IngestStore {
             try db.execute(sql: connection.journalSizeLimit)
             try db.execute(sql: connection.cacheSize(kib: cacheKiB))
             if checkpointsElsewhere { try db.execute(sql: connection.noAutocheckpoint) }
-            for file in files { try connection.attach(db, path: file.path, as: file.schema, cacheKiB: attachedKiB) }
             if sketches { SketchFunctions.register(in: db) }
-            if let archive { try EventArchiveTable.register(in: db, statements: archive) }
         }
         return config
     }

@@ -15,7 +15,8 @@ public final class EventStore: Sendable {
     /// The events database: one writer (ingest, retention, the export ledger, the access keys) and readers.
     /// Its connections attach the id index ("ids"), the attribution ("attr") and the rollups
     /// ("agg"), so that the readers of answers join them in one snapshot. Its readers also
-    /// serve the attribution rounds their pages of events (`attributionPage`).
+    /// serve the derived work its events: an attribution round's page (`attributionPage`), a
+    /// rollup pass's count (`RollupStore.count`).
     let pool: DatabasePool
     let idIndex: DatabaseQueue
     /// A connection used only to checkpoint the WAL, so the writer never stalls on it.

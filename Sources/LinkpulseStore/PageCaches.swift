@@ -7,11 +7,10 @@ public struct PageCaches: Sendable, Equatable {
     public let rollupKiB: Int
     /// The attribution file's connection, which writes the answers and moves clicks to disk.
     public let attributionKiB: Int
-    /// Every file attached to a connection beside its own (the events database as the rollup
-    /// passes read it, the id index, the derived files as the events writer reads them); nil
-    /// keeps SQLite's default. Those reads stream through new rows or look up a few keys. The
-    /// events readers keep SQLite's default: they answer stats and resolves from the rollup and
-    /// attribution files.
+    /// Every file attached to the events writer beside its own (the id index, the derived
+    /// files); nil keeps SQLite's default. Those reads look up a few keys. The events readers
+    /// keep SQLite's default: they answer stats and resolves from the rollup and attribution
+    /// files, and serve the derived work its pages of events.
     public let attachedKiB: Int?
 
     /// The daemon's (`serve`) and the default: small caches, the OS page cache behind them.

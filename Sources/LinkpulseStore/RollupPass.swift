@@ -304,6 +304,8 @@ struct PreparedPass: @unchecked Sendable {
     let watermark: Int64
     let lastSeq: Int64
     let count: Int
+    /// The id of the event at `lastSeq`, which the rollup file records beside its watermark.
+    var lastEventId: String? = nil
     /// The link tuples known when the pass was counted, and those it added (ids from
     /// `tuplesBefore.count` on).
     let tuplesBefore: LinkTuples.Known

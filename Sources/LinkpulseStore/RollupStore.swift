@@ -8,9 +8,8 @@ import Synchronization
 /// counted from the attributed events in store order. Its passes, run by the derived-work loop
 /// (`DerivedWork`) or by a command, are the file's only writer; `StatsReader` reads it.
 public final class RollupStore: Sendable {
-    /// The rollup job's connection: the rollup file as main, the events database ("ev") and
-    /// the attribution file ("attr") attached: a pass counts in a read transaction of its own
-    /// and writes in another that reads nothing of them.
+    /// The rollup job's connection: the rollup file alone. A pass counts on an events reader
+    /// (`count`), which sees the attribution file too, and writes here.
     let queue: DatabaseQueue
     /// The events it counts, and the attribution it counts them under.
     let events: EventStore
@@ -174,44 +173,34 @@ public final class RollupStore: Sendable {
         return try passTime.measure { try countPass(maxEvents: maxEvents, maxCells: maxCells) }
     }
 
-    /// The counting and writing of a pass of `rollUp`, inside `passTime`.
+    /// The counting and writing of a pass of `rollUp`, inside `passTime`: counted on an events
+    /// reader (which holds a snapshot of the events only while it counts), written in the
+    /// rollup file's own transaction, which reads nothing of them.
     private func countPass(maxEvents: Int, maxCells: Int) throws -> Int {
-        try queue.inDatabase { db in
-            while true {
-                // Counted in a read transaction of its own, and written in another that reads
-                // nothing of the events: the events' snapshot is held only while counting, so the
-                // WAL's checkpoint can reach its end between passes (`EventStore.resetWALIfWanted`).
-                var pass: PreparedPass?
-                try db.inTransaction(.deferred) {
-                    let watermark = try derivedWatermark(db, queries.rollup.state)
-                    let attributed = try derivedWatermark(db, queries.rollup.attributionState)
-                    var counter = try RollupCount(db: db, queries: queries, tuples: try linkTuples.current(db, sql: queries.rollup.tuplesAfter))
-                    if let counted = try counter.count(after: watermark, through: attributed, limit: maxEvents, maxCells: maxCells) {
-                        pass = counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count)
-                    }
-                    return .commit
-                }
-                guard let pass else { return 0 }
+        while true {
+            guard let pass = try count(after: try rolledThroughSeq(), tuples: nil, limit: maxEvents, maxCells: maxCells) else { return 0 }
+            let written = try queue.inDatabase { db in
                 var written = false
                 try db.inTransaction(.deferred) {
-                    // A write first: takes the rollup file's write lock (and only that one), then
-                    // `write` checks that no other pass counted these events meanwhile.
+                    // A write first: takes the rollup file's write lock, then `write` checks that
+                    // no other pass counted these events meanwhile.
                     try db.execute(sql: queries.rollup.lock)
                     written = try write(pass, in: db, visitorsInParts: true)
                     return written ? .commit : .rollback
                 }
-                // Another process's pass came first: count again from its watermark.
+                // The pass is counted whatever happens to the fold: one that fails is done
+                // again after the next pass (parts are read until they are folded).
                 if written {
-                    // The pass is counted whatever happens to the fold: one that fails is done
-                    // again after the next pass (parts are read until they are folded).
                     do {
                         try foldVisitorPartsIfDue(db)
                     } catch {
                         logger.warning("folding click visitor parts failed; trying again after the next pass", metadata: ["error": "\(error)"])
                     }
-                    return pass.count
                 }
+                return written
             }
+            // Another process's pass came first: count again from its watermark.
+            if written { return pass.count }
         }
     }
 
@@ -226,7 +215,7 @@ public final class RollupStore: Sendable {
         let lastTuple = try Int64.fetchOne(db, sql: queries.rollup.lastTuple) ?? 0
         guard watermark == pass.watermark, lastTuple == Int64(pass.tuplesBefore.count - 1) else { return false }
         let merged = try RollupWriter(db: db, queries: queries).write(pass, mergedThroughDay: mergedThroughDay, visitorsInParts: visitorsInParts)
-        try db.execute(sql: queries.rollup.advanceWatermark, arguments: ["seq": pass.lastSeq, "merged_through_day": merged])
+        try db.execute(sql: queries.rollup.advanceWatermark, arguments: ["seq": pass.lastSeq, "event_id": pass.lastEventId, "merged_through_day": merged])
         if visitorsInParts { try db.cachedStatement(sql: queries.rollup.countDimensionPartPass).execute() }
         return true
     }
@@ -323,16 +312,27 @@ public final class RollupStore: Sendable {
         return (slices, keys)
     }
 
-    /// Counts the next pass (at most `limit` events after `watermark`) on a reader connection,
-    /// outside the rollup file's transaction, starting from `tuples` (nil: the stored ones).
-    func countAhead(after watermark: Int64, tuples: LinkTuples.Known?, limit: Int) throws -> PreparedPass? {
-        try attribution.attributeAhead(of: watermark, by: limit)
-        return try events.pool.read { db in
+    /// Counts the next pass (at most `limit` events after `watermark`, at most `maxCells`
+    /// 15-minute cells) on an events reader, in one read transaction, starting from `tuples`
+    /// (nil: the stored ones); nil when nothing attributed is left to count.
+    func count(
+        after watermark: Int64, tuples: LinkTuples.Known?, limit: Int, maxCells: Int = .max, serializingQuarters: Bool = false
+    ) throws -> PreparedPass? {
+        try events.pool.read { db in
             let attributed = try derivedWatermark(db, queries.rollup.attributionState)
             var counter = try RollupCount(db: db, queries: queries, tuples: try tuples ?? linkTuples.current(db, sql: queries.rollup.tuplesAfter))
-            guard let counted = try counter.count(after: watermark, through: attributed, limit: limit) else { return nil }
-            return counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count, serializingQuarters: true)
+            guard let counted = try counter.count(after: watermark, through: attributed, limit: limit, maxCells: maxCells) else { return nil }
+            var pass = counter.prepare(after: watermark, lastSeq: counted.lastSeq, count: counted.count, serializingQuarters: serializingQuarters)
+            pass.lastEventId = try String.fetchOne(db.cachedStatement(sql: queries.eventIdAtSeq), arguments: ["seq": counted.lastSeq])
+            return pass
         }
+    }
+
+    /// `count` for the rebuild's counting thread: attributes ahead first, and serializes the
+    /// pass's 15-minute parts on that thread.
+    func countAhead(after watermark: Int64, tuples: LinkTuples.Known?, limit: Int) throws -> PreparedPass? {
+        try attribution.attributeAhead(of: watermark, by: limit)
+        return try count(after: watermark, tuples: tuples, limit: limit, serializingQuarters: true)
     }
 
     /// `rollUpAll` on both cores: each pass is written while the next one is counted and

@@ -201,7 +201,7 @@ struct SQLQueries: Sendable {
                     textId, insertText,
                     stats.rollupCounts, stats.audienceCounts, stats.cubeParts, stats.tuplesAfter, stats.rawEvents, stats.cubeBlock, stats.dimensionVisitors, stats.blocksMergedThrough,
                     stats.cubeBlockTag, stats.cubePartTags, stats.cubePartEntries]
-                    + export.all + keys.all + links.statements + installation.all + retention.ofEvents + attribution.ofEvents + [rollup.progress] {
+                    + export.all + keys.all + links.statements + installation.all + retention.ofEvents + attribution.ofEvents + rollup.ofEvents {
             _ = try db.makeStatement(sql: sql)
         }
     }
@@ -258,8 +258,9 @@ struct RetentionQueries: Sendable {
     var ofAttribution: [String] { [deleteAttribution, deleteRefClick, deleteOldFingerprintClicks] }
 }
 
-/// The rollup job's statements (run on the rollup connection: rollup file as main, the events
-/// database and the id index attached).
+/// The rollup job's statements: those of `preparable` run on the rollup connection (the rollup
+/// file alone), those of `ofEvents` on an events reader, where a pass counts
+/// (`RollupStore.count`) and its progress is read.
 struct RollupQueries: Sendable {
     let state, reset, adoptCountingRules, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, progress: String
     /// The rows by audience (`audience_rollups`), and the audience texts their values come from.
@@ -270,11 +271,15 @@ struct RollupQueries: Sendable {
     let insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, deleteDimensionDayParts: String
     let tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart: String
 
-    /// The statements compiled at start-up (`reset` has several statements and runs rarely).
+    /// The statements of the rollup file compiled at start-up (`reset` has several statements
+    /// and runs rarely).
     var preparable: [String] {
-        [state, lock, attributionState, advanceWatermark, eventsAfter, attributionsAfter, clickDimensions, upsertRollup, upsertAudienceRollup, audienceText, upsertCubeBlock, cubeBlock, upsertDimensionDay,
+        [state, lock, advanceWatermark, upsertRollup, upsertAudienceRollup, upsertCubeBlock, cubeBlock, upsertDimensionDay,
          insertDimensionDayPart, countDimensionPartPass, dimensionDayPartsAfter, dayParts, tuplesAfter, lastTuple, insertTuple, cubePartsOfBucket, countCubeParts, insertCubePart, deleteCubePart]
     }
+
+    /// The statements of an events reader compiled at start-up (`tuplesAfter` runs on both).
+    var ofEvents: [String] { [attributionState, eventsAfter, attributionsAfter, clickDimensions, audienceText, tuplesAfter, progress] }
 }
 
 /// The stats statements (run on reader connections, rollup file attached).
@@ -361,9 +366,6 @@ struct ConnectionQueries: Sendable {
     /// A file rewritten without its free pages; how many it has, of how many, their size and its
     /// auto_vacuum mode (`vacuum`, `page_counts`).
     let vacuum, pageCounts: String
-    /// Has a derived file's connection load the attached events schema again (after the events
-    /// migrations ran elsewhere).
-    let reloadEventsSchema: String
     private let cacheSizeTemplate, incrementalVacuumTemplate: String
 
     static func load() throws -> ConnectionQueries {
@@ -376,7 +378,6 @@ struct ConnectionQueries: Sendable {
             autoVacuumIncremental: try text("auto_vacuum_incremental"), checkpointPassive: try text("checkpoint_passive"),
             checkpointRestart: try text("checkpoint_restart"),
             vacuum: try text("vacuum"), pageCounts: try text("page_counts"),
-            reloadEventsSchema: try text("reload_events_schema"),
             cacheSizeTemplate: try text("cache_size"), incrementalVacuumTemplate: try text("incremental_vacuum"))
     }
 

@@ -193,7 +193,7 @@ enum StatementColumnsCatalog {
     enum Connection {
         /// The attribution follower's (the attribution file).
         case attribution
-        /// The rollup passes' (the rollup file, with the attribution file attached as `attr`).
+        /// The rollup passes' writes (the rollup file alone).
         case rollups
         /// A reader of the events database (the rollup file attached as `agg`, the
         /// attribution file as `attr`).
@@ -216,7 +216,7 @@ enum StatementColumnsCatalog {
             Entry(file: "attribution/state.sql", sql: queries.attribution.state, connection: .attribution, columns: AttributionStateColumn.columnNames),
             Entry(file: "rollup/rollup_state.sql", sql: queries.rollup.state, connection: .rollups, columns: RollupStateColumn.columnNames),
             Entry(
-                file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .rollups,
+                file: "rollup/attribution_state.sql", sql: queries.rollup.attributionState, connection: .eventsReader,
                 columns: Array(AttributionStateColumn.columnNames.prefix(2))),
             Entry(file: "rollup/progress.sql", sql: queries.rollup.progress, connection: .eventsReader, columns: RollupProgressColumn.columnNames),
             Entry(

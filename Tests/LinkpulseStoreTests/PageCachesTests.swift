@@ -25,10 +25,12 @@ import Testing
         // SQLite's own default where none is asked for.
         let attached = -(caches.attachedKiB ?? 2000)
 
-        let rollups = try database.rollups.queue.inDatabase { db in try Self.cacheSizes(db, ["main", "ev", "attr"]) }
-        #expect(rollups == ["main": -caches.rollupKiB, "ev": attached, "attr": attached])
-        // The attribution connection attaches nothing: its rounds read the events through
-        // the event store.
+        // The derived files' connections attach nothing: their rounds and passes read the
+        // events on an events reader.
+        let rollups = try database.rollups.queue.inDatabase { db in try Self.cacheSizes(db, ["main"]) }
+        #expect(rollups == ["main": -caches.rollupKiB])
+        let rollupSchemas = try database.rollups.queue.inDatabase { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_database_list") }
+        #expect(rollupSchemas.filter { $0 != "temp" } == ["main"])
         let attribution = try database.attribution.queue.inDatabase { db in try Self.cacheSizes(db, ["main"]) }
         #expect(attribution == ["main": -caches.attributionKiB])
         let attributionSchemas = try database.attribution.queue.inDatabase { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_database_list") }
